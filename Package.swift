@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "credemu",
+    products: [
+        .executable(name: "credemu", targets: ["credemu"]),
+        .library(name: "CredemuEngine", targets: ["CredemuEngine"]),
+        .library(name: "CredemuTestSupport", targets: ["CredemuTestSupport"]),
+    ],
+    targets: [
+        // C libraries from Debian (see ../shared/reference/platform-notes.md); the Makefile installs them.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
+
+        // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
+        .target(name: "WebAuthn", dependencies: ["CPSL"]),
+        // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium.
+        .target(name: "Signing", dependencies: ["COpenSSL", "CSodium", "WebAuthn"]),
+        // The encrypted SQLite vault: passwords, passkeys, fixtures.
+        .target(name: "Vault", dependencies: ["CSQLite", "CSodium", "Signing", "WebAuthn"]),
+        // The provider engine: ceremonies with client and authenticator rules.
+        .target(name: "CredemuEngine", dependencies: ["WebAuthn", "Signing", "Vault"]),
+        // The command-line interface, as a library so tests can drive it in-process.
+        .target(name: "CredemuCLI", dependencies: ["CredemuEngine", "Vault", "WebAuthn", "Signing"]),
+        .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
+        .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
+        // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
+        .target(name: "CredemuTestSupport", dependencies: ["CredemuEngine", "Vault", "Signing", "WebAuthn"]),
+
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "CredemuTestSupport"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "CredemuTestSupport"]),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
+    ]
+)

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The one source of time for the engine: autofill windows, creation and use times, rate limits.
+public protocol Clock: Sendable {
+    func now() -> Date
+}
+
+/// Wall-clock time, the default.
+public struct SystemClock: Clock {
+    public init() {}
+    public func now() -> Date { Date() }
+}
+
+/// A clock tests set and advance by hand.
+public final class VirtualClock: Clock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
+
+    public func now() -> Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    public func set(_ date: Date) {
+        lock.lock()
+        current = date
+        lock.unlock()
+    }
+
+    public func advance(by seconds: TimeInterval) {
+        lock.lock()
+        current = current.addingTimeInterval(seconds)
+        lock.unlock()
+    }
+}

@@ -1,0 +1,146 @@
+import COpenSSL
+import CSodium
+import WebAuthn
+
+/// An OpenSSL `EVP_PKEY`: P-256 for ES256, RSA for RS256; Ed25519 keys read from PKCS#8 are handed to libsodium.
+final class OpenSSLKey: SigningKey, @unchecked Sendable {
+    // The EVP_PKEY is only read after construction; OpenSSL allows concurrent signing with one key.
+    private let pkey: OpaquePointer
+    let algorithm: COSEAlgorithm
+    let publicKey: COSEKey
+    let pkcs8: [UInt8]
+
+    private init(pkey: OpaquePointer, algorithm: COSEAlgorithm, pkcs8: [UInt8]?) throws(SigningError) {
+        self.pkey = pkey
+        self.algorithm = algorithm
+        switch algorithm {
+        case .es256:
+            publicKey = .ec2P256(x: try OpenSSLKey.bnParam(pkey, "qx", pad: 32), y: try OpenSSLKey.bnParam(pkey, "qy", pad: 32))
+        case .rs256:
+            publicKey = .rsa(n: try OpenSSLKey.bnParam(pkey, "n", pad: nil), e: try OpenSSLKey.bnParam(pkey, "e", pad: nil))
+        case .edDSA:
+            throw SigningError(.invalidKey, "Ed25519 keys are held by libsodium")
+        }
+        if let pkcs8 { self.pkcs8 = pkcs8 } else { self.pkcs8 = try OpenSSLKey.exportPKCS8(pkey) }
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// Fetched once: implicit fetches by name on every signature cost more than the signature's hashing.
+    nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
+    static func generateP256() throws(SigningError) -> OpenSSLKey {
+        try generate(name: "EC", algorithm: .es256) { ctx in EVP_PKEY_CTX_set_group_name(ctx, "P-256") }
+    }
+
+    static func generateRSA(bits: Int32) throws(SigningError) -> OpenSSLKey {
+        try generate(name: "RSA", algorithm: .rs256) { ctx in EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits) }
+    }
+
+    private static func generate(name: String, algorithm: COSEAlgorithm,
+                                 configure: (OpaquePointer?) -> Int32) throws(SigningError) -> OpenSSLKey {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, name, nil) else { throw failure(.keyGeneration, "EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var pkey: OpaquePointer?
+        guard EVP_PKEY_keygen_init(ctx) == 1, configure(ctx) == 1, EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else {
+            throw failure(.keyGeneration, "\(algorithm.name) key generation")
+        }
+        return try OpenSSLKey(pkey: pkey, algorithm: algorithm, pkcs8: nil)
+    }
+
+    /// Reads PKCS#8; an Ed25519 key comes back as an `Ed25519Key` holding the same bytes.
+    static func importPKCS8(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
+        var pkey: OpaquePointer?
+        der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            if let info = d2i_PKCS8_PRIV_KEY_INFO(nil, &cursor, buffer.count) {
+                // Trailing bytes after the structure mean this is not a single PKCS#8 key.
+                if cursor == buffer.baseAddress! + buffer.count { pkey = EVP_PKCS82PKEY(info) }
+                PKCS8_PRIV_KEY_INFO_free(info)
+            }
+        }
+        guard let pkey else {
+            ERR_clear_error()
+            throw SigningError(.invalidKey, "The private key is not valid DER PKCS#8.")
+        }
+        switch EVP_PKEY_get_base_id(pkey) {
+        case EVP_PKEY_EC:
+            var group = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_utf8_string_param(pkey, "group", &group, group.count, &length) == 1,
+                  cString(group) == "prime256v1" else {
+                EVP_PKEY_free(pkey)
+                throw SigningError(.invalidKey, "The EC private key is not on P-256; ES256 needs P-256.")
+            }
+            return try OpenSSLKey(pkey: pkey, algorithm: .es256, pkcs8: der)
+        case EVP_PKEY_RSA:
+            guard EVP_PKEY_get_bits(pkey) >= 2048 else {
+                EVP_PKEY_free(pkey)
+                throw SigningError(.invalidKey, "The RSA private key is shorter than 2048 bits.")
+            }
+            return try OpenSSLKey(pkey: pkey, algorithm: .rs256, pkcs8: der)
+        case EVP_PKEY_ED25519:
+            var seed = [UInt8](repeating: 0, count: 32)
+            var length = 32
+            let ok = EVP_PKEY_get_raw_private_key(pkey, &seed, &length) == 1 && length == 32
+            EVP_PKEY_free(pkey)
+            guard ok else { throw SigningError(.invalidKey, "The Ed25519 private key could not be read.") }
+            return try Ed25519Key(seed: seed, pkcs8: der)
+        default:
+            EVP_PKEY_free(pkey)
+            throw SigningError(.invalidKey, "The private key's type is not P-256, RSA or Ed25519.")
+        }
+    }
+
+    func sign(_ message: [UInt8]) throws(SigningError) -> [UInt8] {
+        guard let md = EVP_MD_CTX_new() else { throw OpenSSLKey.failure(.signing, "EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(md) }
+        guard EVP_DigestSignInit(md, nil, OpenSSLKey.sha256, nil, pkey) == 1 else {
+            throw OpenSSLKey.failure(.signing, "EVP_DigestSignInit")
+        }
+        var length = 0
+        guard EVP_DigestSign(md, nil, &length, message, message.count) == 1 else { throw OpenSSLKey.failure(.signing, "EVP_DigestSign") }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(md, &signature, &length, message, message.count) == 1 else {
+            throw OpenSSLKey.failure(.signing, "EVP_DigestSign")
+        }
+        signature.removeLast(signature.count - length)
+        return signature
+    }
+
+    private static func bnParam(_ pkey: OpaquePointer, _ name: String, pad: Int32?) throws(SigningError) -> [UInt8] {
+        var bn: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { throw failure(.invalidKey, "reading \(name)") }
+        defer { BN_free(bn) }
+        let size = pad ?? (BN_num_bits(bn) + 7) / 8
+        var out = [UInt8](repeating: 0, count: Int(size))
+        guard BN_bn2binpad(bn, &out, size) == size else { throw failure(.invalidKey, "encoding \(name)") }
+        return out
+    }
+
+    private static func exportPKCS8(_ pkey: OpaquePointer) throws(SigningError) -> [UInt8] {
+        guard let info = EVP_PKEY2PKCS8(pkey) else { throw failure(.invalidKey, "EVP_PKEY2PKCS8") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, nil)
+        guard length > 0 else { throw failure(.invalidKey, "i2d_PKCS8_PRIV_KEY_INFO") }
+        var out = [UInt8](repeating: 0, count: Int(length))
+        out.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            _ = i2d_PKCS8_PRIV_KEY_INFO(info, &cursor)
+        }
+        return out
+    }
+
+    static func failure(_ code: SigningError.Code, _ what: String) -> SigningError {
+        let err = ERR_get_error()
+        ERR_clear_error()
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(err, &buffer, buffer.count)
+        return SigningError(code, "OpenSSL: \(what) failed (\(cString(buffer))).")
+    }
+}
+
+/// A NUL-terminated C buffer as a String.
+func cString(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,16 @@
+/// A key could not be made, read or used.
+public struct SigningError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case keyGeneration, invalidKey, algorithmMismatch, signing, library
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

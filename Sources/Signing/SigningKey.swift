@@ -1,0 +1,38 @@
+import WebAuthn
+
+/// A credential private key: it signs, and it exports its PKCS#8 and public forms.
+public protocol SigningKey: Sendable {
+    var algorithm: COSEAlgorithm { get }
+    /// The public key as COSE_Key, for attested credential data.
+    var publicKey: COSEKey { get }
+    /// The private key as DER PKCS#8 (RFC 5208 / RFC 5958); imported keys give back the bytes they came from.
+    var pkcs8: [UInt8] { get }
+    /// Signs `message` as the algorithm requires: ECDSA DER signatures for ES256, raw for EdDSA, PKCS#1 v1.5 for RS256.
+    func sign(_ message: [UInt8]) throws(SigningError) -> [UInt8]
+}
+
+extension SigningKey {
+    /// DER SubjectPublicKeyInfo, as `getPublicKey()` returns it.
+    public var subjectPublicKeyInfo: [UInt8] { publicKey.subjectPublicKeyInfo }
+}
+
+/// Makes and reads credential keys of the three supported algorithms.
+public enum SigningKeys {
+    /// A fresh key pair.
+    public static func generate(_ algorithm: COSEAlgorithm) throws(SigningError) -> any SigningKey {
+        switch algorithm {
+        case .es256: return try OpenSSLKey.generateP256()
+        case .rs256: return try OpenSSLKey.generateRSA(bits: 2048)
+        case .edDSA: return try Ed25519Key.generate()
+        }
+    }
+
+    /// Reads a DER PKCS#8 private key; with `expecting`, a key of another algorithm is an error.
+    public static func importPKCS8(_ der: [UInt8], expecting: COSEAlgorithm? = nil) throws(SigningError) -> any SigningKey {
+        let key = try OpenSSLKey.importPKCS8(der)
+        if let expecting, key.algorithm != expecting {
+            throw SigningError(.algorithmMismatch, "The private key is \(key.algorithm.name), not \(expecting.name).")
+        }
+        return key
+    }
+}

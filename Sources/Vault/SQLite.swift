@@ -1,0 +1,132 @@
+import CSQLite
+
+/// A thin SQLite connection: prepared statements, typed binds and reads, errors as `VaultError`.
+final class SQLiteDatabase {
+    private(set) var handle: OpaquePointer?
+    let path: String
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String, create: Bool) throws(VaultError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(db)
+            throw VaultError(.storage, "Cannot open the vault at \(path): \(message).")
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 5000)
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { close() }
+
+    func close() {
+        for (_, statement) in statements { sqlite3_finalize(statement) }
+        statements = [:]
+        if let handle { sqlite3_close(handle) }
+        handle = nil
+    }
+
+    func error(_ rc: Int32, _ what: String) -> VaultError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        switch rc & 0xFF {
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            return VaultError(.corrupt, "The file at \(path) is not a credemu vault or is damaged (\(message)).")
+        case SQLITE_CONSTRAINT:
+            return VaultError(.duplicate, "\(what): \(message).")
+        default:
+            return VaultError(.storage, "\(what) failed: \(message).")
+        }
+    }
+
+    func execute(_ sql: String) throws(VaultError) {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        if let errmsg { sqlite3_free(errmsg) }
+        guard rc == SQLITE_OK else { throw error(rc, "SQL") }
+    }
+
+    /// Runs `sql` with `bindings`, calling `row` for each result row.
+    func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (i, value) in bindings.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(statement, index)
+            case .int(let v): rc = sqlite3_bind_int64(statement, index, v)
+            case .text(let v): rc = sqlite3_bind_text(statement, index, v, -1, csqlite_transient())
+            case .blob(let v):
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count), csqlite_transient()) }
+            }
+            guard rc == SQLITE_OK else { throw error(rc, "binding") }
+        }
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, "SQL statement") }
+            try row(SQLRow(statement: statement))
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    private func prepared(_ sql: String) throws(VaultError) -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in one transaction: all of it lands, or none of it.
+    func transaction<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+enum SQLValue {
+    case null
+    case int(Int64)
+    case text(String)
+    case blob([UInt8])
+
+    static func optionalInt(_ v: Int64?) -> SQLValue { v.map(SQLValue.int) ?? .null }
+    static func bool(_ b: Bool) -> SQLValue { .int(b ? 1 : 0) }
+}
+
+/// One result row; columns are read by index.
+struct SQLRow {
+    let statement: OpaquePointer
+
+    func isNull(_ i: Int32) -> Bool { sqlite3_column_type(statement, i) == SQLITE_NULL }
+    func int(_ i: Int32) -> Int64 { sqlite3_column_int64(statement, i) }
+    func optionalInt(_ i: Int32) -> Int64? { isNull(i) ? nil : int(i) }
+    func bool(_ i: Int32) -> Bool { int(i) != 0 }
+    func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(statement, i) else { return "" }
+        return String(cString: p)
+    }
+    func blob(_ i: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, i))
+        guard count > 0, let p = sqlite3_column_blob(statement, i) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: count))
+    }
+}

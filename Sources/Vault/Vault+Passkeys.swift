@@ -1,0 +1,128 @@
+import Foundation
+import WebAuthn
+
+extension Vault {
+    private static let passkeyColumns = """
+        credential_id, rp_id, user_handle, user_name, display_name, algorithm, public_key, sign_count, counter,
+        backup_eligible, backup_state, aaguid, discoverable, attestation, hidden, hidden_at, created_at, last_used_at
+        """
+
+    /// Stores a new passkey with its PKCS#8 private key; a credential ID already present is a `duplicate`.
+    public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8]) throws(VaultError) {
+        let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
+        try locked { () throws(VaultError) in
+            do throws(VaultError) {
+                try db.query("""
+                    INSERT INTO passkeys (\(Vault.passkeyColumns), private_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, Vault.bindings(record) + [.blob(sealed)])
+            } catch {
+                if error.code == .duplicate {
+                    throw VaultError(.duplicate, "A passkey with credential ID \(record.id) is already in the vault.")
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Every passkey, ordered by RP ID, user name and creation.
+    public func allPasskeys() throws(VaultError) -> [PasskeyRecord] {
+        try selectPasskeys("ORDER BY rp_id, user_name, created_at, credential_id", [])
+    }
+
+    /// The passkeys for an RP ID, hidden ones only when asked for.
+    public func passkeys(rpID: String, includeHidden: Bool = false) throws(VaultError) -> [PasskeyRecord] {
+        try selectPasskeys("WHERE rp_id = ?\(includeHidden ? "" : " AND hidden = 0") ORDER BY created_at, credential_id", [.text(rpID)])
+    }
+
+    public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
+        try selectPasskeys("WHERE credential_id = ?", [.blob(credentialID)]).first
+    }
+
+    /// The decrypted PKCS#8 private key of a stored passkey.
+    public func privateKey(for credentialID: [UInt8]) throws(VaultError) -> [UInt8] {
+        let sealed: [UInt8]? = try locked { () throws(VaultError) in
+            var found: [UInt8]?
+            try db.query("SELECT private_key FROM passkeys WHERE credential_id = ?", [.blob(credentialID)]) { row in
+                found = row.blob(0)
+            }
+            return found
+        }
+        guard let sealed else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
+        guard let key = box.open(sealed, context: Vault.keyContext(credentialID)) else {
+            throw VaultError(.corrupt, "The private key of passkey \(Base64URL.encode(credentialID)) does not decrypt: the vault is damaged.")
+        }
+        return key
+    }
+
+    /// Records a completed assertion: the new counter value and the time of use.
+    public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ?",
+                         [.int(Int64(signCount)), .int(time.vaultMillis), .blob(credentialID)])
+            guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
+        }
+    }
+
+    /// Hides or unhides a passkey; a hidden passkey is never offered to a get.
+    public func setHidden(credentialID: [UInt8], hidden: Bool, at time: Date) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ?",
+                         [.bool(hidden), hidden ? .int(time.vaultMillis) : .null, .blob(credentialID)])
+            guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
+        }
+    }
+
+    /// Removes a passkey for good; says whether there was one.
+    @discardableResult
+    public func removePasskey(credentialID: [UInt8]) throws(VaultError) -> Bool {
+        try locked { () throws(VaultError) in
+            try db.query("DELETE FROM passkeys WHERE credential_id = ?", [.blob(credentialID)])
+            return db.changes == 1
+        }
+    }
+
+    private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
+        try locked { () throws(VaultError) in
+            var records: [PasskeyRecord] = []
+            try db.query("SELECT \(Vault.passkeyColumns) FROM passkeys \(clause)", bindings) { row throws(VaultError) in
+                records.append(try Vault.passkey(from: row))
+            }
+            return records
+        }
+    }
+
+    static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }
+
+    private static func bindings(_ r: PasskeyRecord) -> [SQLValue] {
+        [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
+         .int(Int64(r.algorithm.rawValue)), .blob(r.publicKey.encoded), .int(Int64(r.signCount)), .text(r.settings.counter.rawValue),
+         .bool(r.settings.backupEligible), .bool(r.settings.backupState), .blob(r.settings.aaguid), .bool(r.settings.discoverable),
+         .text(r.settings.attestation.rawValue), .bool(r.hidden), .optionalInt(r.hiddenAt?.vaultMillis), .int(r.createdAt.vaultMillis),
+         .optionalInt(r.lastUsedAt?.vaultMillis)]
+    }
+
+    private static func passkey(from row: SQLRow) throws(VaultError) -> PasskeyRecord {
+        let id = row.blob(0)
+        func damaged(_ what: String) -> VaultError {
+            VaultError(.corrupt, "Passkey \(Base64URL.encode(id)) has an unreadable \(what): the vault is damaged.")
+        }
+        guard let algorithm = COSEAlgorithm(rawValue: Int(row.int(5))) else { throw damaged("algorithm") }
+        let publicKey: COSEKey
+        do {
+            publicKey = try COSEKey(cbor: try CBOR.decode(row.blob(6)))
+        } catch {
+            throw damaged("public key")
+        }
+        guard let counter = CounterMode(rawValue: row.text(8)), let attestation = AttestationCapability(rawValue: row.text(13)) else {
+            throw damaged("setting")
+        }
+        let settings = PasskeySettings(backupEligible: row.bool(9), backupState: row.bool(10), counter: counter,
+                                       aaguid: row.blob(11), attestation: attestation, discoverable: row.bool(12))
+        return PasskeyRecord(
+            credentialID: id, rpID: row.text(1), userHandle: row.blob(2), userName: row.text(3), displayName: row.text(4),
+            algorithm: algorithm, publicKey: publicKey, signCount: UInt32(truncatingIfNeeded: row.int(7)), settings: settings,
+            hidden: row.bool(14), hiddenAt: row.optionalInt(15).map(Date.init(vaultMillis:)),
+            createdAt: Date(vaultMillis: row.int(16)), lastUsedAt: row.optionalInt(17).map(Date.init(vaultMillis:)))
+    }
+}

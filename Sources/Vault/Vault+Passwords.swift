@@ -1,0 +1,87 @@
+import Foundation
+
+extension Vault {
+    /// Saves a password for (origin, username), replacing the secret of one already saved.
+    @discardableResult
+    public func savePassword(origin: String, username: String, password: String, at time: Date,
+                             lastFilledAt: Date? = nil, lastUsedAt: Date? = nil) throws(VaultError) -> PasswordRecord {
+        guard !origin.isEmpty else { throw VaultError(.invalidInput, "A password needs an origin (or signon realm).") }
+        let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
+        try locked { () throws(VaultError) in
+            try db.query("""
+                INSERT INTO passwords (origin, username, password, created_at, last_filled_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (origin, username) DO UPDATE SET password = excluded.password
+                """, [.text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
+                      .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis)])
+        }
+        guard let record = try passwords(origin: origin).first(where: { $0.username == username }) else {
+            throw VaultError(.storage, "The saved password could not be read back.")
+        }
+        return record
+    }
+
+    /// Every password, ordered by origin and username.
+    public func allPasswords() throws(VaultError) -> [PasswordRecord] {
+        try selectPasswords("ORDER BY origin, username", [])
+    }
+
+    public func passwords(origin: String) throws(VaultError) -> [PasswordRecord] {
+        try selectPasswords("WHERE origin = ? ORDER BY username", [.text(origin)])
+    }
+
+    /// The decrypted password of a record.
+    public func password(for record: PasswordRecord) throws(VaultError) -> String {
+        let sealed: [UInt8]? = try locked { () throws(VaultError) in
+            var found: [UInt8]?
+            try db.query("SELECT password FROM passwords WHERE id = ?", [.int(record.id)]) { row in found = row.blob(0) }
+            return found
+        }
+        guard let sealed else { throw VaultError(.notFound, "No password for \(record.username) at \(record.origin).") }
+        guard let plain = box.open(sealed, context: Vault.passwordContext(origin: record.origin, username: record.username)) else {
+            throw VaultError(.corrupt, "The password for \(record.username) at \(record.origin) does not decrypt: the vault is damaged.")
+        }
+        return String(decoding: plain, as: UTF8.self)
+    }
+
+    /// Records that a password was filled into a form (`date_last_filled` in Chrome's terms).
+    public func markPasswordFilled(id: Int64, at time: Date) throws(VaultError) {
+        try updatePassword("last_filled_at", id: id, time: time)
+    }
+
+    /// Records that a filled password was submitted in a sign-in (`date_last_used`).
+    public func markPasswordUsed(id: Int64, at time: Date) throws(VaultError) {
+        try updatePassword("last_used_at", id: id, time: time)
+    }
+
+    @discardableResult
+    public func removePassword(id: Int64) throws(VaultError) -> Bool {
+        try locked { () throws(VaultError) in
+            try db.query("DELETE FROM passwords WHERE id = ?", [.int(id)])
+            return db.changes == 1
+        }
+    }
+
+    private func updatePassword(_ column: String, id: Int64, time: Date) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("UPDATE passwords SET \(column) = ? WHERE id = ?", [.int(time.vaultMillis), .int(id)])
+            guard db.changes == 1 else { throw VaultError(.notFound, "No password with id \(id).") }
+        }
+    }
+
+    private func selectPasswords(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasswordRecord] {
+        try locked { () throws(VaultError) in
+            var records: [PasswordRecord] = []
+            try db.query("SELECT id, origin, username, created_at, last_filled_at, last_used_at FROM passwords \(clause)", bindings) { row in
+                records.append(PasswordRecord(id: row.int(0), origin: row.text(1), username: row.text(2),
+                                              createdAt: Date(vaultMillis: row.int(3)),
+                                              lastFilledAt: row.optionalInt(4).map(Date.init(vaultMillis:)),
+                                              lastUsedAt: row.optionalInt(5).map(Date.init(vaultMillis:))))
+            }
+            return records
+        }
+    }
+
+    static func passwordContext(origin: String, username: String) -> String {
+        "password:" + origin + "\u{0}" + username
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Signing
+
+/// One provider account's stored state in a single SQLite file (WAL): passwords and passkeys, with private
+/// keys and passwords encrypted at rest under the vault key.
+///
+/// Opening never writes before the key is proven: a wrong key, a damaged file or a newer schema is an error
+/// and the file is left exactly as it was. Calls are serialised on one connection, so a vault may be shared
+/// across threads.
+public final class Vault: @unchecked Sendable {
+    /// The schema this build reads and writes; see `VaultMigrations`.
+    public static var schemaVersion: Int { VaultMigrations.all.count }
+
+    public let path: String
+    let db: SQLiteDatabase
+    let box: SecretBox
+    private let lock = NSLock()
+
+    private static let keyCheckPlaintext = Array("credemu vault key check".utf8)
+
+    private init(path: String, db: SQLiteDatabase, box: SecretBox) {
+        self.path = path
+        self.db = db
+        self.box = box
+    }
+
+    /// Opens the vault at `path`, creating it (and, for a key-file source, the key file) when absent.
+    public static func open(path: String, key source: VaultKeySource) throws(VaultError) -> Vault {
+        let exists = FileManager.default.fileExists(atPath: path)
+        return exists ? try openExisting(path: path, source: source) : try create(path: path, source: source)
+    }
+
+    /// The default key file for a vault: beside it, with `.key` appended.
+    public static func defaultKeyFile(forVault path: String) -> String { path + ".key" }
+
+    private static func create(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw VaultError(.storage, "Cannot create the directory \(directory): \(error.localizedDescription)")
+            }
+        }
+        var meta: [(String, [UInt8])] = [("key_kind", Array(source.kind.utf8))]
+        let key: [UInt8]
+        switch source {
+        case .passphrase(let passphrase):
+            let salt = SecureRandom.bytes(16)
+            let ops = VaultKeyDerivation.interactiveOps
+            let mem = VaultKeyDerivation.interactiveMem
+            key = try VaultKeyDerivation.argon2id(passphrase, salt: salt, opsLimit: ops, memLimit: mem)
+            meta += [("kdf_salt", salt), ("kdf_ops", Array(String(ops).utf8)), ("kdf_mem", Array(String(mem).utf8))]
+        case .keyFile(let keyPath):
+            key = FileManager.default.fileExists(atPath: keyPath)
+                ? try VaultKeyDerivation.readKeyFile(keyPath) : try VaultKeyDerivation.createKeyFile(keyPath)
+        case .raw(let raw):
+            guard raw.count == SecretBox.keyLength else { throw VaultError(.keyUnavailable, "A raw vault key is 32 bytes.") }
+            key = raw
+        }
+        let box = SecretBox(key: key)
+        meta.append(("key_check", box.seal(keyCheckPlaintext, context: "key-check")))
+        let db = try SQLiteDatabase(path: path, create: true)
+        do throws(VaultError) {
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            try db.transaction { () throws(VaultError) in
+                try VaultMigrations.migrate(db, from: 0)
+                for (k, v) in meta {
+                    try db.query("INSERT INTO meta (key, value) VALUES (?, ?)", [.text(k), .blob(v)])
+                }
+            }
+        } catch {
+            db.close()
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
+        }
+        return Vault(path: path, db: db, box: box)
+    }
+
+    private static func openExisting(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
+        let db = try SQLiteDatabase(path: path, create: false)
+        do throws(VaultError) {
+            // Read-only checks first: schema version, then the key.
+            var version: Int64 = 0
+            try db.query("PRAGMA user_version") { row in version = row.int(0) }
+            if version > Int64(schemaVersion) {
+                throw VaultError(.newerSchema, "The vault at \(path) has schema version \(version), newer than this credemu supports (\(schemaVersion)). Upgrade credemu to open it.")
+            }
+            var meta: [String: [UInt8]] = [:]
+            var hasMeta = false
+            try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'") { _ in hasMeta = true }
+            guard version >= 1, hasMeta else {
+                throw VaultError(.corrupt, "The file at \(path) is a SQLite database but not a credemu vault.")
+            }
+            try db.query("SELECT key, value FROM meta") { row in meta[row.text(0)] = row.blob(1) }
+            let key = try deriveKey(meta: meta, source: source, path: path)
+            let box = SecretBox(key: key)
+            guard let check = meta["key_check"], box.open(check, context: "key-check") == keyCheckPlaintext else {
+                throw VaultError(.wrongKey, "The key does not open the vault at \(path): wrong passphrase or key file.")
+            }
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            if version < Int64(schemaVersion) {
+                try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
+            }
+            return Vault(path: path, db: db, box: box)
+        } catch {
+            db.close()
+            throw error
+        }
+    }
+
+    private static func deriveKey(meta: [String: [UInt8]], source: VaultKeySource, path: String) throws(VaultError) -> [UInt8] {
+        let kind = meta["key_kind"].map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        guard kind == source.kind else {
+            throw VaultError(.keyUnavailable, "The vault at \(path) is protected by a \(kind), but a \(source.kind) was given.")
+        }
+        switch source {
+        case .passphrase(let passphrase):
+            guard let salt = meta["kdf_salt"],
+                  let ops = meta["kdf_ops"].flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }),
+                  let mem = meta["kdf_mem"].flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) else {
+                throw VaultError(.corrupt, "The vault at \(path) lacks its key-derivation parameters.")
+            }
+            return try VaultKeyDerivation.argon2id(passphrase, salt: salt, opsLimit: ops, memLimit: mem)
+        case .keyFile(let keyPath):
+            return try VaultKeyDerivation.readKeyFile(keyPath)
+        case .raw(let raw):
+            return raw
+        }
+    }
+
+    /// Runs `body` holding the connection; every public operation goes through here.
+    func locked<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body` as one transaction: all its changes land, or none.
+    public func transaction<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        try locked { () throws(VaultError) in try db.transaction(body) }
+    }
+
+    /// Closes the connection; the WAL is checkpointed into the main file.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        db.close()
+    }
+}
+
+/// Milliseconds since the Unix epoch, the vault's time unit.
+extension Date {
+    var vaultMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    init(vaultMillis: Int64) { self.init(timeIntervalSince1970: Double(vaultMillis) / 1000) }
+}

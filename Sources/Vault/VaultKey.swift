@@ -1,0 +1,62 @@
+import CSodium
+import Foundation
+import Signing
+
+/// Where the vault key comes from.
+public enum VaultKeySource: Sendable {
+    /// Derived from a passphrase with Argon2id (libsodium `crypto_pwhash`, interactive limits); the salt and
+    /// limits are stored in the vault.
+    case passphrase(String)
+    /// 32 random bytes in a file, created with mode 0600 when the vault is created.
+    case keyFile(path: String)
+    /// A raw 32-byte key, for tests and benchmarks that want no key file.
+    case raw([UInt8])
+
+    var kind: String {
+        switch self {
+        case .passphrase: return "passphrase"
+        case .keyFile: return "keyfile"
+        case .raw: return "raw"
+        }
+    }
+}
+
+enum VaultKeyDerivation {
+    static func argon2id(_ passphrase: String, salt: [UInt8], opsLimit: UInt64, memLimit: Int) throws(VaultError) -> [UInt8] {
+        SodiumLibrary.ensureInitialized()
+        var key = [UInt8](repeating: 0, count: SecretBox.keyLength)
+        let rc = crypto_pwhash(&key, UInt64(key.count), passphrase, UInt64(passphrase.utf8.count), salt,
+                               opsLimit, memLimit, crypto_pwhash_ALG_ARGON2ID13)
+        guard rc == 0 else { throw VaultError(.storage, "Argon2id key derivation failed (out of memory?).") }
+        return key
+    }
+
+    static var interactiveOps: UInt64 { UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE) }
+    static var interactiveMem: Int { Int(crypto_pwhash_MEMLIMIT_INTERACTIVE) }
+
+    /// Reads a key file, refusing one that others can read or that is the wrong size.
+    static func readKeyFile(_ path: String) throws(VaultError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw VaultError(.keyUnavailable, "The vault's key file \(path) is missing or unreadable; without it the vault cannot be opened.")
+        }
+        guard data.count == SecretBox.keyLength else {
+            throw VaultError(.keyUnavailable, "The key file \(path) holds \(data.count) bytes; a vault key file holds \(SecretBox.keyLength).")
+        }
+        return Array(data)
+    }
+
+    /// Creates a key file with mode 0600, refusing to overwrite one that exists.
+    static func createKeyFile(_ path: String) throws(VaultError) -> [UInt8] {
+        let key = SecureRandom.bytes(SecretBox.keyLength)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw VaultError(.storage, "Cannot create the key file \(path): \(String(cString: strerror(errno))).")
+        }
+        defer { close(fd) }
+        let written = key.withUnsafeBytes { write(fd, $0.baseAddress, key.count) }
+        guard written == key.count, fsync(fd) == 0 else {
+            throw VaultError(.storage, "Cannot write the key file \(path).")
+        }
+        return key
+    }
+}

@@ -1,0 +1,48 @@
+/// The vault schema, one migration per version; `PRAGMA user_version` records how many have run.
+enum VaultMigrations {
+    static let all: [String] = [
+        // 1: passwords and passkeys.
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+        CREATE TABLE passwords (
+            id INTEGER PRIMARY KEY,
+            origin TEXT NOT NULL,
+            username TEXT NOT NULL,
+            password BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_filled_at INTEGER,
+            last_used_at INTEGER,
+            UNIQUE (origin, username)
+        );
+        CREATE TABLE passkeys (
+            credential_id BLOB PRIMARY KEY,
+            rp_id TEXT NOT NULL,
+            user_handle BLOB NOT NULL,
+            user_name TEXT NOT NULL,
+            display_name TEXT NOT NULL,
+            algorithm INTEGER NOT NULL,
+            private_key BLOB NOT NULL,
+            public_key BLOB NOT NULL,
+            sign_count INTEGER NOT NULL,
+            counter TEXT NOT NULL CHECK (counter IN ('zero', 'increment')),
+            backup_eligible INTEGER NOT NULL,
+            backup_state INTEGER NOT NULL,
+            aaguid BLOB NOT NULL,
+            discoverable INTEGER NOT NULL,
+            attestation TEXT NOT NULL CHECK (attestation IN ('none', 'packed')),
+            hidden INTEGER NOT NULL DEFAULT 0,
+            hidden_at INTEGER,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER
+        );
+        CREATE INDEX passkeys_by_rp ON passkeys (rp_id, user_handle);
+        """,
+    ]
+
+    static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {
+        for (index, sql) in all.enumerated() where index >= version {
+            try db.execute(sql)
+            try db.execute("PRAGMA user_version = \(index + 1)")
+        }
+    }
+}

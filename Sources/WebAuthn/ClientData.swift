@@ -1,0 +1,40 @@
+/// The collected client data (WebAuthn L3 §5.8.1), serialized as the browser does (§5.8.1.1): members in the
+/// order type, challenge, origin, crossOrigin, then topOrigin when cross-origin.
+public struct ClientData: Equatable, Sendable {
+    public enum CeremonyType: String, Sendable {
+        case create = "webauthn.create"
+        case get = "webauthn.get"
+    }
+
+    public var type: CeremonyType
+    public var challenge: [UInt8]
+    public var origin: String
+    public var crossOrigin: Bool
+    public var topOrigin: String?
+    /// Android adds the calling app's package name to app-origin client data.
+    public var androidPackageName: String?
+
+    public init(type: CeremonyType, challenge: [UInt8], origin: String, crossOrigin: Bool = false,
+                topOrigin: String? = nil, androidPackageName: String? = nil) {
+        self.type = type
+        self.challenge = challenge
+        self.origin = origin
+        self.crossOrigin = crossOrigin
+        self.topOrigin = topOrigin
+        self.androidPackageName = androidPackageName
+    }
+
+    public var json: String {
+        var members: [(String, JSONValue)] = [
+            ("type", .string(type.rawValue)),
+            ("challenge", .string(Base64URL.encode(challenge))),
+            ("origin", .string(origin)),
+            ("crossOrigin", .bool(crossOrigin)),
+        ]
+        if crossOrigin, let topOrigin { members.append(("topOrigin", .string(topOrigin))) }
+        if let androidPackageName { members.append(("androidPackageName", .string(androidPackageName))) }
+        return JSONValue.object(members).serialized()
+    }
+
+    public var bytes: [UInt8] { Array(json.utf8) }
+}

@@ -1,0 +1,98 @@
+/// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn L3 §5.4 and §5.1.9), bare or wrapped as
+/// `{"publicKey": ..., "mediation": ...}`, exactly as RP libraries such as py_webauthn emit it.
+public struct CreationOptions: Equatable, Sendable {
+    public struct RelyingParty: Equatable, Sendable {
+        public var id: String?
+        public var name: String
+    }
+
+    public struct User: Equatable, Sendable {
+        public var id: [UInt8]
+        public var name: String
+        public var displayName: String
+    }
+
+    public struct Parameter: Equatable, Sendable {
+        public var type: String
+        public var alg: Int
+    }
+
+    public var rp: RelyingParty
+    public var user: User
+    public var challenge: [UInt8]
+    public var pubKeyCredParams: [Parameter]
+    public var timeout: Double?
+    public var excludeCredentials: [CredentialDescriptor]
+    public var authenticatorAttachment: String?
+    public var residentKey: String?
+    public var requireResidentKey: Bool
+    public var userVerification: UserVerification
+    public var attestation: String
+    public var hints: [String]
+    public var extensions: JSONValue?
+    /// From the wrapper: "conditional" for an automatic upgrade, nil for a modal create.
+    public var mediation: String?
+
+    /// Reads options, raising `TypeError` for anything a browser's WebIDL conversion would refuse.
+    public init(json text: String) throws(WebAuthnError) {
+        try self.init(document: parseOptionsDocument(text, what: "creation options"))
+    }
+
+    public init(document: JSONValue) throws(WebAuthnError) {
+        let (inner, mediation) = try unwrapPublicKey(document, what: "creation options")
+        let o = try OptionsReader(inner, path: "publicKey")
+        self.mediation = mediation
+
+        let rp = try o.requiredObject("rp")
+        self.rp = RelyingParty(id: try rp.string("id"), name: try rp.requiredString("name"))
+
+        let user = try o.requiredObject("user")
+        let userID = try user.base64URL("id", required: true)!
+        guard (1...64).contains(userID.count) else {
+            throw .typeError("publicKey.user.id must be between 1 and 64 bytes long; it is \(userID.count).")
+        }
+        self.user = User(id: userID, name: try user.requiredString("name"), displayName: try user.requiredString("displayName"))
+
+        self.challenge = try o.base64URL("challenge", required: true)!
+
+        guard let params = try o.array("pubKeyCredParams") else { throw .typeError("publicKey.pubKeyCredParams is required.") }
+        var parsed: [Parameter] = []
+        for (i, item) in params.enumerated() {
+            let p = try OptionsReader(item, path: "publicKey.pubKeyCredParams[\(i)]")
+            guard let alg = try p.number("alg") else { throw .typeError("publicKey.pubKeyCredParams[\(i)].alg is required.") }
+            guard alg == alg.rounded(), abs(alg) < 2_147_483_648 else {
+                throw .typeError("publicKey.pubKeyCredParams[\(i)].alg must be an integer COSE algorithm identifier.")
+            }
+            parsed.append(Parameter(type: try p.requiredString("type"), alg: Int(alg)))
+        }
+        self.pubKeyCredParams = parsed
+
+        self.timeout = try o.number("timeout")
+        self.excludeCredentials = try o.descriptors("excludeCredentials")
+        let selection = try o.object("authenticatorSelection")
+        self.authenticatorAttachment = try selection?.string("authenticatorAttachment")
+        self.residentKey = try selection?.string("residentKey")
+        self.requireResidentKey = try selection?.bool("requireResidentKey") ?? false
+        self.userVerification = UserVerification(try selection?.string("userVerification"))
+        // Unknown enumeration values fall back to the default (§2.1.1: DOMString, not IDL enums).
+        let attestation = try o.string("attestation") ?? "none"
+        self.attestation = ["none", "indirect", "direct", "enterprise"].contains(attestation) ? attestation : "none"
+        self.hints = try o.strings("hints")
+        self.extensions = o.value["extensions"].flatMap { $0.isNull ? nil : $0 }
+        if let ext = extensions, ext.objectValue == nil {
+            throw .typeError("publicKey.extensions must be an object, not \(ext.typeName).")
+        }
+    }
+
+    /// Whether the RP asked for the credProps extension (§10.1.3).
+    public var wantsCredProps: Bool { extensions?["credProps"]?.boolValue == true }
+}
+
+/// `UserVerificationRequirement` (§5.8.6); unknown values mean the default, "preferred".
+public enum UserVerification: String, Equatable, Sendable {
+    case required, preferred, discouraged
+
+    public init(_ raw: String?) {
+        self = raw.flatMap(UserVerification.init(rawValue:)) ?? .preferred
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// A caller's origin as WebAuthn sees it: a web origin in a secure context, or an Android app origin.
+public enum Origin: Equatable, Sendable, CustomStringConvertible {
+    /// `https://host[:port]`, or `http://localhost[:port]` (a secure context by the HTML spec).
+    case web(scheme: String, host: String, port: Int?)
+    /// `android:apk-key-hash:<base64url SHA-256 of the signing certificate>` (see providers.md §2.4).
+    case androidApp(certificateHash: [UInt8])
+
+    /// Parses a serialized origin; anything else (paths, user info, plain http off localhost) is a
+    /// `SecurityError`, as the browser would raise for a caller that is not a secure context.
+    public init(_ string: String) throws(WebAuthnError) {
+        let prefix = "android:apk-key-hash:"
+        if string.hasPrefix(prefix) {
+            guard let hash = Base64URL.decode(String(string.dropFirst(prefix.count))), hash.count == 32 else {
+                throw .securityError("The origin '\(string)' is not a valid Android app origin: expected the base64url SHA-256 of the signing certificate.")
+            }
+            self = .androidApp(certificateHash: hash)
+            return
+        }
+        guard let schemeEnd = string.range(of: "://") else {
+            throw .securityError("The origin '\(string)' is not a valid origin.")
+        }
+        let scheme = String(string[..<schemeEnd.lowerBound])
+        let rest = String(string[schemeEnd.upperBound...])
+        guard scheme == "https" || scheme == "http" else {
+            throw .securityError("The origin '\(string)' is not a secure context: WebAuthn needs https (or http://localhost).")
+        }
+        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains("?"), !rest.contains("#") else {
+            throw .securityError("The origin '\(string)' is not a valid origin: an origin is scheme://host[:port] with no path.")
+        }
+        var host = rest
+        var port: Int? = nil
+        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+            host = String(rest[..<colon])
+            guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else {
+                throw .securityError("The origin '\(string)' has an invalid port.")
+            }
+            port = p
+        }
+        guard !host.isEmpty, host == host.lowercased(),
+              host.allSatisfy({ $0.isLetter || $0.isNumber || "-.[]:".contains($0) }) else {
+            throw .securityError("The origin '\(string)' has an invalid host.")
+        }
+        if scheme == "http" && !(host == "localhost" || host.hasSuffix(".localhost")) {
+            throw .securityError("The origin '\(string)' is not a secure context: WebAuthn needs https (or http://localhost).")
+        }
+        if (scheme == "https" && port == 443) || (scheme == "http" && port == 80) { port = nil }
+        self = .web(scheme: scheme, host: host, port: port)
+    }
+
+    /// The serialized origin, as it appears in client data.
+    public var description: String {
+        switch self {
+        case let .web(scheme, host, port): return "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+        case let .androidApp(hash): return "android:apk-key-hash:" + Base64URL.encode(hash)
+        }
+    }
+
+    /// The host for a web origin; app origins have none.
+    public var effectiveDomain: String? {
+        if case let .web(_, host, _) = self { return host }
+        return nil
+    }
+}

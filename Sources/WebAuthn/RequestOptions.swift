@@ -1,0 +1,31 @@
+/// `PublicKeyCredentialRequestOptionsJSON` (WebAuthn L3 §5.5 and §5.1.10), bare or wrapped.
+public struct RequestOptions: Equatable, Sendable {
+    public var challenge: [UInt8]
+    public var timeout: Double?
+    public var rpId: String?
+    public var allowCredentials: [CredentialDescriptor]
+    public var userVerification: UserVerification
+    public var hints: [String]
+    public var extensions: JSONValue?
+    public var mediation: String?
+
+    public init(json text: String) throws(WebAuthnError) {
+        try self.init(document: parseOptionsDocument(text, what: "request options"))
+    }
+
+    public init(document: JSONValue) throws(WebAuthnError) {
+        let (inner, mediation) = try unwrapPublicKey(document, what: "request options")
+        let o = try OptionsReader(inner, path: "publicKey")
+        self.mediation = mediation
+        self.challenge = try o.base64URL("challenge", required: true)!
+        self.timeout = try o.number("timeout")
+        self.rpId = try o.string("rpId")
+        self.allowCredentials = try o.descriptors("allowCredentials")
+        self.userVerification = UserVerification(try o.string("userVerification"))
+        self.hints = try o.strings("hints")
+        self.extensions = o.value["extensions"].flatMap { $0.isNull ? nil : $0 }
+        if let ext = extensions, ext.objectValue == nil {
+            throw .typeError("publicKey.extensions must be an object, not \(ext.typeName).")
+        }
+    }
+}
