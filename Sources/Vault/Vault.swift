@@ -14,7 +14,7 @@ public final class Vault: @unchecked Sendable {
     public let path: String
     let db: SQLiteDatabase
     let box: SecretBox
-    private let lock = NSLock()
+    private let lock = NSRecursiveLock()
 
     private static let keyCheckPlaintext = Array("credemu vault key check".utf8)
 

@@ -1,0 +1,118 @@
+import CredemuEngine
+import Foundation
+import Vault
+import WebAuthn
+
+/// The `credemu` command line. `main.swift` only calls `CLI.run`.
+public enum CLI {
+    /// Runs one command line and returns its exit status.
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           terminal: Terminal = .standard) -> ExitStatus {
+        let context = Context(environment: environment, terminal: terminal)
+        do {
+            return try context.dispatch(arguments)
+        } catch let error as UsageError {
+            terminal.writeError("credemu: \(error.message)\nRun 'credemu --help' for usage.\n")
+            return .usage
+        } catch let error as VaultError {
+            let body = JSONValue.object([("error", .object([
+                ("name", "VaultError"), ("code", .string(error.code.rawValue)), ("message", .string(error.message)),
+            ]))])
+            terminal.write(body.pretty())
+            terminal.writeError("credemu: \(error.message)\n")
+            return .vaultError
+        } catch let error as WebAuthnError {
+            terminal.write(error.json.pretty())
+            return .webAuthnError
+        } catch {
+            terminal.writeError("credemu: \(error)\n")
+            return .vaultError
+        }
+    }
+}
+
+/// One invocation's environment, global options and open vault.
+final class Context {
+    let environment: [String: String]
+    let terminal: Terminal
+    var vaultPath = ".credemu/vault.db"
+    var keyFile: String?
+    var passphrase: String?
+
+    init(environment: [String: String], terminal: Terminal) {
+        self.environment = environment
+        self.terminal = terminal
+    }
+
+    func dispatch(_ words: [String]) throws -> ExitStatus {
+        var rest = words
+        vaultPath = environment["CREDEMU_VAULT"] ?? vaultPath
+        keyFile = environment["CREDEMU_KEY_FILE"]
+        passphrase = environment["CREDEMU_PASSPHRASE"]
+        // Global options come before the command.
+        while let first = rest.first, first.hasPrefix("--") {
+            rest.removeFirst()
+            let (name, inline) = split(first)
+            func value() throws(UsageError) -> String {
+                if let inline { return inline }
+                guard !rest.isEmpty else { throw UsageError("--\(name) needs a value.") }
+                return rest.removeFirst()
+            }
+            switch name {
+            case "help": terminal.write(Help.main); return .success
+            case "vault": vaultPath = try value()
+            case "key-file": keyFile = try value()
+            case "passphrase-file":
+                let file = try value()
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                    throw UsageError("Cannot read the passphrase file \(file).")
+                }
+                passphrase = text.trimmingCharacters(in: .newlines)
+            default: throw UsageError("Unknown global option --\(name).")
+            }
+        }
+        guard let command = rest.first else {
+            terminal.write(Help.main)
+            return .usage
+        }
+        let args = Array(rest.dropFirst())
+        let wantsHelp = args.contains("--help")
+        switch command {
+        case "create": return wantsHelp ? help(Help.create) : try create(args)
+        case "get": return wantsHelp ? help(Help.get) : try get(args)
+        case "vault": return wantsHelp ? help(Help.vault) : try vaultCommand(args)
+        case "password": return wantsHelp ? help(Help.password) : try passwordCommand(args)
+        case "demo": return wantsHelp ? help(Help.demo) : try demo(args)
+        case "help":
+            let topic = args.first.flatMap { ["create": Help.create, "get": Help.get, "vault": Help.vault,
+                                              "password": Help.password, "demo": Help.demo][$0] }
+            return help(topic ?? Help.main)
+        default: throw UsageError("Unknown command '\(command)'.")
+        }
+    }
+
+    private func split(_ word: String) -> (String, String?) {
+        let body = String(word.dropFirst(2))
+        guard let eq = body.firstIndex(of: "=") else { return (body, nil) }
+        return (String(body[..<eq]), String(body[body.index(after: eq)...]))
+    }
+
+    func help(_ text: String) -> ExitStatus {
+        terminal.write(text)
+        return .success
+    }
+
+    func openVault() throws(VaultError) -> Vault {
+        if let passphrase { return try Vault.open(path: vaultPath, key: .passphrase(passphrase)) }
+        return try Vault.open(path: vaultPath, key: .keyFile(path: keyFile ?? Vault.defaultKeyFile(forVault: vaultPath)))
+    }
+
+    /// Reads FILE, or standard input when no file is named.
+    func readInput(file: String?) throws(UsageError) -> String {
+        guard let file else { return terminal.readInput() }
+        guard let data = FileManager.default.contents(atPath: file) else { throw UsageError("Cannot read \(file).") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func printJSON(_ value: JSONValue) { terminal.write(value.pretty()) }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Vault
+import WebAuthn
+
+extension Context {
+    func vaultCommand(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: [])
+        guard let sub = args.positionals.first else { throw UsageError("vault needs a subcommand: list, show, remove, import or export.") }
+        switch sub {
+        case "list":
+            try args.noMorePositionals(after: 1)
+            let vault = try openVault()
+            defer { vault.close() }
+            printJSON(.array(try vault.allPasskeys().map(passkeyJSON)))
+        case "show", "remove":
+            try args.noMorePositionals(after: 2)
+            guard args.positionals.count == 2 else { throw UsageError("vault \(sub) needs a credential ID.") }
+            guard let id = Base64URL.decode(args.positionals[1]) else { throw UsageError("'\(args.positionals[1])' is not a base64url credential ID.") }
+            let vault = try openVault()
+            defer { vault.close() }
+            guard let record = try vault.passkey(id: id) else {
+                throw VaultError(.notFound, "No passkey with credential ID \(args.positionals[1]) in \(vaultPath).")
+            }
+            if sub == "remove" { try vault.removePasskey(credentialID: id) }
+            printJSON(sub == "show" ? passkeyJSON(record) : .object([("removed", passkeyJSON(record))]))
+        case "import":
+            try args.noMorePositionals(after: 2)
+            guard args.positionals.count == 2 else { throw UsageError("vault import needs a fixture file.") }
+            let text = try readInput(file: args.positionals[1] == "-" ? nil : args.positionals[1])
+            let vault = try openVault()
+            defer { vault.close() }
+            let (passwords, passkeys) = try VaultFixture.importFixture(text, into: vault)
+            printJSON(.object([("imported", .object([("passwords", .number(Double(passwords))), ("passkeys", .number(Double(passkeys)))]))]))
+        case "export":
+            try args.noMorePositionals(after: 1)
+            let vault = try openVault()
+            defer { vault.close() }
+            terminal.write(try VaultFixture.export(vault))
+        default:
+            throw UsageError("Unknown vault subcommand '\(sub)'.")
+        }
+        return .success
+    }
+
+    /// A passkey as the CLI and API show it: everything but the private key.
+    func passkeyJSON(_ k: PasskeyRecord) -> JSONValue {
+        .object([
+            ("credentialId", .string(k.id)),
+            ("rpId", .string(k.rpID)),
+            ("userHandle", .string(Base64URL.encode(k.userHandle))),
+            ("userName", .string(k.userName)),
+            ("displayName", .string(k.displayName)),
+            ("algorithm", .string(k.algorithm.name)),
+            ("publicKey", .string(Base64URL.encode(k.publicKey.encoded))),
+            ("signCount", .number(Double(k.signCount))),
+            ("counter", .string(k.settings.counter.rawValue)),
+            ("backupEligible", .bool(k.settings.backupEligible)),
+            ("backupState", .bool(k.settings.backupState)),
+            ("aaguid", .string(AAGUID.format(k.settings.aaguid))),
+            ("discoverable", .bool(k.settings.discoverable)),
+            ("attestation", .string(k.settings.attestation.rawValue)),
+            ("hidden", .bool(k.hidden)),
+            ("hiddenAt", k.hiddenAt.map { .string(Timestamp.format($0)) } ?? .null),
+            ("created", .string(Timestamp.format(k.createdAt))),
+            ("lastUsed", k.lastUsedAt.map { .string(Timestamp.format($0)) } ?? .null),
+        ])
+    }
+}
