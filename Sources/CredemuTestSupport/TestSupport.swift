@@ -1,0 +1,119 @@
+import CredemuEngine
+import Foundation
+import Signing
+import Vault
+import WebAuthn
+
+/// A directory under the system temporary directory, removed when the value is released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init() {
+        path = NSTemporaryDirectory() + "credemu-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// A fresh vault in a temporary directory, with a raw key (no Argon2id, no key file).
+public func makeTestVault(in directory: TemporaryDirectory = TemporaryDirectory(), key: [UInt8] = Array(repeating: 7, count: 32)) throws -> (Vault, TemporaryDirectory) {
+    (try Vault.open(path: directory.file("vault.db"), key: .raw(key)), directory)
+}
+
+/// The bytes of a file, for checking a failed operation left it untouched.
+public func fileBytes(_ path: String) -> [UInt8] {
+    FileManager.default.contents(atPath: path).map(Array.init) ?? []
+}
+
+/// Creation options shaped like py_webauthn's `options_to_json` output.
+public func creationOptionsJSON(rpID: String? = "example.com", userID: [UInt8] = Array("user-1".utf8), userName: String = "alice",
+                                displayName: String = "Alice", challenge: [UInt8] = Array(repeating: 1, count: 32),
+                                algorithms: [Int] = [-7, -8, -257], exclude: [[UInt8]] = [],
+                                userVerification: String = "preferred", attestation: String = "none",
+                                extensions: JSONValue? = nil, mediation: String? = nil) -> String {
+    var rp: [(String, JSONValue)] = [("name", "Example")]
+    if let rpID { rp.append(("id", .string(rpID))) }
+    var options: [(String, JSONValue)] = [
+        ("rp", .object(rp)),
+        ("user", .object([("id", .string(Base64URL.encode(userID))), ("name", .string(userName)), ("displayName", .string(displayName))])),
+        ("challenge", .string(Base64URL.encode(challenge))),
+        ("pubKeyCredParams", .array(algorithms.map { .object([("type", "public-key"), ("alg", .number(Double($0)))]) })),
+        ("timeout", 60000),
+        ("excludeCredentials", .array(exclude.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
+        ("authenticatorSelection", .object([("residentKey", "preferred"), ("requireResidentKey", false), ("userVerification", .string(userVerification))])),
+        ("attestation", .string(attestation)),
+    ]
+    if let extensions { options.append(("extensions", extensions)) }
+    var document = JSONValue.object(options)
+    if let mediation { document = .object([("publicKey", document), ("mediation", .string(mediation))]) }
+    return document.serialized()
+}
+
+/// Request options shaped like py_webauthn's output.
+public func requestOptionsJSON(rpID: String? = "example.com", challenge: [UInt8] = Array(repeating: 2, count: 32),
+                               allow: [[UInt8]] = [], userVerification: String = "preferred") -> String {
+    var options: [(String, JSONValue)] = [("challenge", .string(Base64URL.encode(challenge))), ("timeout", 60000)]
+    if let rpID { options.append(("rpId", .string(rpID))) }
+    options.append(("allowCredentials", .array(allow.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })))
+    options.append(("userVerification", .string(userVerification)))
+    return JSONValue.object(options).serialized()
+}
+
+/// What an RP checks of a registration (WebAuthn L3 §7.1), enough for tests to prove a response is sound
+/// without trusting the code that made it. The Python interop suite checks the same responses independently.
+public struct RPCheck {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func registration(_ response: RegistrationResponse, challenge: [UInt8], origin: String, rpID: String,
+                                    requireUserPresence: Bool = true) throws -> AuthenticatorData {
+        let clientData = try JSONValue.parse(response.clientDataJSON)
+        guard clientData["type"]?.stringValue == "webauthn.create" else { throw Failure(description: "type") }
+        guard clientData["challenge"]?.stringValue == Base64URL.encode(challenge) else { throw Failure(description: "challenge") }
+        guard clientData["origin"]?.stringValue == origin else { throw Failure(description: "origin") }
+        let attestation = try CBOR.decode(response.attestationObject)
+        guard let authDataBytes = attestation["authData"]?.bytesValue, let fmt = attestation["fmt"]?.textValue else {
+            throw Failure(description: "attestation object")
+        }
+        let authData = try AuthenticatorData(bytes: authDataBytes)
+        guard authData.rpIDHash == Digest.sha256(rpID.utf8) else { throw Failure(description: "rpIdHash") }
+        if requireUserPresence && !authData.flags.contains(.userPresent) { throw Failure(description: "UP not set") }
+        guard let credential = authData.attestedCredentialData, credential.credentialID == response.credentialID else {
+            throw Failure(description: "attested credential data")
+        }
+        if authData.flags.contains(.backedUp) && !authData.flags.contains(.backupEligible) { throw Failure(description: "BS without BE") }
+        switch fmt {
+        case "none":
+            guard attestation["attStmt"] == .map([]) else { throw Failure(description: "none attStmt not empty") }
+        case "packed":
+            guard let sig = attestation["attStmt"]?["sig"]?.bytesValue,
+                  attestation["attStmt"]?["alg"]?.intValue == Int64(credential.publicKey.algorithm.rawValue),
+                  credential.publicKey.verify(signature: sig, message: authDataBytes + Digest.sha256(response.clientDataJSON))
+            else { throw Failure(description: "packed self-attestation signature") }
+        default:
+            throw Failure(description: "unexpected fmt \(fmt)")
+        }
+        guard response.publicKey == credential.publicKey.subjectPublicKeyInfo else { throw Failure(description: "getPublicKey() mismatch") }
+        return authData
+    }
+
+    /// §7.2: client data, rpIdHash, UP, and the signature under the registered key.
+    public static func assertion(_ response: AuthenticationResponse, publicKey: COSEKey, challenge: [UInt8], origin: String,
+                                 rpID: String) throws -> AuthenticatorData {
+        let clientData = try JSONValue.parse(response.clientDataJSON)
+        guard clientData["type"]?.stringValue == "webauthn.get" else { throw Failure(description: "type") }
+        guard clientData["challenge"]?.stringValue == Base64URL.encode(challenge) else { throw Failure(description: "challenge") }
+        guard clientData["origin"]?.stringValue == origin else { throw Failure(description: "origin") }
+        let authData = try AuthenticatorData(bytes: response.authenticatorData)
+        guard authData.rpIDHash == Digest.sha256(rpID.utf8) else { throw Failure(description: "rpIdHash") }
+        guard authData.flags.contains(.userPresent) else { throw Failure(description: "UP not set") }
+        guard publicKey.verify(signature: response.signature, message: response.authenticatorData + Digest.sha256(response.clientDataJSON)) else {
+            throw Failure(description: "signature")
+        }
+        return authData
+    }
+}

@@ -1,0 +1,68 @@
+import XCTest
+@testable import WebAuthn
+
+final class RelyingPartyIDTests: XCTestCase {
+    /// (origin, RP ID, allowed?)
+    let table: [(String, String, Bool)] = [
+        ("https://example.com", "example.com", true),
+        ("https://login.example.com", "example.com", true),
+        ("https://a.b.login.example.com:8443", "login.example.com", true),
+        ("https://example.com", "login.example.com", false),
+        ("https://login.example.com", "com", false),
+        ("https://evil.com", "example.com", false),
+        ("https://notexample.com", "example.com", false),
+        ("https://alice.github.io", "alice.github.io", true),
+        ("https://alice.github.io", "github.io", false),
+        ("https://shop.example.co.uk", "example.co.uk", true),
+        ("https://shop.example.co.uk", "co.uk", false),
+        ("https://example.co.uk", "co.uk", false),
+        ("http://localhost:8000", "localhost", true),
+        ("http://app.localhost", "localhost", false),  // "localhost" is a top-level label: a public suffix
+        ("http://app.localhost", "app.localhost", true),
+        ("https://127.0.0.1", "127.0.0.1", false),
+        ("https://[::1]", "::1", false),
+        ("https://example.com", "EXAMPLE.com", false),
+        ("https://example.com", "", false),
+        ("https://example.com", "example.com.", false),
+    ]
+
+    func testRPIDTable() throws {
+        for (originText, rpID, allowed) in table {
+            let origin = try Origin(originText)
+            if allowed {
+                XCTAssertNoThrow(try RelyingPartyID.validate(rpID, for: origin), "\(originText) with \(rpID)")
+            } else {
+                XCTAssertThrowsError(try RelyingPartyID.validate(rpID, for: origin), "\(originText) with \(rpID)") { error in
+                    XCTAssertEqual((error as? WebAuthnError)?.name, .securityError)
+                }
+            }
+        }
+    }
+
+    func testDefaultRPIDIsTheEffectiveDomain() throws {
+        XCTAssertEqual(try RelyingPartyID.defaultID(for: Origin("https://login.example.com:8443")), "login.example.com")
+        XCTAssertThrowsError(try RelyingPartyID.defaultID(for: Origin("https://10.0.0.1"))) {
+            XCTAssertEqual(($0 as? WebAuthnError)?.name, .securityError)
+        }
+    }
+
+    func testOriginsThatAreNotSecureContextsAreSecurityErrors() {
+        for bad in ["http://example.com", "ftp://example.com", "https://example.com/path", "example.com", "https://user@example.com",
+                    "https://example.com:0", "https://Example.com", "android:apk-key-hash:tooShort"] {
+            XCTAssertThrowsError(try Origin(bad), bad) { XCTAssertEqual(($0 as? WebAuthnError)?.name, .securityError) }
+        }
+    }
+
+    func testOriginSerializationDropsDefaultPorts() throws {
+        XCTAssertEqual(try Origin("https://example.com:443").description, "https://example.com")
+        XCTAssertEqual(try Origin("https://example.com:8443").description, "https://example.com:8443")
+        XCTAssertEqual(try Origin("http://localhost:3000").description, "http://localhost:3000")
+    }
+
+    func testAndroidAppOriginsTakeAnyRegistrableRPID() throws {
+        let origin = try Origin("android:apk-key-hash:" + Base64URL.encode([UInt8](repeating: 9, count: 32)))
+        XCTAssertNoThrow(try RelyingPartyID.validate("example.com", for: origin))
+        XCTAssertThrowsError(try RelyingPartyID.validate("co.uk", for: origin))
+        XCTAssertThrowsError(try RelyingPartyID.defaultID(for: origin)) { XCTAssertEqual(($0 as? WebAuthnError)?.name, .typeError) }
+    }
+}
