@@ -1,0 +1,75 @@
+import CredemuTestSupport
+import Foundation
+import WebAuthn
+import XCTest
+@testable import Vault
+
+final class VaultFixtureTests: XCTestCase {
+    static var fixturesDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("vault-fixtures").path
+    }
+
+    func shippedFixtures() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.fixturesDirectory)
+            .filter { $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }.sorted()
+        XCTAssertGreaterThanOrEqual(names.count, 3, "the shipped fixtures")
+        return names.map { Self.fixturesDirectory + "/" + $0 }
+    }
+
+    func testShippedFixturesRoundTripByteForByte() throws {
+        for path in try shippedFixtures() {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let (vault, _) = try makeTestVault()
+            try VaultFixture.importFixture(text, into: vault)
+            XCTAssertEqual(try VaultFixture.export(vault), text, path)
+        }
+    }
+
+    func testExportOfAnEngineMadeVaultReimportsToTheSameExport() throws {
+        let (vault, _) = try makeTestVault()
+        let text = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
+        try VaultFixture.importFixture(text, into: vault)
+        try vault.savePassword(origin: "https://new.example", username: "zoe", password: "p\"w\n", at: Date(vaultMillis: 1_800_000_000_123))
+        let exported = try VaultFixture.export(vault)
+        let (copy, _) = try makeTestVault()
+        try VaultFixture.importFixture(exported, into: copy)
+        XCTAssertEqual(try VaultFixture.export(copy), exported)
+    }
+
+    func testABadRecordImportsNothing() throws {
+        let (vault, _) = try makeTestVault()
+        let good = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
+        let bad = good.replacingOccurrences(of: "\"algorithm\": \"ES256\"", with: "\"algorithm\": \"EdDSA\"")
+        XCTAssertNotEqual(bad, good)
+        XCTAssertThrowsError(try VaultFixture.importFixture(bad, into: vault)) { error in
+            XCTAssertEqual((error as? VaultError)?.code, .invalidInput)
+            XCTAssertTrue("\(error)".contains("privateKey"), "\(error)")
+        }
+        XCTAssertEqual(try vault.allPasskeys(), [])
+        XCTAssertEqual(try vault.allPasswords(), [])
+    }
+
+    func testImportingTwiceCollidesAndLeavesTheFirstImport() throws {
+        let (vault, _) = try makeTestVault()
+        let text = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
+        try VaultFixture.importFixture(text, into: vault)
+        let before = try VaultFixture.export(vault)
+        XCTAssertThrowsError(try VaultFixture.importFixture(text, into: vault)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
+        XCTAssertEqual(try VaultFixture.export(vault), before)
+    }
+
+    func testMalformedFixturesNameTheirFault() throws {
+        let (vault, _) = try makeTestVault()
+        let cases: [(String, String)] = [
+            ("{", "not valid JSON"),
+            (#"{"format": "other", "version": 1}"#, "fixture.format"),
+            (#"{"format": "credemu-vault", "version": 2}"#, "fixture.version"),
+            (#"{"format": "credemu-vault", "version": 1, "extra": 1}"#, "unknown member"),
+            (#"{"format": "credemu-vault", "version": 1, "passwords": [{"origin": "https://x", "username": "a", "password": "b", "created": "yesterday"}]}"#, "passwords[0].created"),
+        ]
+        for (text, fragment) in cases {
+            XCTAssertThrowsError(try VaultFixture.importFixture(text, into: vault)) { XCTAssertTrue("\($0)".contains(fragment), "\($0)") }
+        }
+    }
+}
