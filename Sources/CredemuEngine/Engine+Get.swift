@@ -38,17 +38,22 @@ extension Engine {
 
     /// The credentials a get may use (never hidden ones), then the user's choice among them.
     func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(WebAuthnError) -> PasskeyRecord {
-        var candidates: [PasskeyRecord]
+        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        var candidates: [PasskeyRecord] = []
         do {
-            candidates = try vault.passkeys(rpID: rpID)
+            if allowed.isEmpty {
+                candidates = try vault.passkeys(rpID: rpID).filter(\.settings.discoverable)
+            } else {
+                // Look the allowed IDs up one by one: an RP's allow list is short, a vault may be large.
+                for id in allowed {
+                    if let record = try vault.passkey(id: id), record.rpID == rpID, !record.hidden,
+                       !candidates.contains(where: { $0.credentialID == id }) {
+                        candidates.append(record)
+                    }
+                }
+            }
         } catch {
             throw Engine.storageFailure(error)
-        }
-        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
-        if allowed.isEmpty {
-            candidates = candidates.filter(\.settings.discoverable)
-        } else {
-            candidates = candidates.filter { allowed.contains($0.credentialID) }
         }
         guard !candidates.isEmpty else {
             let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"

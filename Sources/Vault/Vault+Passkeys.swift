@@ -82,10 +82,12 @@ extension Vault {
         }
     }
 
+    private static let selectPasskeysSQL = "SELECT \(passkeyColumns) FROM passkeys "
+
     private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
             var records: [PasskeyRecord] = []
-            try db.query("SELECT \(Vault.passkeyColumns) FROM passkeys \(clause)", bindings) { row throws(VaultError) in
+            try db.query(Vault.selectPasskeysSQL + clause, bindings) { row throws(VaultError) in
                 records.append(try Vault.passkey(from: row))
             }
             return records

@@ -25,6 +25,23 @@ public struct ClientData: Equatable, Sendable {
     }
 
     public var json: String {
+        // The common case (no characters to escape in the origins) skips building a JSON tree: this runs on
+        // every ceremony.
+        if origin.utf8.allSatisfy(ClientData.isPlain), topOrigin?.utf8.allSatisfy(ClientData.isPlain) ?? true,
+           androidPackageName?.utf8.allSatisfy(ClientData.isPlain) ?? true {
+            var out = "{\"type\":\"" + type.rawValue + "\",\"challenge\":\"" + Base64URL.encode(challenge)
+            out += "\",\"origin\":\"" + origin + "\",\"crossOrigin\":" + (crossOrigin ? "true" : "false")
+            if crossOrigin, let topOrigin { out += ",\"topOrigin\":\"" + topOrigin + "\"" }
+            if let androidPackageName { out += ",\"androidPackageName\":\"" + androidPackageName + "\"" }
+            return out + "}"
+        }
+        return treeJSON
+    }
+
+    private static func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 }
+
+    /// The same serialization through the JSON tree, escaping whatever needs it.
+    var treeJSON: String {
         var members: [(String, JSONValue)] = [
             ("type", .string(type.rawValue)),
             ("challenge", .string(Base64URL.encode(challenge))),

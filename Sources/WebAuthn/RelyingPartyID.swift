@@ -36,19 +36,35 @@ public enum RelyingPartyID {
 
     /// A valid domain in the sense of the URL standard, and not an IP address (which WebAuthn refuses).
     public static func isValidDomain(_ s: String) -> Bool {
-        if s.isEmpty || s.count > 253 || s.hasPrefix(".") || s.hasSuffix(".") { return false }
+        let bytes = Array(s.utf8)
+        if bytes.isEmpty || bytes.count > 253 || bytes.first == 0x2E || bytes.last == 0x2E { return false }
         if isIPAddress(s) { return false }
-        let labels = s.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.allSatisfy { label in
-            !label.isEmpty && label.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                && label.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" }
+        var labelLength = 0
+        var previous: UInt8 = 0x2E
+        for byte in bytes {
+            switch byte {
+            case 0x2E:  // '.'
+                if labelLength == 0 || previous == 0x2D { return false }
+                labelLength = 0
+            case 0x2D:  // '-'
+                if labelLength == 0 { return false }
+                labelLength += 1
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
+                labelLength += 1
+            default:
+                return false
+            }
+            if labelLength > 63 { return false }
+            previous = byte
         }
+        return previous != 0x2D
     }
 
     static func isIPAddress(_ s: String) -> Bool {
-        if s.hasPrefix("[") || s.contains(":") { return true }
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.last.map { $0.allSatisfy(\.isNumber) && !$0.isEmpty } ?? false
+        if s.utf8.first == 0x5B || s.utf8.contains(0x3A) { return true }
+        guard let lastDot = s.utf8.lastIndex(of: 0x2E) else { return !s.isEmpty && s.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+        let last = s.utf8[s.utf8.index(after: lastDot)...]
+        return !last.isEmpty && last.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     private static func requireValidDomain(_ s: String, what: String) throws(WebAuthnError) {

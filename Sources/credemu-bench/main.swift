@@ -1,0 +1,1 @@
+Bench.run(arguments: Array(CommandLine.arguments.dropFirst()))

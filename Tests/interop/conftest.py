@@ -1,0 +1,95 @@
+"""Shared helpers for the interop suite: run the credemu CLI, build options with py_webauthn, verify with
+py_webauthn and python-fido2's Fido2Server."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from fido2.server import Fido2Server
+from fido2.utils import websafe_encode
+from fido2.webauthn import AttestedCredentialData, PublicKeyCredentialRpEntity
+from webauthn import (
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"))
+
+
+class Credemu:
+    """One vault, driven through the CLI exactly as another tool would script it."""
+
+    def __init__(self, directory: Path):
+        self.vault = directory / "vault.db"
+
+    def run(self, *args, input=None, check_exit=None):
+        proc = subprocess.run(
+            [BINARY, "--vault", str(self.vault), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if check_exit is not None:
+            assert proc.returncode == check_exit, (proc.returncode, proc.stdout, proc.stderr)
+        return proc
+
+    def json(self, *args, input=None, exit_code=0):
+        proc = self.run(*args, input=input, check_exit=exit_code)
+        return json.loads(proc.stdout)
+
+    def create(self, origin, options, *extra, exit_code=0):
+        text = options if isinstance(options, str) else options_to_json(options)
+        return self.json("create", "--origin", origin, *extra, input=text, exit_code=exit_code)
+
+    def get(self, origin, options, *extra, exit_code=0):
+        text = options if isinstance(options, str) else options_to_json(options)
+        return self.json("get", "--origin", origin, *extra, input=text, exit_code=exit_code)
+
+    def export(self):
+        if not self.vault.exists():
+            return None
+        return self.run("vault", "export", check_exit=0).stdout
+
+
+@pytest.fixture
+def credemu(tmp_path):
+    return Credemu(tmp_path)
+
+
+def verify_registration_both(response, options, origin, rp_id, require_uv=False, require_up=True):
+    """Verifies a registration with py_webauthn and with python-fido2's Fido2Server; returns py_webauthn's result."""
+    verified = verify_registration_response(
+        credential=response,
+        expected_challenge=options.challenge,
+        expected_origin=origin,
+        expected_rp_id=rp_id,
+        require_user_verification=require_uv,
+        require_user_presence=require_up,
+    )
+    server = Fido2Server(PublicKeyCredentialRpEntity(name="Example", id=rp_id), attestation=options.attestation.value)
+    state = {"challenge": websafe_encode(options.challenge), "user_verification": "required" if require_uv else "preferred"}
+    auth_data = server.register_complete(state, response)
+    assert auth_data.credential_data.credential_id == verified.credential_id
+    return verified, auth_data.credential_data
+
+
+def verify_authentication_both(response, options, origin, rp_id, verified_registration, fido2_credential,
+                               sign_count=0, require_uv=False):
+    result = verify_authentication_response(
+        credential=response,
+        expected_challenge=options.challenge,
+        expected_origin=origin,
+        expected_rp_id=rp_id,
+        credential_public_key=verified_registration.credential_public_key,
+        credential_current_sign_count=sign_count,
+        require_user_verification=require_uv,
+    )
+    server = Fido2Server(PublicKeyCredentialRpEntity(name="Example", id=rp_id))
+    state = {"challenge": websafe_encode(options.challenge), "user_verification": "required" if require_uv else "preferred"}
+    matched = server.authenticate_complete(state, [fido2_credential], response)
+    assert matched.credential_id == verified_registration.credential_id
+    return result
