@@ -43,7 +43,7 @@ run: build
 test: deps build test-swift test-interop
 
 test-swift:
-	swift test
+	swift test --disable-swift-testing
 
 test-interop: deps-python
 	CREDEMU_BIN=$(abspath $(CREDEMU)) $(PYTHON) -m pytest Tests/interop -q

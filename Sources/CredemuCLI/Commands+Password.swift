@@ -31,18 +31,8 @@ extension Context {
         return .success
     }
 
+    /// A password as the CLI shows it: its row ID, then the fixture form (the secret only when revealed).
     func passwordJSON(_ p: PasswordRecord, secret: String?) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("id", .number(Double(p.id))),
-            ("origin", .string(p.origin)),
-            ("username", .string(p.username)),
-        ]
-        if let secret { members.append(("password", .string(secret))) }
-        members += [
-            ("created", .string(Timestamp.format(p.createdAt))),
-            ("lastFilled", p.lastFilledAt.map { .string(Timestamp.format($0)) } ?? .null),
-            ("lastUsed", p.lastUsedAt.map { .string(Timestamp.format($0)) } ?? .null),
-        ]
-        return .object(members)
+        .object([("id", .number(Double(p.id)))] + (VaultFixture.passwordJSON(p, password: secret).objectValue ?? []))
     }
 }

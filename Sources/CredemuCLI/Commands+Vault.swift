@@ -42,27 +42,6 @@ extension Context {
         return .success
     }
 
-    /// A passkey as the CLI and API show it: everything but the private key.
-    func passkeyJSON(_ k: PasskeyRecord) -> JSONValue {
-        .object([
-            ("credentialId", .string(k.id)),
-            ("rpId", .string(k.rpID)),
-            ("userHandle", .string(Base64URL.encode(k.userHandle))),
-            ("userName", .string(k.userName)),
-            ("displayName", .string(k.displayName)),
-            ("algorithm", .string(k.algorithm.name)),
-            ("publicKey", .string(Base64URL.encode(k.publicKey.encoded))),
-            ("signCount", .number(Double(k.signCount))),
-            ("counter", .string(k.settings.counter.rawValue)),
-            ("backupEligible", .bool(k.settings.backupEligible)),
-            ("backupState", .bool(k.settings.backupState)),
-            ("aaguid", .string(AAGUID.format(k.settings.aaguid))),
-            ("discoverable", .bool(k.settings.discoverable)),
-            ("attestation", .string(k.settings.attestation.rawValue)),
-            ("hidden", .bool(k.hidden)),
-            ("hiddenAt", k.hiddenAt.map { .string(Timestamp.format($0)) } ?? .null),
-            ("created", .string(Timestamp.format(k.createdAt))),
-            ("lastUsed", k.lastUsedAt.map { .string(Timestamp.format($0)) } ?? .null),
-        ])
-    }
+    /// A passkey as the CLI shows it: the fixture form without the private key.
+    func passkeyJSON(_ k: PasskeyRecord) -> JSONValue { VaultFixture.passkeyJSON(k, privateKey: nil) }
 }

@@ -39,37 +39,11 @@ public enum VaultFixture {
     public static func export(_ vault: Vault) throws(VaultError) -> String {
         var passwords: [JSONValue] = []
         for p in try vault.allPasswords() {
-            passwords.append(.object([
-                ("origin", .string(p.origin)),
-                ("username", .string(p.username)),
-                ("password", .string(try vault.password(for: p))),
-                ("created", .string(Timestamp.format(p.createdAt))),
-                ("lastFilled", Timestamp.json(p.lastFilledAt)),
-                ("lastUsed", Timestamp.json(p.lastUsedAt)),
-            ]))
+            passwords.append(passwordJSON(p, password: try vault.password(for: p)))
         }
         var passkeys: [JSONValue] = []
         for k in try vault.allPasskeys() {
-            passkeys.append(.object([
-                ("credentialId", .string(k.id)),
-                ("rpId", .string(k.rpID)),
-                ("userHandle", .string(Base64URL.encode(k.userHandle))),
-                ("userName", .string(k.userName)),
-                ("displayName", .string(k.displayName)),
-                ("algorithm", .string(k.algorithm.name)),
-                ("privateKey", .string(Base64URL.encode(try vault.privateKey(for: k.credentialID)))),
-                ("signCount", .number(Double(k.signCount))),
-                ("counter", .string(k.settings.counter.rawValue)),
-                ("backupEligible", .bool(k.settings.backupEligible)),
-                ("backupState", .bool(k.settings.backupState)),
-                ("aaguid", .string(AAGUID.format(k.settings.aaguid))),
-                ("discoverable", .bool(k.settings.discoverable)),
-                ("attestation", .string(k.settings.attestation.rawValue)),
-                ("hidden", .bool(k.hidden)),
-                ("hiddenAt", Timestamp.json(k.hiddenAt)),
-                ("created", .string(Timestamp.format(k.createdAt))),
-                ("lastUsed", Timestamp.json(k.lastUsedAt)),
-            ]))
+            passkeys.append(passkeyJSON(k, privateKey: try vault.privateKey(for: k.credentialID)))
         }
         return JSONValue.object([
             ("format", .string(format)),
@@ -77,6 +51,41 @@ public enum VaultFixture {
             ("passwords", .array(passwords)),
             ("passkeys", .array(passkeys)),
         ]).pretty()
+    }
+
+    /// A password in fixture form; without the secret when `password` is nil (listings).
+    public static func passwordJSON(_ p: PasswordRecord, password: String?) -> JSONValue {
+        var members: [(String, JSONValue)] = [("origin", .string(p.origin)), ("username", .string(p.username))]
+        if let password { members.append(("password", .string(password))) }
+        return .object(members + [
+            ("created", .string(Timestamp.format(p.createdAt))),
+            ("lastFilled", Timestamp.json(p.lastFilledAt)),
+            ("lastUsed", Timestamp.json(p.lastUsedAt)),
+        ])
+    }
+
+    /// A passkey in fixture form; with `privateKey` nil (listings) the COSE public key stands in its place.
+    public static func passkeyJSON(_ k: PasskeyRecord, privateKey: [UInt8]?) -> JSONValue {
+        .object([
+            ("credentialId", .string(k.id)),
+            ("rpId", .string(k.rpID)),
+            ("userHandle", .string(Base64URL.encode(k.userHandle))),
+            ("userName", .string(k.userName)),
+            ("displayName", .string(k.displayName)),
+            ("algorithm", .string(k.algorithm.name)),
+            privateKey.map { ("privateKey", .string(Base64URL.encode($0))) } ?? ("publicKey", .string(Base64URL.encode(k.publicKey.encoded))),
+            ("signCount", .number(Double(k.signCount))),
+            ("counter", .string(k.settings.counter.rawValue)),
+            ("backupEligible", .bool(k.settings.backupEligible)),
+            ("backupState", .bool(k.settings.backupState)),
+            ("aaguid", .string(AAGUID.format(k.settings.aaguid))),
+            ("discoverable", .bool(k.settings.discoverable)),
+            ("attestation", .string(k.settings.attestation.rawValue)),
+            ("hidden", .bool(k.hidden)),
+            ("hiddenAt", Timestamp.json(k.hiddenAt)),
+            ("created", .string(Timestamp.format(k.createdAt))),
+            ("lastUsed", Timestamp.json(k.lastUsedAt)),
+        ])
     }
 
     struct Password {
@@ -255,7 +264,7 @@ public enum Timestamp {
         return formatter.date(from: s).map { Date(vaultMillis: $0.vaultMillis) }
     }
 
-    static func json(_ date: Date?) -> JSONValue { date.map { .string(format($0)) } ?? .null }
+    public static func json(_ date: Date?) -> JSONValue { date.map { .string(format($0)) } ?? .null }
 }
 
 /// AAGUIDs as lower-case UUID strings.
