@@ -21,9 +21,17 @@ public enum CLI {
             terminal.write(body.pretty())
             terminal.writeError("credemu: \(error.message)\n")
             return .vaultError
+        } catch let error as CeremonyFailureOutput {
+            terminal.write(error.json.pretty())
+            return .webAuthnError
         } catch let error as WebAuthnError {
             terminal.write(error.json.pretty())
             return .webAuthnError
+        } catch let error as PolicyPack.InvalidPack {
+            let body = JSONValue.object([("error", .object([("name", "InvalidPolicyPack"), ("message", .string(error.message))]))])
+            terminal.write(body.pretty())
+            terminal.writeError("credemu: \(error.message)\n")
+            return .vaultError
         } catch {
             terminal.writeError("credemu: \(error)\n")
             return .vaultError
@@ -38,6 +46,8 @@ final class Context {
     var vaultPath = ".credemu/vault.db"
     var keyFile: String?
     var passphrase: String?
+    var profileName = Vault.defaultProfile
+    var providersDirectory: String?
 
     init(environment: [String: String], terminal: Terminal) {
         self.environment = environment
@@ -49,6 +59,8 @@ final class Context {
         vaultPath = environment["CREDEMU_VAULT"] ?? vaultPath
         keyFile = environment["CREDEMU_KEY_FILE"]
         passphrase = environment["CREDEMU_PASSPHRASE"]
+        profileName = environment["CREDEMU_PROFILE"] ?? profileName
+        providersDirectory = PolicyRegistry.locateDirectory(environment: environment)
         // Global options come before the command.
         while let first = rest.first, first.hasPrefix("--") {
             rest.removeFirst()
@@ -62,6 +74,8 @@ final class Context {
             case "help": terminal.write(Help.main); return .success
             case "vault": vaultPath = try value()
             case "key-file": keyFile = try value()
+            case "profile": profileName = try value()
+            case "providers": providersDirectory = try value()
             case "passphrase-file":
                 let file = try value()
                 guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
@@ -83,9 +97,16 @@ final class Context {
         case "vault": return wantsHelp ? help(Help.vault) : try vaultCommand(args)
         case "password": return wantsHelp ? help(Help.password) : try passwordCommand(args)
         case "demo": return wantsHelp ? help(Help.demo) : try demo(args)
+        case "profile": return wantsHelp ? help(Help.profile) : try profileCommand(args)
+        case "autofill": return wantsHelp ? help(Help.autofill) : try autofill(args)
+        case "signal": return wantsHelp ? help(Help.signal) : try signalCommand(args)
+        case "capabilities": return wantsHelp ? help(Help.capabilities) : try capabilitiesCommand(args)
+        case "clock": return wantsHelp ? help(Help.clock) : try clockCommand(args)
+        case "providers": return wantsHelp ? help(Help.providers) : try providersCommand(args)
+        case "events": return wantsHelp ? help(Help.events) : try eventsCommand(args)
+        case "user": return wantsHelp ? help(Help.user) : try userCommand(args)
         case "help":
-            let topic = args.first.flatMap { ["create": Help.create, "get": Help.get, "vault": Help.vault,
-                                              "password": Help.password, "demo": Help.demo][$0] }
+            let topic = args.first.flatMap { Help.topics[$0] }
             return help(topic ?? Help.main)
         default: throw UsageError("Unknown command '\(command)'.")
         }
@@ -102,9 +123,10 @@ final class Context {
         return .success
     }
 
+    /// The vault, scoped to `--profile`.
     func openVault() throws(VaultError) -> Vault {
-        if let passphrase { return try Vault.open(path: vaultPath, key: .passphrase(passphrase)) }
-        return try Vault.open(path: vaultPath, key: .keyFile(path: keyFile ?? Vault.defaultKeyFile(forVault: vaultPath)))
+        if let passphrase { return try Vault.open(path: vaultPath, key: .passphrase(passphrase)).scoped(to: profileName) }
+        return try Vault.open(path: vaultPath, key: .keyFile(path: keyFile ?? Vault.defaultKeyFile(forVault: vaultPath))).scoped(to: profileName)
     }
 
     /// Reads FILE, or standard input when no file is named.

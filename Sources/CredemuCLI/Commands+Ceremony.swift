@@ -4,38 +4,70 @@ import WebAuthn
 
 extension Context {
     func create(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["origin", "top-origin", "options", "backup-eligible", "backup-state",
-                                                 "counter", "attestation", "aaguid"])
+        let args = try Arguments(words, valued: ["origin", "top-origin", "options", "mediation", "platform", "android-package",
+                                                 "backup-eligible", "backup-state", "counter", "attestation", "aaguid"])
         try args.noMorePositionals(after: 0)
-        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"))
-        let settings = try credentialSettings(args)
-        let options = try CreationOptions(json: try readInput(file: args.value("options")))
+        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"),
+                                androidPackageName: args.value("android-package"))
+        let overrides = try credentialSettingOverrides(args)
+        var options = try CreationOptions(json: try readInput(file: args.value("options")))
+        if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         let vault = try openVault()
         defer { vault.close() }
-        let response = try Engine(vault: vault).create(options, caller: caller, settings: settings)
+        let engine = try engine(vault, platform: args.value("platform"))
+        let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
+        let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }
         printJSON(response.json)
         return .success
     }
 
     func get(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["origin", "top-origin", "options", "pick"])
+        let args = try Arguments(words, valued: ["origin", "top-origin", "options", "pick", "mediation", "platform", "android-package"])
         try args.noMorePositionals(after: 0)
-        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"))
+        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"),
+                                androidPackageName: args.value("android-package"))
         let pick = try args.value("pick").map { (id) throws(UsageError) -> [UInt8] in
             guard let bytes = Base64URL.decode(id) else { throw UsageError("--pick takes a base64url credential ID.") }
             return bytes
         }
-        let options = try RequestOptions(json: try readInput(file: args.value("options")))
+        var options = try RequestOptions(json: try readInput(file: args.value("options")))
+        if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         let vault = try openVault()
         defer { vault.close() }
-        let response = try Engine(vault: vault).get(options, caller: caller, pick: pick)
+        let engine = try engine(vault, platform: args.value("platform"))
+        let response = try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }
         printJSON(response.json)
         return .success
     }
 
-    /// The new credential's settings from the command line, over the synced-passkey defaults.
-    private func credentialSettings(_ args: Arguments) throws(UsageError) -> PasskeySettings {
-        var settings = PasskeySettings.syncedPasskey
+    /// Per-credential overrides from the command line, over the pack's settings for new passkeys.
+    struct SettingOverrides {
+        var backupEligible: Bool?
+        var backupState: Bool?
+        var counter: CounterMode?
+        var attestation: AttestationCapability?
+        var aaguid: [UInt8]?
+
+        var isEmpty: Bool { backupEligible == nil && backupState == nil && counter == nil && attestation == nil && aaguid == nil }
+
+        func applied(to base: PasskeySettings) throws(UsageError) -> PasskeySettings {
+            var s = base
+            if let be = backupEligible {
+                s.backupEligible = be
+                if !be { s.backupState = false }
+            }
+            if let bs = backupState {
+                guard !bs || s.backupEligible else { throw UsageError("--backup-state true needs backup eligibility (WebAuthn L3 §6.1.3).") }
+                s.backupState = bs
+            }
+            if let counter { s.counter = counter }
+            if let attestation { s.attestation = attestation }
+            if let aaguid { s.aaguid = aaguid }
+            return s
+        }
+    }
+
+    private func credentialSettingOverrides(_ args: Arguments) throws(UsageError) -> SettingOverrides {
         func bool(_ name: String) throws(UsageError) -> Bool? {
             guard let v = args.value(name) else { return nil }
             guard let b = ["true": true, "false": false, "1": true, "0": false][v] else {
@@ -43,23 +75,19 @@ extension Context {
             }
             return b
         }
-        if let be = try bool("backup-eligible") { settings.backupEligible = be; if !be { settings.backupState = false } }
-        if let bs = try bool("backup-state") { settings.backupState = bs }
-        if settings.backupState && !settings.backupEligible {
-            throw UsageError("--backup-state true needs --backup-eligible true (WebAuthn L3 §6.1.3).")
-        }
+        var out = SettingOverrides(backupEligible: try bool("backup-eligible"), backupState: try bool("backup-state"))
         if let c = args.value("counter") {
             guard let mode = CounterMode(rawValue: c) else { throw UsageError("--counter takes zero or increment.") }
-            settings.counter = mode
+            out.counter = mode
         }
         if let a = args.value("attestation") {
             guard let cap = AttestationCapability(rawValue: a) else { throw UsageError("--attestation takes none or packed.") }
-            settings.attestation = cap
+            out.attestation = cap
         }
         if let g = args.value("aaguid") {
             guard let aaguid = AAGUID.parse(g) else { throw UsageError("--aaguid takes a UUID.") }
-            settings.aaguid = aaguid
+            out.aaguid = aaguid
         }
-        return settings
+        return out
     }
 }

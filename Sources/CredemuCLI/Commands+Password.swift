@@ -1,3 +1,4 @@
+import CredemuEngine
 import Foundation
 import Vault
 import WebAuthn
@@ -5,7 +6,7 @@ import WebAuthn
 extension Context {
     func passwordCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["origin", "username", "password"], flagNames: ["reveal"])
-        guard let sub = args.positionals.first else { throw UsageError("password needs a subcommand: save or list.") }
+        guard let sub = args.positionals.first else { throw UsageError("password needs a subcommand: save, use or list.") }
         try args.noMorePositionals(after: 1)
         switch sub {
         case "save":
@@ -14,8 +15,19 @@ extension Context {
             let secret = try args.value("password") ?? readInput(file: nil).trimmingCharacters(in: .newlines)
             let vault = try openVault()
             defer { vault.close() }
-            let record = try vault.savePassword(origin: origin, username: username, password: secret, at: Date())
+            let engine = try engine(vault)
+            let record = try run(engine, .create) { () throws(CeremonyError) in
+                try engine.savePassword(origin: origin, username: username, password: secret)
+            }
             printJSON(passwordJSON(record, secret: nil))
+        case "use":
+            let origin = try args.required("origin")
+            let username = try args.required("username")
+            let vault = try openVault()
+            defer { vault.close() }
+            let engine = try engine(vault)
+            try run(engine, .create) { () throws(CeremonyError) in try engine.markPasswordUsed(origin: origin, username: username) }
+            printJSON(.object([("used", .object([("origin", .string(origin)), ("username", .string(username))]))]))
         case "list":
             let vault = try openVault()
             defer { vault.close() }

@@ -6,14 +6,25 @@ enum Help {
     Usage: credemu [GLOBAL OPTIONS] COMMAND [ARGS]
 
     Commands:
-      create      Register a passkey: creation options JSON in, RegistrationResponseJSON out.
-      get         Sign in with a passkey: request options JSON in, AuthenticationResponseJSON out.
-      vault       List, show, remove, import and export the vault's passkeys and passwords.
-      password    Save and list passwords.
-      demo        Register with an example RP, sign in to it, and print both responses.
+      create        Register a passkey (modal, or --mediation conditional for an automatic upgrade).
+      get           Sign in with a passkey: request options JSON in, AuthenticationResponseJSON out.
+      autofill      Fill a saved password into a sign-in form (what an automatic upgrade looks for).
+      password      Save, mark used and list passwords.
+      signal        Send signalUnknownCredential / signalAllAcceptedCredentials / signalCurrentUserDetails.
+      capabilities  getClientCapabilities(), isConditionalMediationAvailable(), isUVPAA() for the profile.
+      profile       Create, list, show, change and remove provider profiles.
+      providers     List, show and validate policy packs.
+      clock         Show, set or advance the vault's virtual clock.
+      user          Script the simulated user's next decisions (accept, cancel, timeout, pick).
+      events        The event log: every ceremony, autofill, signal and setting change with its reason.
+      vault         List, show, remove, import and export the profile's passkeys and passwords.
+      demo          Register with an example RP, sign in to it, and print both responses.
 
     Global options (before the command):
       --vault PATH          The vault file (default: $CREDEMU_VAULT, else .credemu/vault.db).
+      --profile NAME        The provider profile (default: $CREDEMU_PROFILE, else "default": GPM on Chrome desktop,
+                            created on first use).
+      --providers DIR       The policy packs (default: $CREDEMU_PROVIDERS, else the repository's providers/).
       --key-file PATH       The vault key file (default: $CREDEMU_KEY_FILE, else VAULT.key). Created with mode
                             0600 together with a new vault.
       --passphrase-file F   Derive the vault key from the passphrase in F (Argon2id) instead of a key file.
@@ -31,14 +42,21 @@ enum Help {
     Usage: credemu [GLOBAL OPTIONS] create --origin ORIGIN [--options FILE] [OPTIONS]
 
     Runs navigator.credentials.create() for the caller ORIGIN with the PublicKeyCredentialCreationOptionsJSON
-    in FILE (or standard input), bare or wrapped as {"publicKey": ...}. The simulated user accepts. Prints the
-    RegistrationResponseJSON and stores the passkey.
+    in FILE (or standard input), bare or wrapped as {"publicKey": ..., "mediation": ...}. A modal create asks
+    the simulated user (accepts unless `credemu user next` queued otherwise); a conditional create (automatic
+    passkey upgrade) runs the profile's pack: recent matching password, opt-out, existing passkey, exclusion.
+    Prints the RegistrationResponseJSON. A failure prints the web error with its reason and its Android and
+    Apple renderings; an ineligible conditional create is "silent": true.
 
     Options:
       --origin ORIGIN        https://host[:port], http://localhost[:port] or android:apk-key-hash:HASH.
       --top-origin ORIGIN    The top-level origin when the caller is a cross-origin iframe.
       --options FILE         Read the options from FILE instead of standard input.
-    Settings of the new credential (default: a synced passkey, BE=1 BS=1, counter 0, fmt none):
+      --mediation M          conditional (Android isConditional, Apple .conditional) or modal; overrides the options.
+      --platform P           Run on another platform of the profile's account: chrome-desktop, chrome-android,
+                             android, safari, ios, macos.
+      --android-package PKG  The calling app's package, for android:apk-key-hash origins.
+    Settings of the new credential (default: the pack's, e.g. GPM: BE=1 BS=1, counter 0, fmt none):
       --backup-eligible true|false    BE flag.
       --backup-state true|false       BS flag (needs BE).
       --counter zero|increment        Signature counter behaviour.
@@ -58,7 +76,9 @@ enum Help {
       --origin ORIGIN        The caller's origin.
       --top-origin ORIGIN    The top-level origin when the caller is a cross-origin iframe.
       --options FILE         Read the options from FILE instead of standard input.
-      --pick CREDENTIAL_ID   The credential the user picks.
+      --pick CREDENTIAL_ID   The credential the user picks (as a queued `user next pick:ID` does).
+      --mediation M          conditional or modal (recorded; the choice follows the same rules).
+      --platform P           Run on another platform of the profile's account.
 
     """
 
@@ -78,6 +98,8 @@ enum Help {
 
       password save --origin ORIGIN --username NAME [--password PASSWORD]
                             Save a password (read from standard input when --password is absent).
+      password use --origin ORIGIN --username NAME
+                            Record that the filled password was submitted in a sign-in (last used).
       password list [--origin ORIGIN] [--reveal]
                             The saved passwords with their created, last-filled and last-used times;
                             --reveal includes the passwords themselves.
@@ -91,4 +113,83 @@ enum Help {
     it, checks both responses the way an RP does, and prints them.
 
     """
+
+    static let profile = """
+    Usage: credemu [GLOBAL OPTIONS] profile SUBCOMMAND
+
+      profile list                  Every profile with its settings.
+      profile show [NAME]           One profile (default: --profile).
+      profile create NAME [SETTINGS] A new profile; --pack defaults to gpm, --platform to chrome-desktop.
+      profile set NAME SETTINGS     Change settings (logged as a setting event).
+      profile remove NAME           Delete a profile with its passwords, passkeys and events.
+
+    Settings: --pack ID, --packPath FILE (your own pack), --platform P, --osVersion V,
+    --playServicesVersion V, --passcodeSet true|false, --automaticPasskeyUpgrades true|false (false is the
+    opt-out; it holds on every platform of the account), --passkeysEnabled true|false.
+
+    """
+
+    static let autofill = """
+    Usage: credemu [GLOBAL OPTIONS] autofill --origin ORIGIN [--username NAME] [--submit]
+
+    Fills the saved password for ORIGIN (the one for NAME, or the most recently filled) and records the fill
+    time; --submit also records that the sign-in form was submitted. Prints the filled credentials.
+
+    """
+
+    static let signal = """
+    Usage: credemu [GLOBAL OPTIONS] signal unknown|accepted|details --origin ORIGIN [--options FILE] [--platform P]
+
+    Sends PublicKeyCredential.signalUnknownCredential ({rpId, credentialId}), signalAllAcceptedCredentials
+    ({rpId, userId, allAcceptedCredentialIds}) or signalCurrentUserDetails ({rpId, userId, name, displayName}),
+    JSON from FILE or standard input. Prints {"resolved": true}: a signal tells the caller nothing. What the
+    provider did (hid, restored, deleted, renamed, ignored, dropped over quota) is in `credemu events`.
+
+    """
+
+    static let capabilities = """
+    Usage: credemu [GLOBAL OPTIONS] capabilities [--platform P]
+
+    The profile's getClientCapabilities() (keys sorted, omitted where the platform omits them),
+    isConditionalMediationAvailable() and isUserVerifyingPlatformAuthenticatorAvailable(), from its pack.
+
+    """
+
+    static let clock = """
+    Usage: credemu [GLOBAL OPTIONS] clock [show | set TIME | advance DURATION | system]
+
+    The vault's clock. `set` and `advance` (90s, 6m, 2h, 1d) make it virtual: it stands still until moved.
+    `system` returns to wall-clock time.
+
+    """
+
+    static let providers = """
+    Usage: credemu [GLOBAL OPTIONS] providers [list | show ID [--platform P] | validate FILE]
+
+    The policy packs with their versions and sources; one pack's knobs with value, source and whether the
+    value is unconfirmed; or a check of a pack file.
+
+    """
+
+    static let events = """
+    Usage: credemu [GLOBAL OPTIONS] events [--kind K] [--all-profiles] [--after ID] [--limit N]
+
+    The event log of --profile (or of every profile): kinds create, get, autofill, password, signal, setting,
+    clock; each with outcome (success, noop, error, applied, ignored, dropped, ...), reason and detail.
+
+    """
+
+    static let user = """
+    Usage: credemu [GLOBAL OPTIONS] user [next DECISION... | pending | clear]
+
+    The simulated user's next decisions, taken first in, first out by prompts: accept, cancel, timeout,
+    pick:CREDENTIAL_ID. Without a queued decision the user accepts.
+
+    """
+
+    static let topics: [String: String] = [
+        "create": create, "get": get, "vault": vault, "password": password, "demo": demo, "profile": profile,
+        "autofill": autofill, "signal": signal, "capabilities": capabilities, "clock": clock, "providers": providers,
+        "events": events, "user": user,
+    ]
 }

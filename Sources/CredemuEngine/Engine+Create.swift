@@ -4,26 +4,51 @@ import Vault
 import WebAuthn
 
 extension Engine {
-    /// `navigator.credentials.create()` with a modal confirmation the simulated user accepts
+    /// `navigator.credentials.create()`: modal, or an automatic upgrade when `mediation` is "conditional"
     /// (WebAuthn L3 §5.1.3 for the client steps, §6.3.2 for the authenticator's).
-    public func create(_ options: CreationOptions, caller: Caller, settings: PasskeySettings? = nil) throws(WebAuthnError) -> RegistrationResponse {
-        if options.mediation == "conditional" {
-            throw .notSupported("Conditional create (mediation \"conditional\") needs a provider policy; none is configured for this engine.")
-        }
-        let rpID = try relyingPartyID(options.rp.id, caller: caller)
-        let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
-        try checkExclusions(options.excludeCredentials, rpID: rpID)
+    ///
+    /// - Parameter settings: overrides the pack's settings for the new passkey.
+    public func create(_ options: CreationOptions, caller: Caller, settings: PasskeySettings? = nil) throws(CeremonyError) -> RegistrationResponse {
+        if options.mediation == "conditional" { return try conditionalCreate(options, caller: caller, settings: settings) }
+        return try modalCreate(options, caller: caller, settings: settings, note: nil)
+    }
 
-        let settings = settings ?? authenticator.newPasskeys
-        let userVerified = options.userVerification != .discouraged
+    /// A create with the provider's sheet: the user confirms (or cancels, or lets it time out).
+    func modalCreate(_ options: CreationOptions, caller: Caller, settings: PasskeySettings?, note: String?) throws(CeremonyError) -> RegistrationResponse {
+        var detail = ceremonyDetail(options, caller: caller)
+        if let note { detail.append(("note", .string(note))) }
+        do throws(CeremonyError) {
+            let rpID = try relyingPartyID(options.rp.id, caller: caller)
+            let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
+            guard profile.passkeysEnabled else {
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: passkeys are turned off in the provider."),
+                                    reason: .passkeysDisabled)
+            }
+            if let match = try excludedMatch(options, rpID: rpID) { throw exclusionFailure(match, timeout: options.timeout) }
+            if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
+            let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
+                                              userPresent: true, userVerified: reportsUserVerification(options.userVerification))
+            log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
+                                                         ("userVerification", .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue)))])
+            return response
+        } catch {
+            throw failed("create", error, detail)
+        }
+    }
+
+    /// Generates, stores and answers with a new credential; the caller has made every check.
+    func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings: PasskeySettings?,
+                        userPresent: Bool, userVerified: Bool) throws(CeremonyError) -> RegistrationResponse {
+        let settings = settings ?? knobs.newPasskeySettings
         let key: any SigningKey
         do {
             key = try SigningKeys.generate(algorithm)
         } catch {
-            throw WebAuthnError(.unknownError, "Key generation failed: \(error.message)")
+            throw CeremonyError(WebAuthnError(.unknownError, "Key generation failed: \(error.message)"), reason: .storage)
         }
-        let credentialID = SecureRandom.bytes(authenticator.credentialIDLength)
-        var flags: AuthenticatorData.Flags = [.userPresent]
+        let credentialID = SecureRandom.bytes(16)
+        var flags: AuthenticatorData.Flags = []
+        if userPresent { flags.insert(.userPresent) }
         if userVerified { flags.insert(.userVerified) }
         if settings.backupEligible { flags.insert(.backupEligible) }
         if settings.backupEligible && settings.backupState { flags.insert(.backedUp) }
@@ -37,21 +62,16 @@ extension Engine {
             do {
                 statement = .packedSelf(algorithm: algorithm, signature: try key.sign(authData + Digest.sha256(clientData)))
             } catch {
-                throw WebAuthnError(.unknownError, "Attestation signing failed: \(error.message)")
+                throw CeremonyError(WebAuthnError(.unknownError, "Attestation signing failed: \(error.message)"), reason: .storage)
             }
         } else {
             statement = .none
         }
-
         let record = PasskeyRecord(
             credentialID: credentialID, rpID: rpID, userHandle: options.user.id, userName: options.user.name,
             displayName: options.user.displayName, algorithm: algorithm, publicKey: key.publicKey, signCount: 0,
             settings: settings, createdAt: clock.now())
-        do {
-            try vault.insertPasskey(record, privateKey: key.pkcs8)
-        } catch {
-            throw Engine.storageFailure(error)
-        }
+        try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8) }
         remember(key, for: credentialID)
 
         var extensionResults: [(String, JSONValue)] = []
@@ -59,36 +79,50 @@ extension Engine {
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
-            authenticatorData: authData, transports: authenticator.transports, publicKey: key.subjectPublicKeyInfo,
-            publicKeyAlgorithm: algorithm, authenticatorAttachment: authenticator.attachment,
-            clientExtensionResults: extensionResults)
+            authenticatorData: authData, transports: knobs.transports, publicKey: key.subjectPublicKeyInfo,
+            publicKeyAlgorithm: algorithm, authenticatorAttachment: "platform", clientExtensionResults: extensionResults)
     }
 
-    /// The first of the RP's `pubKeyCredParams` this authenticator supports (§5.1.3 steps 10 and 11; an empty
-    /// list means ES256 then RS256).
-    func negotiateAlgorithm(_ params: [CreationOptions.Parameter]) throws(WebAuthnError) -> COSEAlgorithm {
+    /// The first of the RP's `pubKeyCredParams` this provider supports (§5.1.3 steps 10 and 11; an empty list
+    /// means ES256 then RS256).
+    func negotiateAlgorithm(_ params: [CreationOptions.Parameter]) throws(CeremonyError) -> COSEAlgorithm {
         let requested = params.isEmpty
             ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue]
             : params.filter { $0.type == "public-key" }.map(\.alg)
         for alg in requested {
-            if let algorithm = COSEAlgorithm(rawValue: alg), authenticator.algorithms.contains(algorithm) { return algorithm }
+            if let algorithm = COSEAlgorithm(rawValue: alg), knobs.algorithms.contains(algorithm) { return algorithm }
         }
-        let offered = authenticator.algorithms.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ")
-        throw .notSupported("None of the requested algorithms \(requested) is supported; this authenticator offers \(offered).")
+        let offered = knobs.algorithms.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ")
+        throw CeremonyError(.notSupported("None of the requested algorithms \(requested) is supported; \(policy.name) offers \(offered)."))
     }
 
-    /// §6.3.2 step 3: a credential in `excludeCredentials` for this RP means the user already has one here.
-    func checkExclusions(_ excluded: [CredentialDescriptor], rpID: String) throws(WebAuthnError) {
-        guard !excluded.isEmpty else { return }
-        let stored: [PasskeyRecord]
-        do {
-            stored = try vault.passkeys(rpID: rpID, includeHidden: true)
-        } catch {
-            throw Engine.storageFailure(error)
+    /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`.
+    func excludedMatch(_ options: CreationOptions, rpID: String) throws(CeremonyError) -> PasskeyRecord? {
+        let ids = Set(options.excludeCredentials.filter { $0.type == "public-key" }.map(\.id))
+        guard !ids.isEmpty else { return nil }
+        let stored = try store { () throws(VaultError) in try vault.passkeys(rpID: rpID, includeHidden: true) }
+        return stored.first { ids.contains($0.credentialID) && (knobs.exclusionScope == .relyingParty || $0.userHandle == options.user.id) }
+    }
+
+    /// What the page sees when an excluded credential is found, per the pack.
+    func exclusionFailure(_ match: PasskeyRecord, timeout: Double?) -> CeremonyError {
+        switch knobs.exclusionOutcome {
+        case .invalidStateError:
+            return CeremonyError(.invalidState("The user attempted to register an authenticator that contains one of the credentials already registered with the relying party (credential \(match.id) for \(match.userName))."),
+                                 reason: .excludedCredential)
+        case .notAllowedError:
+            return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds an excluded credential (\(match.id))."),
+                                 reason: .excludedCredential)
+        case .noAnswer:
+            let millis = Int(timeout ?? 300_000)
+            return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider showed an 'already registered' notice and never answered; the promise settled at the \(millis) ms timeout."),
+                                 reason: .noAnswerUntilTimeout, afterTimeoutMillis: millis)
         }
-        let ids = Set(excluded.filter { $0.type == "public-key" }.map(\.id))
-        if let match = stored.first(where: { ids.contains($0.credentialID) }) {
-            throw .invalidState("The user attempted to register an authenticator that contains one of the credentials already registered with the relying party (credential \(match.id) for \(match.userName)).")
-        }
+    }
+
+    func ceremonyDetail(_ options: CreationOptions, caller: Caller) -> [(String, JSONValue)] {
+        [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
+         ("userName", .string(options.user.name)), ("userHandle", .string(Base64URL.encode(options.user.id))),
+         ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))]
     }
 }

@@ -4,43 +4,71 @@ import Vault
 import WebAuthn
 
 extension Engine {
-    /// `navigator.credentials.get()` with the simulated user choosing a credential (WebAuthn L3 §5.1.4, §6.3.3).
+    /// `navigator.credentials.get()` with the simulated user choosing (WebAuthn L3 §5.1.4, §6.3.3). Hidden
+    /// passkeys are never offered.
     ///
-    /// - Parameter pick: the credential the user picks when several match; by default the most recently used
-    ///   (or, failing that, the newest).
-    public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(WebAuthnError) -> AuthenticationResponse {
-        let rpID = try relyingPartyID(options.rpId, caller: caller)
-        let record = try chooseCredential(options, rpID: rpID, pick: pick)
-        let key = try signingKey(for: record)
+    /// - Parameter pick: the credential the user picks when several match; a queued `pick:` decision does
+    ///   the same. By default the most recently used (or, failing that, the newest).
+    public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> AuthenticationResponse {
+        var detail: [(String, JSONValue)] = [("origin", .string(caller.origin.description)),
+                                             ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
+                                             ("mediation", .string(options.mediation ?? "modal")),
+                                             ("allowCredentials", .number(Double(options.allowCredentials.count)))]
+        do throws(CeremonyError) {
+            let rpID = try relyingPartyID(options.rpId, caller: caller)
+            // One transaction: the choice, the counter and the log entry commit together.
+            return try atomically { () throws(CeremonyError) -> AuthenticationResponse in
+                let decision = try nextDecision()
+                if let failure = declined(decision, timeout: options.timeout) { throw failure }
+                var chosen = pick
+                if case .pick(let id) = decision { chosen = id }
+                let record = try chooseCredential(options, rpID: rpID, pick: chosen)
+                let key = try signingKey(for: record)
 
-        let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
-        var flags: AuthenticatorData.Flags = [.userPresent]
-        if options.userVerification != .discouraged { flags.insert(.userVerified) }
-        if record.settings.backupEligible { flags.insert(.backupEligible) }
-        if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
-        let authData = AuthenticatorData(rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: signCount).bytes
-        let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
-        let signature: [UInt8]
-        do {
-            signature = try key.sign(authData + Digest.sha256(clientData))
+                let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
+                var flags: AuthenticatorData.Flags = [.userPresent]
+                if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
+                if record.settings.backupEligible { flags.insert(.backupEligible) }
+                if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
+                let authData = AuthenticatorData(rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: signCount).bytes
+                let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
+                let signature: [UInt8]
+                do throws(SigningError) {
+                    signature = try key.sign(authData + Digest.sha256(clientData))
+                } catch {
+                    throw CeremonyError(WebAuthnError(.unknownError, "Signing failed: \(error.message)"), reason: .storage)
+                }
+                let now = clock.now()
+                try store { () throws(VaultError) in try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now) }
+                detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
+                log("get", "success", .success, detail)
+                return AuthenticationResponse(
+                    credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
+                    userHandle: record.userHandle, authenticatorAttachment: "platform")
+            }
         } catch {
-            throw WebAuthnError(.unknownError, "Signing failed: \(error.message)")
+            throw failed("get", error, detail)
         }
+    }
+
+    /// Runs `body` in one vault transaction, keeping its `CeremonyError`s.
+    func atomically<T>(_ body: () throws(CeremonyError) -> T) throws(CeremonyError) -> T {
         do {
-            try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: clock.now())
-        } catch {
+            return try vault.atomically { try body() }
+        } catch let error as CeremonyError {
+            throw error
+        } catch let error as VaultError {
             throw Engine.storageFailure(error)
+        } catch {
+            throw CeremonyError(WebAuthnError(.unknownError, "\(error)"), reason: .storage)
         }
-        return AuthenticationResponse(
-            credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-            userHandle: record.userHandle, authenticatorAttachment: authenticator.attachment)
     }
 
     /// The credentials a get may use (never hidden ones), then the user's choice among them.
-    func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(WebAuthnError) -> PasskeyRecord {
+    func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(CeremonyError) -> PasskeyRecord {
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         var candidates: [PasskeyRecord] = []
-        do {
+        try store { () throws(VaultError) in
             if allowed.isEmpty {
                 candidates = try vault.passkeys(rpID: rpID).filter(\.settings.discoverable)
             } else {
@@ -52,16 +80,16 @@ extension Engine {
                     }
                 }
             }
-        } catch {
-            throw Engine.storageFailure(error)
         }
         guard !candidates.isEmpty else {
             let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
-            throw .notAllowed("The operation either timed out or was not allowed: the vault holds \(scope) for \(rpID).")
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
+                                reason: .noCredential)
         }
         if let pick {
             guard let chosen = candidates.first(where: { $0.credentialID == pick }) else {
-                throw .notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID).")
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
+                                    reason: .noCredential)
             }
             return chosen
         }

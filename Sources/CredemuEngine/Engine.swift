@@ -3,28 +3,35 @@ import Signing
 import Vault
 import WebAuthn
 
-/// The credential provider: answers create and get ceremonies from its vault, as a browser plus
-/// authenticator would.
+/// The credential provider for one profile: answers ceremonies, autofill and signals from the profile's vault
+/// as the profile's policy says the real provider would, and logs what it did.
 ///
-/// Every ceremony either returns the response a browser hands the RP or throws one `WebAuthnError`; a failed
-/// ceremony leaves the vault unchanged.
+/// Every failure is one `CeremonyError` (web name, message, reason); a failed ceremony leaves the vault's
+/// credentials as they were.
 public final class Engine: @unchecked Sendable {
+    /// The vault handle, scoped to the profile.
     public let vault: Vault
     public let clock: any Clock
-    public let authenticator: AuthenticatorModel
+    public let profile: Profile
+    public let policy: any ProviderPolicy
+    /// The policy's knobs on the profile's platform.
+    public let knobs: PolicyKnobs
 
     private let cacheLock = NSLock()
     private var keyCache: [[UInt8]: any SigningKey] = [:]
     private static let keyCacheLimit = 4096
 
-    public init(vault: Vault, clock: any Clock = SystemClock(), authenticator: AuthenticatorModel = .standard) {
-        self.vault = vault
+    public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock()) {
+        let profile = profile ?? Profile(name: vault.profile, pack: policy.id)
+        self.vault = vault.profile == profile.name ? vault : vault.scoped(to: profile.name)
         self.clock = clock
-        self.authenticator = authenticator
+        self.profile = profile
+        self.policy = policy
+        self.knobs = policy.knobs(for: profile.platform)
     }
 
     /// The signing key of a stored passkey, parsed once and kept in memory.
-    func signingKey(for record: PasskeyRecord) throws(WebAuthnError) -> any SigningKey {
+    func signingKey(for record: PasskeyRecord) throws(CeremonyError) -> any SigningKey {
         cacheLock.lock()
         let cached = keyCache[record.credentialID]
         cacheLock.unlock()
@@ -35,7 +42,7 @@ public final class Engine: @unchecked Sendable {
         } catch let error as VaultError {
             throw Engine.storageFailure(error)
         } catch {
-            throw WebAuthnError(.unknownError, "The private key of credential \(record.id) is unusable: \(error).")
+            throw CeremonyError(WebAuthnError(.unknownError, "The private key of credential \(record.id) is unusable: \(error)."), reason: .storage)
         }
         remember(key, for: record.credentialID)
         return key
@@ -48,20 +55,60 @@ public final class Engine: @unchecked Sendable {
         cacheLock.unlock()
     }
 
+    func forget(_ credentialID: [UInt8]) {
+        cacheLock.lock()
+        keyCache[credentialID] = nil
+        cacheLock.unlock()
+    }
+
     /// A vault failure during a ceremony, as the caller sees it.
-    static func storageFailure(_ error: VaultError) -> WebAuthnError {
-        WebAuthnError(.unknownError, "The credential store failed: \(error.message)")
+    static func storageFailure(_ error: VaultError) -> CeremonyError {
+        CeremonyError(WebAuthnError(.unknownError, "The credential store failed: \(error.message)"), reason: .storage)
+    }
+
+    /// Runs a vault operation, turning its failure into a ceremony failure.
+    func store<T>(_ body: () throws(VaultError) -> T) throws(CeremonyError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Engine.storageFailure(error)
+        }
     }
 
     /// The RP ID a ceremony runs under: the one given, checked against the caller, or the default.
-    func relyingPartyID(_ requested: String?, caller: Caller) throws(WebAuthnError) -> String {
-        guard let requested else { return try RelyingPartyID.defaultID(for: caller.origin) }
-        try RelyingPartyID.validate(requested, for: caller.origin)
-        return requested
+    func relyingPartyID(_ requested: String?, caller: Caller) throws(CeremonyError) -> String {
+        do {
+            guard let requested else { return try RelyingPartyID.defaultID(for: caller.origin) }
+            try RelyingPartyID.validate(requested, for: caller.origin)
+            return requested
+        } catch {
+            throw CeremonyError(error)
+        }
     }
 
     func clientData(_ type: ClientData.CeremonyType, challenge: [UInt8], caller: Caller) -> ClientData {
         ClientData(type: type, challenge: challenge, origin: caller.origin.description, crossOrigin: caller.isCrossOrigin,
-                   topOrigin: caller.isCrossOrigin ? caller.topOrigin?.description : nil)
+                   topOrigin: caller.isCrossOrigin ? caller.topOrigin?.description : nil, androidPackageName: caller.androidPackageName)
+    }
+
+    /// The user-verification bit this provider reports when the RP asks for `requirement`.
+    func reportsUserVerification(_ requirement: UserVerification) -> Bool {
+        switch knobs.userVerification {
+        case .performed: return requirement != .discouraged
+        case .alwaysClaimed: return true
+        }
+    }
+
+    /// Appends an event for the profile; the log never makes a ceremony fail.
+    func log(_ kind: String, _ outcome: String, _ reason: Reason, _ detail: [(String, JSONValue)]) {
+        let base: [(String, JSONValue)] = [("pack", .string(policy.id)), ("platform", .string(profile.platform.rawValue))]
+        _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(base + detail), at: clock.now())
+    }
+
+    /// Logs a failure and returns it for throwing.
+    func failed(_ kind: String, _ failure: CeremonyError, _ detail: [(String, JSONValue)]) -> CeremonyError {
+        log(kind, failure.silent ? "noop" : "error", failure.reason,
+            detail + [("error", .string(failure.error.name.rawValue)), ("message", .string(failure.error.message))])
+        return failure
     }
 }

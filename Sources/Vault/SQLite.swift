@@ -88,15 +88,28 @@ final class SQLiteDatabase {
         return statement
     }
 
-    /// Runs `body` in one transaction: all of it lands, or none of it.
+    /// Runs `body` in one transaction: all of it lands, or none of it. Inside a transaction already, it
+    /// simply runs `body` as part of the outer one.
     func transaction<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        do {
+            return try anyTransaction(body)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw VaultError(.storage, "\(error)")
+        }
+    }
+
+    /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged.
+    func anyTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
+        try query("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try query("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? query("ROLLBACK")
             throw error
         }
     }

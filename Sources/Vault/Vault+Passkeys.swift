@@ -13,9 +13,9 @@ extension Vault {
         try locked { () throws(VaultError) in
             do throws(VaultError) {
                 try db.query("""
-                    INSERT INTO passkeys (\(Vault.passkeyColumns), private_key)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, Vault.bindings(record) + [.blob(sealed)])
+                    INSERT INTO passkeys (\(Vault.passkeyColumns), private_key, profile)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, Vault.bindings(record) + [.blob(sealed), .text(profile)])
             } catch {
                 if error.code == .duplicate {
                     throw VaultError(.duplicate, "A passkey with credential ID \(record.id) is already in the vault.")
@@ -27,23 +27,24 @@ extension Vault {
 
     /// Every passkey, ordered by RP ID, user name and creation.
     public func allPasskeys() throws(VaultError) -> [PasskeyRecord] {
-        try selectPasskeys("ORDER BY rp_id, user_name, created_at, credential_id", [])
+        try selectPasskeys("WHERE profile = ? ORDER BY rp_id, user_name, created_at, credential_id", [.text(profile)])
     }
 
     /// The passkeys for an RP ID, hidden ones only when asked for.
     public func passkeys(rpID: String, includeHidden: Bool = false) throws(VaultError) -> [PasskeyRecord] {
-        try selectPasskeys("WHERE rp_id = ?\(includeHidden ? "" : " AND hidden = 0") ORDER BY created_at, credential_id", [.text(rpID)])
+        try selectPasskeys("WHERE profile = ? AND rp_id = ?\(includeHidden ? "" : " AND hidden = 0") ORDER BY created_at, credential_id",
+                           [.text(profile), .text(rpID)])
     }
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
-        try selectPasskeys("WHERE credential_id = ?", [.blob(credentialID)]).first
+        try selectPasskeys("WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)]).first
     }
 
     /// The decrypted PKCS#8 private key of a stored passkey.
     public func privateKey(for credentialID: [UInt8]) throws(VaultError) -> [UInt8] {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
             var found: [UInt8]?
-            try db.query("SELECT private_key FROM passkeys WHERE credential_id = ?", [.blob(credentialID)]) { row in
+            try db.query("SELECT private_key FROM passkeys WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)]) { row in
                 found = row.blob(0)
             }
             return found
@@ -58,8 +59,8 @@ extension Vault {
     /// Records a completed assertion: the new counter value and the time of use.
     public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ?",
-                         [.int(Int64(signCount)), .int(time.vaultMillis), .blob(credentialID)])
+            try db.query("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ? AND profile = ?",
+                         [.int(Int64(signCount)), .int(time.vaultMillis), .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
         }
     }
@@ -67,8 +68,17 @@ extension Vault {
     /// Hides or unhides a passkey; a hidden passkey is never offered to a get.
     public func setHidden(credentialID: [UInt8], hidden: Bool, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ?",
-                         [.bool(hidden), hidden ? .int(time.vaultMillis) : .null, .blob(credentialID)])
+            try db.query("UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ? AND profile = ?",
+                         [.bool(hidden), hidden ? .int(time.vaultMillis) : .null, .blob(credentialID), .text(profile)])
+            guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
+        }
+    }
+
+    /// Renames a passkey's user entity (a current-user-details signal).
+    public func updateUser(credentialID: [UInt8], name: String, displayName: String) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("UPDATE passkeys SET user_name = ?, display_name = ? WHERE credential_id = ? AND profile = ?",
+                         [.text(name), .text(displayName), .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
         }
     }
@@ -77,7 +87,7 @@ extension Vault {
     @discardableResult
     public func removePasskey(credentialID: [UInt8]) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
-            try db.query("DELETE FROM passkeys WHERE credential_id = ?", [.blob(credentialID)])
+            try db.query("DELETE FROM passkeys WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)])
             return db.changes == 1
         }
     }

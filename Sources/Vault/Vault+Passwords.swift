@@ -9,9 +9,10 @@ extension Vault {
         let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
         try locked { () throws(VaultError) in
             try db.query("""
-                INSERT INTO passwords (origin, username, password, created_at, last_filled_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (origin, username) DO UPDATE SET password = excluded.password
-                """, [.text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
+                INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password
+                """, [.text(profile), .text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
                       .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis)])
         }
         guard let record = try passwords(origin: origin).first(where: { $0.username == username }) else {
@@ -22,18 +23,18 @@ extension Vault {
 
     /// Every password, ordered by origin and username.
     public func allPasswords() throws(VaultError) -> [PasswordRecord] {
-        try selectPasswords("ORDER BY origin, username", [])
+        try selectPasswords("WHERE profile = ? ORDER BY origin, username", [.text(profile)])
     }
 
     public func passwords(origin: String) throws(VaultError) -> [PasswordRecord] {
-        try selectPasswords("WHERE origin = ? ORDER BY username", [.text(origin)])
+        try selectPasswords("WHERE profile = ? AND origin = ? ORDER BY username", [.text(profile), .text(origin)])
     }
 
     /// The decrypted password of a record.
     public func password(for record: PasswordRecord) throws(VaultError) -> String {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
             var found: [UInt8]?
-            try db.query("SELECT password FROM passwords WHERE id = ?", [.int(record.id)]) { row in found = row.blob(0) }
+            try db.query("SELECT password FROM passwords WHERE id = ? AND profile = ?", [.int(record.id), .text(profile)]) { row in found = row.blob(0) }
             return found
         }
         guard let sealed else { throw VaultError(.notFound, "No password for \(record.username) at \(record.origin).") }
@@ -56,14 +57,14 @@ extension Vault {
     @discardableResult
     public func removePassword(id: Int64) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
-            try db.query("DELETE FROM passwords WHERE id = ?", [.int(id)])
+            try db.query("DELETE FROM passwords WHERE id = ? AND profile = ?", [.int(id), .text(profile)])
             return db.changes == 1
         }
     }
 
     private func updatePassword(_ column: String, id: Int64, time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passwords SET \(column) = ? WHERE id = ?", [.int(time.vaultMillis), .int(id)])
+            try db.query("UPDATE passwords SET \(column) = ? WHERE id = ? AND profile = ?", [.int(time.vaultMillis), .int(id), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No password with id \(id).") }
         }
     }

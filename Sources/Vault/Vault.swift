@@ -12,16 +12,45 @@ public final class Vault: @unchecked Sendable {
     public static var schemaVersion: Int { VaultMigrations.all.count }
 
     public let path: String
-    let db: SQLiteDatabase
-    let box: SecretBox
-    private let lock = NSRecursiveLock()
+    /// The profile whose records this handle reads and writes; see `scoped(to:)`.
+    public let profile: String
+    private let connection: Connection
+
+    var db: SQLiteDatabase { connection.db }
+    var box: SecretBox { connection.box }
+
+    /// The connection, key and lock that every profile's handle on one file shares.
+    private final class Connection: @unchecked Sendable {
+        let db: SQLiteDatabase
+        let box: SecretBox
+        let lock = NSRecursiveLock()
+
+        init(db: SQLiteDatabase, box: SecretBox) {
+            self.db = db
+            self.box = box
+        }
+    }
+
+    /// The profile records belong to when none is named.
+    public static let defaultProfile = "default"
 
     private static let keyCheckPlaintext = Array("credemu vault key check".utf8)
 
     private init(path: String, db: SQLiteDatabase, box: SecretBox) {
         self.path = path
-        self.db = db
-        self.box = box
+        self.profile = Vault.defaultProfile
+        self.connection = Connection(db: db, box: box)
+    }
+
+    private init(path: String, profile: String, connection: Connection) {
+        self.path = path
+        self.profile = profile
+        self.connection = connection
+    }
+
+    /// A handle on the same file whose passwords, passkeys and events are those of `profile`.
+    public func scoped(to profile: String) -> Vault {
+        Vault(path: path, profile: profile, connection: connection)
     }
 
     /// Opens the vault at `path`, creating it (and, for a key-file source, the key file) when absent.
@@ -131,8 +160,8 @@ public final class Vault: @unchecked Sendable {
 
     /// Runs `body` holding the connection; every public operation goes through here.
     func locked<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        connection.lock.lock()
+        defer { connection.lock.unlock() }
         return try body()
     }
 
@@ -141,10 +170,18 @@ public final class Vault: @unchecked Sendable {
         try locked { () throws(VaultError) in try db.transaction(body) }
     }
 
+    /// Runs `body` as one transaction whatever it throws: the engine groups a ceremony's reads and writes so
+    /// they commit once, or not at all.
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
+        connection.lock.lock()
+        defer { connection.lock.unlock() }
+        return try db.anyTransaction(body)
+    }
+
     /// Closes the connection; the WAL is checkpointed into the main file.
     public func close() {
-        lock.lock()
-        defer { lock.unlock() }
+        connection.lock.lock()
+        defer { connection.lock.unlock() }
         db.close()
     }
 }

@@ -1,21 +1,23 @@
 /// The vault schema, one migration per version; `PRAGMA user_version` records how many have run.
 enum VaultMigrations {
     static let all: [String] = [
-        // 1: passwords and passkeys.
+        // 1: passwords, passkeys, profiles, the event log, signal quotas and scripted user decisions.
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
         CREATE TABLE passwords (
             id INTEGER PRIMARY KEY,
+            profile TEXT NOT NULL,
             origin TEXT NOT NULL,
             username TEXT NOT NULL,
             password BLOB NOT NULL,
             created_at INTEGER NOT NULL,
             last_filled_at INTEGER,
             last_used_at INTEGER,
-            UNIQUE (origin, username)
+            UNIQUE (profile, origin, username)
         );
         CREATE TABLE passkeys (
             credential_id BLOB PRIMARY KEY,
+            profile TEXT NOT NULL,
             rp_id TEXT NOT NULL,
             user_handle BLOB NOT NULL,
             user_name TEXT NOT NULL,
@@ -35,7 +37,33 @@ enum VaultMigrations {
             created_at INTEGER NOT NULL,
             last_used_at INTEGER
         );
-        CREATE INDEX passkeys_by_rp ON passkeys (rp_id, user_handle);
+        CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle);
+        CREATE TABLE profiles (
+            name TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            profile TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            detail TEXT NOT NULL
+        );
+        CREATE INDEX events_by_profile ON events (profile, kind, id);
+        CREATE TABLE signal_quota (
+            profile TEXT NOT NULL,
+            key TEXT NOT NULL,
+            state TEXT NOT NULL,
+            PRIMARY KEY (profile, key)
+        );
+        CREATE TABLE user_decisions (
+            id INTEGER PRIMARY KEY,
+            profile TEXT NOT NULL,
+            decision TEXT NOT NULL
+        );
         """,
     ]
 

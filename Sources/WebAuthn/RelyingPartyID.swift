@@ -34,6 +34,11 @@ public enum RelyingPartyID {
         }
     }
 
+    /// The registrable domain (eTLD+1) of a domain, or the domain itself when it has none (localhost).
+    public static func registrableDomain(_ domain: String) -> String {
+        PublicSuffixList.shared.registrableDomain(domain) ?? domain
+    }
+
     /// A valid domain in the sense of the URL standard, and not an IP address (which WebAuthn refuses).
     public static func isValidDomain(_ s: String) -> Bool {
         let bytes = Array(s.utf8)
@@ -85,6 +90,11 @@ final class PublicSuffixList: @unchecked Sendable {
     func isPublicSuffix(_ domain: String) -> Bool {
         guard let context else { return false }
         return psl_is_public_suffix2(context, domain, PSL_TYPE_ICANN | PSL_TYPE_PRIVATE | PSL_TYPE_NO_STAR_RULE) != 0
+    }
+
+    func registrableDomain(_ domain: String) -> String? {
+        guard let context, let result = psl_registrable_domain(context, domain) else { return nil }
+        return String(cString: result)
     }
 
     func isCookieDomainAcceptable(host: String, domain: String) -> Bool {

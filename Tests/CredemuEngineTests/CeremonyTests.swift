@@ -32,7 +32,7 @@ final class CeremonyTests: XCTestCase {
 
     func assertError(_ name: WebAuthnError.Name, _ fragment: String = "", _ body: () throws -> Void, line: UInt = #line) {
         XCTAssertThrowsError(try body(), line: line) { error in
-            XCTAssertEqual((error as? WebAuthnError)?.name, name, "\(error)", line: line)
+            XCTAssertEqual((error as? CeremonyError)?.error.name, name, "\(error)", line: line)
             XCTAssertTrue(fragment.isEmpty || "\(error)".contains(fragment), "\(error) lacks \(fragment)", line: line)
         }
     }

@@ -20,14 +20,19 @@ BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"
 
 
 class Credemu:
-    """One vault, driven through the CLI exactly as another tool would script it."""
+    """One vault, driven through the CLI exactly as another tool would script it. By default it plays the
+    built-in WebAuthn reference policy (all three algorithms); `profile` switches to another profile."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, profile="spec"):
         self.vault = directory / "vault.db"
+        self.profile = profile
+        if profile == "spec":
+            subprocess.run([BINARY, "--vault", str(self.vault), "profile", "create", "spec", "--pack", "webauthn-spec"],
+                           capture_output=True, check=True, timeout=60)
 
-    def run(self, *args, input=None, check_exit=None):
+    def run(self, *args, input=None, check_exit=None, profile=None):
         proc = subprocess.run(
-            [BINARY, "--vault", str(self.vault), *args],
+            [BINARY, "--vault", str(self.vault), "--profile", profile or self.profile, *args],
             input=input,
             capture_output=True,
             text=True,

@@ -1,0 +1,25 @@
+import Vault
+import WebAuthn
+
+/// Who is calling: the origin in client data, and whether the frame is cross-origin to the top level.
+public struct Caller: Equatable, Sendable {
+    public var origin: Origin
+    public var topOrigin: Origin?
+    /// For an Android app origin: the calling package, echoed in client data.
+    public var androidPackageName: String?
+
+    public init(origin: Origin, topOrigin: Origin? = nil, androidPackageName: String? = nil) {
+        self.origin = origin
+        self.topOrigin = topOrigin
+        self.androidPackageName = androidPackageName
+    }
+
+    public init(origin: String, topOrigin: String? = nil, androidPackageName: String? = nil) throws(WebAuthnError) {
+        self.origin = try Origin(origin)
+        self.topOrigin = try topOrigin.map { (s) throws(WebAuthnError) in try Origin(s) }
+        self.androidPackageName = androidPackageName
+    }
+
+    /// `sameOriginWithAncestors` is false when a top origin differs from the caller's.
+    public var isCrossOrigin: Bool { topOrigin.map { $0 != origin } ?? false }
+}

@@ -1,0 +1,71 @@
+import WebAuthn
+
+/// Why an engine outcome is what it is: a stable code in the spirit of Chrome's `PasskeyUpgradeResult`
+/// (`kOptOut`, `kNoMatchingPassword`, ...), recorded in the event log and returned with every failure.
+public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let success = Reason(rawValue: "success")
+    public static let malformedRequest = Reason(rawValue: "malformedRequest")
+    public static let securityError = Reason(rawValue: "securityError")
+    public static let unsupportedAlgorithm = Reason(rawValue: "unsupportedAlgorithm")
+    public static let excludedCredential = Reason(rawValue: "excludedCredential")
+    public static let noCredential = Reason(rawValue: "noCredential")
+    public static let userCancelled = Reason(rawValue: "userCancelled")
+    public static let timedOut = Reason(rawValue: "timedOut")
+    public static let noAnswerUntilTimeout = Reason(rawValue: "noAnswerUntilTimeout")
+    public static let passkeysDisabled = Reason(rawValue: "passkeysDisabled")
+    public static let storage = Reason(rawValue: "storage")
+    // Conditional create (automatic passkey upgrade).
+    public static let conditionalCreateUnsupported = Reason(rawValue: "conditionalCreateUnsupported")
+    public static let platformUnsupported = Reason(rawValue: "platformUnsupported")
+    public static let optOut = Reason(rawValue: "optOut")
+    public static let noDevicePasscode = Reason(rawValue: "noDevicePasscode")
+    public static let noMatchingPassword = Reason(rawValue: "noMatchingPassword")
+    public static let noRecentlyUsedPassword = Reason(rawValue: "noRecentlyUsedPassword")
+    public static let passkeyExists = Reason(rawValue: "passkeyExists")
+    public static let crossOriginIframe = Reason(rawValue: "crossOriginIframe")
+    public static let userVerificationRequired = Reason(rawValue: "userVerificationRequired")
+    // Signals.
+    public static let rateLimited = Reason(rawValue: "rateLimited")
+}
+
+/// One engine failure: the web error a browser raises, why, and how the caller should read it.
+/// Platform dialects (`Dialect`) render this one value for the web, Android and Apple.
+public struct CeremonyError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var error: WebAuthnError
+    public var reason: Reason
+    /// An expected no-op that shows the user nothing (an ineligible conditional create).
+    public var silent: Bool
+    /// For a rate-limited call that is rejected: how long to wait before retrying.
+    public var retryAfterMillis: Int?
+    /// The operation's timeout, for failures that surface only when it runs out.
+    public var afterTimeoutMillis: Int?
+
+    public init(_ error: WebAuthnError, reason: Reason, silent: Bool = false, retryAfterMillis: Int? = nil, afterTimeoutMillis: Int? = nil) {
+        self.error = error
+        self.reason = reason
+        self.silent = silent
+        self.retryAfterMillis = retryAfterMillis
+        self.afterTimeoutMillis = afterTimeoutMillis
+    }
+
+    /// A client-rule failure, with the reason its name implies.
+    public init(_ error: WebAuthnError) {
+        let reason: Reason
+        switch error.name {
+        case .typeError: reason = .malformedRequest
+        case .securityError: reason = .securityError
+        case .notSupportedError: reason = .unsupportedAlgorithm
+        case .invalidStateError: reason = .excludedCredential
+        case .notAllowedError: reason = .noCredential
+        case .unknownError: reason = .storage
+        default: reason = Reason(rawValue: error.name.rawValue)
+        }
+        self.init(error, reason: reason)
+    }
+
+    public var description: String { "\(error) [\(reason)]" }
+}

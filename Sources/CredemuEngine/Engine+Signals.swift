@@ -1,0 +1,255 @@
+import Foundation
+import Vault
+import WebAuthn
+
+/// One of the three WebAuthn signals (WebAuthn L3 §5.1.10), as the RP sends it: the dictionaries verbatim.
+public enum SignalRequest: Equatable, Sendable {
+    case unknownCredential(rpId: String, credentialId: String)
+    case allAcceptedCredentials(rpId: String, userId: String, allAcceptedCredentialIds: [String])
+    case currentUserDetails(rpId: String, userId: String, name: String, displayName: String)
+
+    public var kind: String {
+        switch self {
+        case .unknownCredential: return "unknown"
+        case .allAcceptedCredentials: return "accepted"
+        case .currentUserDetails: return "details"
+        }
+    }
+
+    public var rpId: String {
+        switch self {
+        case .unknownCredential(let rp, _), .allAcceptedCredentials(let rp, _, _), .currentUserDetails(let rp, _, _, _): return rp
+        }
+    }
+
+    /// Reads `UnknownCredentialOptions`, `AllAcceptedCredentialsOptions` or `CurrentUserDetailsOptions`
+    /// (`kind`: unknown, accepted, details); a missing or mistyped member is a `TypeError`.
+    public init(kind: String, json text: String) throws(WebAuthnError) {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(text)
+        } catch {
+            throw .typeError("The signal options are not valid JSON: \(error.description).")
+        }
+        guard document.objectValue != nil else { throw .typeError("The signal options must be a JSON object.") }
+        func string(_ key: String) throws(WebAuthnError) -> String {
+            guard let v = document[key] else { throw .typeError("The signal options need '\(key)'.") }
+            guard let s = v.stringValue else { throw .typeError("'\(key)' must be a string, not \(v.typeName).") }
+            return s
+        }
+        switch kind {
+        case "unknown":
+            self = .unknownCredential(rpId: try string("rpId"), credentialId: try string("credentialId"))
+        case "accepted":
+            guard let list = document["allAcceptedCredentialIds"]?.arrayValue else {
+                throw .typeError("The signal options need 'allAcceptedCredentialIds' as an array.")
+            }
+            var ids: [String] = []
+            for item in list {
+                guard let s = item.stringValue else { throw .typeError("'allAcceptedCredentialIds' must hold strings.") }
+                ids.append(s)
+            }
+            self = .allAcceptedCredentials(rpId: try string("rpId"), userId: try string("userId"), allAcceptedCredentialIds: ids)
+        case "details":
+            self = .currentUserDetails(rpId: try string("rpId"), userId: try string("userId"), name: try string("name"),
+                                       displayName: try string("displayName"))
+        default:
+            throw .typeError("'\(kind)' is not a signal; the signals are unknown, accepted and details.")
+        }
+    }
+}
+
+extension Engine {
+    /// Sends a signal to the provider. It resolves telling the caller nothing, as the spec requires; the
+    /// event log records what the provider did. It throws only what the platform throws: `TypeError` for bad
+    /// base64url (Safari: `UnknownError`), `SecurityError` for an RP ID the caller may not use, and Android's
+    /// rate-limit exception with a retry delay.
+    public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) {
+        var detail: [(String, JSONValue)] = [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)),
+                                             ("rpId", .string(request.rpId))]
+        do throws(CeremonyError) {
+            let decoded = try decodeSignal(request)
+            _ = try relyingPartyID(request.rpId, caller: caller)
+            let action = signalAction(request)
+            if action == "ignore" {
+                log("signal", "ignored", .success, detail + [("knob", .string(knobs.cite(signalKnob(request), action)))])
+                return
+            }
+            try atomically { () throws(CeremonyError) in
+                guard try admitSignal(rpID: request.rpId) else {
+                    log("signal", "dropped", .rateLimited, detail + [("knob", .string(knobs.cite("signals.rateLimit", "\(knobs.rateLimit)")))])
+                    return
+                }
+                let changes = try applySignal(decoded, request: request)
+                if !changes.isEmpty { try spendSignalToken(rpID: request.rpId) }
+                detail.append(("changes", .array(changes.map { .object([("credentialId", .string($0.0)), ("action", .string($0.1))]) })))
+                detail.append(("knob", .string(knobs.cite(signalKnob(request), action))))
+                log("signal", changes.isEmpty ? "noop" : "applied", .success, detail)
+            }
+        } catch {
+            throw failed("signal", error, detail)
+        }
+    }
+
+    private func signalKnob(_ request: SignalRequest) -> String {
+        switch request {
+        case .unknownCredential: return "signals.unknownCredential"
+        case .allAcceptedCredentials: return "signals.allAcceptedCredentials"
+        case .currentUserDetails: return "signals.currentUserDetails"
+        }
+    }
+
+    private func signalAction(_ request: SignalRequest) -> String {
+        switch request {
+        case .unknownCredential: return knobs.unknownCredential.rawValue
+        case .allAcceptedCredentials: return knobs.allAcceptedCredentials.rawValue
+        case .currentUserDetails: return knobs.currentUserDetails.rawValue
+        }
+    }
+
+    /// The decoded IDs: (credential or user ID, accepted IDs). Chrome checks the accepted list before the
+    /// user ID (providers.md §1.3), and so does this.
+    private func decodeSignal(_ request: SignalRequest) throws(CeremonyError) -> ([UInt8], [[UInt8]]) {
+        func decode(_ s: String, _ field: String) throws(CeremonyError) -> [UInt8] {
+            if let bytes = Base64URL.decode(s) { return bytes }
+            switch knobs.signalErrorSurface {
+            case .resolve: throw CeremonyError(.typeError("Invalid base64url string for \(field)."))
+            case .unknownError:
+                throw CeremonyError(WebAuthnError(.unknownError, "Unable to parse \(field == "credentialId" ? "credential ID" : field)."), reason: .malformedRequest)
+            }
+        }
+        switch request {
+        case let .unknownCredential(_, credentialId):
+            return (try decode(credentialId, "credentialId"), [])
+        case let .allAcceptedCredentials(_, userId, ids):
+            var accepted: [[UInt8]] = []
+            for id in ids { accepted.append(try decode(id, "allAcceptedCredentialIds")) }
+            return (try decode(userId, "userId"), accepted)
+        case let .currentUserDetails(_, userId, _, _):
+            return (try decode(userId, "userId"), [])
+        }
+    }
+
+    /// Applies the pack's action; returns (credential ID, what was done) for each passkey changed.
+    private func applySignal(_ decoded: ([UInt8], [[UInt8]]), request: SignalRequest) throws(CeremonyError) -> [(String, String)] {
+        let now = clock.now()
+        var changes: [(String, String)] = []
+        let all = try store { () throws(VaultError) in try vault.passkeys(rpID: request.rpId, includeHidden: true) }
+        switch request {
+        case .unknownCredential:
+            guard let passkey = all.first(where: { $0.credentialID == decoded.0 }) else { return [] }
+            switch knobs.unknownCredential {
+            case .hide:
+                if passkey.hidden { return [] }
+                try store { () throws(VaultError) in try vault.setHidden(credentialID: passkey.credentialID, hidden: true, at: now) }
+                changes.append((passkey.id, "hidden"))
+            case .delete:
+                try store { () throws(VaultError) in _ = try vault.removePasskey(credentialID: passkey.credentialID) }
+                forget(passkey.credentialID)
+                changes.append((passkey.id, "deleted"))
+            case .ignore: break
+            }
+        case .allAcceptedCredentials:
+            let accepted = Set(decoded.1)
+            var users = all.filter { $0.userHandle == decoded.0 }
+            if knobs.allAcceptedScope == .firstPasskey { users = Array(users.prefix(1)) }
+            for passkey in users {
+                let listed = accepted.contains(passkey.credentialID)
+                switch knobs.allAcceptedCredentials {
+                case .hideAndRestore:
+                    if !listed && !passkey.hidden {
+                        try store { () throws(VaultError) in try vault.setHidden(credentialID: passkey.credentialID, hidden: true, at: now) }
+                        changes.append((passkey.id, "hidden"))
+                    } else if listed && passkey.hidden {
+                        try store { () throws(VaultError) in try vault.setHidden(credentialID: passkey.credentialID, hidden: false, at: now) }
+                        changes.append((passkey.id, "restored"))
+                    }
+                case .deleteMissing:
+                    if !listed {
+                        try store { () throws(VaultError) in _ = try vault.removePasskey(credentialID: passkey.credentialID) }
+                        forget(passkey.credentialID)
+                        changes.append((passkey.id, "deleted"))
+                    }
+                case .ignore: break
+                }
+            }
+        case let .currentUserDetails(_, _, name, displayName):
+            for passkey in all where passkey.userHandle == decoded.0 {
+                let newDisplay = knobs.currentUserDetails == .nameOnly ? passkey.displayName : displayName
+                guard passkey.userName != name || passkey.displayName != newDisplay else { continue }
+                try store { () throws(VaultError) in try vault.updateUser(credentialID: passkey.credentialID, name: name, displayName: newDisplay) }
+                changes.append((passkey.id, knobs.currentUserDetails == .nameOnly ? "renamed (name only)" : "renamed"))
+            }
+        }
+        return changes
+    }
+
+    // MARK: Rate limits
+
+    private func isExempt(_ rpID: String) -> Bool {
+        guard case .tokenBucket(_, _, let exemptLocalhost, _) = knobs.rateLimit else { return false }
+        return exemptLocalhost && (rpID == "localhost" || rpID.hasSuffix(".localhost"))
+    }
+
+    /// Whether the signal may proceed; a rejected one throws with its retry delay, a dropped one returns false.
+    private func admitSignal(rpID: String) throws(CeremonyError) -> Bool {
+        let now = clock.now()
+        switch knobs.rateLimit {
+        case .none:
+            return true
+        case let .tokenBucket(capacity, refill, _, overQuota):
+            if isExempt(rpID) { return true }
+            let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
+            if tokens >= 1 { return true }
+            let wait = Int((last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
+            return try overQuotaOutcome(overQuota, retryAfterMillis: max(wait, 0))
+        case let .window(max, windowSeconds, overQuota):
+            let key = "window"
+            var calls = (try store { () throws(VaultError) in try vault.quotaState(key) })?
+                .split(separator: ",").compactMap { Int64($0) } ?? []
+            let cutoff = now.timeIntervalSince1970 * 1000 - Double(windowSeconds) * 1000
+            calls = calls.filter { Double($0) > cutoff }
+            if calls.count >= max {
+                let wait = Int((Double(calls[0]) - cutoff).rounded(.up))
+                return try overQuotaOutcome(overQuota, retryAfterMillis: wait)
+            }
+            calls.append(Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            let state = calls.map(String.init).joined(separator: ",")
+            try store { () throws(VaultError) in try vault.setQuotaState(key, state) }
+            return true
+        }
+    }
+
+    private func overQuotaOutcome(_ overQuota: PolicyKnobs.OverQuota, retryAfterMillis: Int) throws(CeremonyError) -> Bool {
+        switch overQuota {
+        case .drop: return false
+        case .reject:
+            throw CeremonyError(.notAllowed("The app has exceeded the number of allowed signal API calls; retry after \(retryAfterMillis) ms."),
+                                reason: .rateLimited, retryAfterMillis: retryAfterMillis)
+        }
+    }
+
+    /// Chrome's tracker spends a token only when a signal changed something.
+    private func spendSignalToken(rpID: String) throws(CeremonyError) {
+        guard case let .tokenBucket(capacity, refill, _, _) = knobs.rateLimit, !isExempt(rpID) else { return }
+        let now = clock.now()
+        let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
+        let state = "\(tokens - 1),\(Int64((last.timeIntervalSince1970 * 1000).rounded()))"
+        try store { () throws(VaultError) in try vault.setQuotaState("bucket:" + RelyingPartyID.registrableDomain(rpID), state) }
+    }
+
+    /// The bucket for the RP's registrable domain, refilled up to now: (tokens, time of the last refill).
+    private func bucket(rpID: String, capacity: Int, refillSeconds: Int, now: Date) throws(CeremonyError) -> (Int, Date) {
+        let key = "bucket:" + RelyingPartyID.registrableDomain(rpID)
+        let parts = (try store { () throws(VaultError) in try vault.quotaState(key) })?.split(separator: ",").compactMap { Int64($0) }
+        guard let parts, parts.count == 2 else { return (capacity, now) }
+        var tokens = Int(parts[0])
+        var last = Date(timeIntervalSince1970: Double(parts[1]) / 1000)
+        let periods = Int(now.timeIntervalSince(last) / Double(refillSeconds))
+        if periods > 0 {
+            tokens = min(capacity, tokens + periods)
+            last = tokens == capacity ? now : last.addingTimeInterval(Double(periods * refillSeconds))
+        }
+        return (tokens, last)
+    }
+}

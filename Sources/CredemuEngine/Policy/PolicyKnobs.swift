@@ -1,0 +1,148 @@
+import Vault
+import WebAuthn
+
+/// Every behaviour that differs between providers, resolved for one platform. A `ProviderPolicy` answers
+/// with one of these; the engine reads nothing else about the provider.
+public struct PolicyKnobs: Sendable {
+    public enum UserVerificationHonesty: String, Sendable { case performed, alwaysClaimed }
+    public enum ExclusionOutcome: String, Sendable { case invalidStateError = "InvalidStateError", notAllowedError = "NotAllowedError", noAnswer }
+    public enum ExclusionScope: String, Sendable { case relyingParty, sameUser }
+    public enum ConditionalMode: String, Sendable { case silent, modal, unsupported }
+    public enum ConditionalExclusion: String, Sendable { case noop, error }
+    public enum AndroidIneligible: String, Sendable {
+        case noCreateOption = "CreateCredentialNoCreateOptionException"
+        case domNotAllowed = "CreatePublicKeyCredentialDomException"
+    }
+    public enum UnknownCredentialAction: String, Sendable { case hide, delete, ignore }
+    public enum AllAcceptedAction: String, Sendable { case hideAndRestore, deleteMissing, ignore }
+    public enum AllAcceptedScope: String, Sendable { case firstPasskey, allPasskeys }
+    public enum UserDetailsAction: String, Sendable { case nameAndDisplayName, nameOnly, ignore }
+    public enum SignalErrorSurface: String, Sendable { case resolve, unknownError = "UnknownError" }
+    public enum OverQuota: String, Sendable {
+        /// The signal is dropped and the call still resolves (Chrome).
+        case drop
+        /// The call fails with a retry delay (Android's `SignalCredentialRateLimitExceededException`).
+        case reject
+    }
+    public enum RateLimit: Equatable, Sendable {
+        case none
+        /// Chrome's tracker: a bucket of `capacity` tokens per registrable domain, one back every
+        /// `refillSeconds`, a token spent only when a signal changes something.
+        case tokenBucket(capacity: Int, refillSeconds: Int, exemptLocalhost: Bool, overQuota: OverQuota)
+        /// At most `max` calls per profile in any `windowSeconds`.
+        case window(max: Int, windowSeconds: Int, overQuota: OverQuota)
+    }
+
+    // Authenticator
+    public var aaguid: [UInt8]
+    public var algorithms: [COSEAlgorithm]
+    public var backupEligible: Bool
+    public var backupState: Bool
+    public var counter: CounterMode
+    public var transports: [String]
+    public var attestation: AttestationCapability
+    public var userVerification: UserVerificationHonesty
+    // Exclusion in a modal create
+    public var exclusionOutcome: ExclusionOutcome
+    public var exclusionScope: ExclusionScope
+    // Conditional create
+    public var conditionalMode: ConditionalMode
+    public var minimumPlayServices: String?
+    public var minimumOSVersion: String?
+    public var windowSeconds: Int
+    public var matchUsername: Bool
+    public var countedTimes: [String]
+    public var rejectIfPasskeyExists: Bool
+    public var requirePasscode: Bool
+    public var conditionalUserPresent: Bool
+    public var conditionalUserVerified: Bool
+    public var conditionalExclusion: ConditionalExclusion
+    public var androidIneligible: AndroidIneligible
+    public var appleIneligibleCode: Int
+    public var notification: String
+    // Signals
+    public var unknownCredential: UnknownCredentialAction
+    public var allAcceptedCredentials: AllAcceptedAction
+    public var allAcceptedScope: AllAcceptedScope
+    public var currentUserDetails: UserDetailsAction
+    public var signalErrorSurface: SignalErrorSurface
+    public var rateLimit: RateLimit
+    // Capabilities
+    public var clientCapabilities: [(String, Bool)]
+    public var conditionalMediation: Bool
+    public var userVerifyingPlatformAuthenticator: Bool
+
+    /// Where each knob's value comes from: knob name to (source text, unconfirmed note).
+    public var provenance: [String: (source: String, unconfirmed: String?)]
+
+    public init(aaguid: [UInt8], algorithms: [COSEAlgorithm], backupEligible: Bool, backupState: Bool, counter: CounterMode,
+                transports: [String], attestation: AttestationCapability, userVerification: UserVerificationHonesty,
+                exclusionOutcome: ExclusionOutcome, exclusionScope: ExclusionScope, conditionalMode: ConditionalMode,
+                minimumPlayServices: String?, minimumOSVersion: String?, windowSeconds: Int, matchUsername: Bool,
+                countedTimes: [String], rejectIfPasskeyExists: Bool, requirePasscode: Bool, conditionalUserPresent: Bool,
+                conditionalUserVerified: Bool, conditionalExclusion: ConditionalExclusion, androidIneligible: AndroidIneligible,
+                appleIneligibleCode: Int, notification: String, unknownCredential: UnknownCredentialAction,
+                allAcceptedCredentials: AllAcceptedAction, allAcceptedScope: AllAcceptedScope, currentUserDetails: UserDetailsAction,
+                signalErrorSurface: SignalErrorSurface, rateLimit: RateLimit, clientCapabilities: [(String, Bool)],
+                conditionalMediation: Bool, userVerifyingPlatformAuthenticator: Bool,
+                provenance: [String: (source: String, unconfirmed: String?)] = [:]) {
+        self.aaguid = aaguid
+        self.algorithms = algorithms
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.counter = counter
+        self.transports = transports
+        self.attestation = attestation
+        self.userVerification = userVerification
+        self.exclusionOutcome = exclusionOutcome
+        self.exclusionScope = exclusionScope
+        self.conditionalMode = conditionalMode
+        self.minimumPlayServices = minimumPlayServices
+        self.minimumOSVersion = minimumOSVersion
+        self.windowSeconds = windowSeconds
+        self.matchUsername = matchUsername
+        self.countedTimes = countedTimes
+        self.rejectIfPasskeyExists = rejectIfPasskeyExists
+        self.requirePasscode = requirePasscode
+        self.conditionalUserPresent = conditionalUserPresent
+        self.conditionalUserVerified = conditionalUserVerified
+        self.conditionalExclusion = conditionalExclusion
+        self.androidIneligible = androidIneligible
+        self.appleIneligibleCode = appleIneligibleCode
+        self.notification = notification
+        self.unknownCredential = unknownCredential
+        self.allAcceptedCredentials = allAcceptedCredentials
+        self.allAcceptedScope = allAcceptedScope
+        self.currentUserDetails = currentUserDetails
+        self.signalErrorSurface = signalErrorSurface
+        self.rateLimit = rateLimit
+        self.clientCapabilities = clientCapabilities
+        self.conditionalMediation = conditionalMediation
+        self.userVerifyingPlatformAuthenticator = userVerifyingPlatformAuthenticator
+        self.provenance = provenance
+    }
+
+    /// The settings a new passkey gets from this provider.
+    public var newPasskeySettings: PasskeySettings {
+        PasskeySettings(backupEligible: backupEligible, backupState: backupEligible && backupState, counter: counter,
+                        aaguid: aaguid, attestation: attestation, discoverable: true)
+    }
+
+    /// "knob = value (source; unconfirmed: why)" for the event log.
+    public func cite(_ knob: String, _ value: String) -> String {
+        guard let p = provenance[knob] else { return "\(knob) = \(value)" }
+        return "\(knob) = \(value) (\(p.source)" + (p.unconfirmed.map { "; unconfirmed: \($0)" } ?? "") + ")"
+    }
+}
+
+/// A provider's behaviour. Packs under `providers/` implement it from data; Swift code can implement it
+/// directly to model a provider no pack describes.
+public protocol ProviderPolicy: Sendable {
+    var id: String { get }
+    var name: String { get }
+    var version: String { get }
+    /// The platforms this provider is modelled on.
+    var platforms: [Platform] { get }
+    /// The knobs in force on `platform`.
+    func knobs(for platform: Platform) -> PolicyKnobs
+}

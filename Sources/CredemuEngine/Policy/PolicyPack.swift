@@ -1,0 +1,317 @@
+import Foundation
+import Vault
+import WebAuthn
+
+/// A policy pack read from JSON (`providers/*.json`, schema in `providers/README.md` and
+/// `providers/policy-pack.schema.json`): base knobs plus per-platform variants, each knob citing its source.
+public struct PolicyPack: ProviderPolicy {
+    public let id: String
+    public let name: String
+    public let version: String
+    public let platforms: [Platform]
+    public let defaultPlatform: Platform
+    /// Source ID to citation.
+    public let sources: [(String, String)]
+    private let base: [String: Knob]
+    private let variants: [Platform: [String: Knob]]
+
+    struct Knob: Sendable {
+        var value: JSONValue
+        var source: String
+        var unconfirmed: String?
+    }
+
+    /// A pack that cannot be used, with what is wrong and where.
+    public struct InvalidPack: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Reads and validates a pack; every problem names the pack, the knob and what was expected.
+    public init(json text: String, origin: String = "pack") throws(InvalidPack) {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(text)
+        } catch {
+            throw InvalidPack(message: "\(origin): not valid JSON: \(error.description)")
+        }
+        func fail(_ m: String) -> InvalidPack { InvalidPack(message: "\(origin): \(m)") }
+        guard let members = document.objectValue else { throw fail("a policy pack is a JSON object") }
+        let allowed: Set = ["schema", "id", "name", "version", "provider", "description", "sources", "platforms",
+                            "defaultPlatform", "knobs", "variants"]
+        if let extra = members.first(where: { !allowed.contains($0.0) }) { throw fail("unknown member \"\(extra.0)\"") }
+        guard document["schema"]?.stringValue == "credemu-policy-pack/1" else { throw fail("schema must be \"credemu-policy-pack/1\"") }
+        guard let id = document["id"]?.stringValue, !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+            throw fail("id must be a non-empty string of letters, digits and '-'")
+        }
+        guard let name = document["name"]?.stringValue, let version = document["version"]?.stringValue else {
+            throw fail("name and version are required strings")
+        }
+        guard let sourceMembers = document["sources"]?.objectValue, !sourceMembers.isEmpty else {
+            throw fail("sources must be a non-empty object of source ID to citation")
+        }
+        var sources: [(String, String)] = []
+        for (key, value) in sourceMembers {
+            guard let citation = value.stringValue, !citation.isEmpty else { throw fail("sources.\(key) must be a citation string") }
+            sources.append((key, citation))
+        }
+        let sourceIDs = Set(sources.map(\.0))
+        guard let platformNames = document["platforms"]?.arrayValue, !platformNames.isEmpty else {
+            throw fail("platforms must list at least one of \(Platform.allCases.map(\.rawValue))")
+        }
+        var platforms: [Platform] = []
+        for p in platformNames {
+            guard let platform = p.stringValue.flatMap(Platform.init(rawValue:)) else {
+                throw fail("platforms: \(p.serialized()) is not one of \(Platform.allCases.map(\.rawValue))")
+            }
+            platforms.append(platform)
+        }
+        guard let defaultName = document["defaultPlatform"]?.stringValue, let defaultPlatform = Platform(rawValue: defaultName),
+              platforms.contains(defaultPlatform) else {
+            throw fail("defaultPlatform must be one of the pack's platforms")
+        }
+        guard let knobMembers = document["knobs"]?.objectValue else { throw fail("knobs is required") }
+        let base = try PolicyPack.readKnobs(knobMembers, at: "knobs", sourceIDs: sourceIDs, origin: origin)
+        if let missing = KnobSpec.all.keys.sorted().first(where: { base[$0] == nil }) {
+            throw fail("knobs.\(missing) is missing: every knob needs a value and a source in the base knobs")
+        }
+        var variants: [Platform: [String: Knob]] = [:]
+        for (platformName, value) in document["variants"]?.objectValue ?? [] {
+            guard let platform = Platform(rawValue: platformName), platforms.contains(platform) else {
+                throw fail("variants.\(platformName) is not one of the pack's platforms")
+            }
+            guard let members = value.objectValue else { throw fail("variants.\(platformName) must be an object of knobs") }
+            variants[platform] = try PolicyPack.readKnobs(members, at: "variants.\(platformName)", sourceIDs: sourceIDs, origin: origin)
+        }
+        self.id = id
+        self.name = name
+        self.version = version
+        self.platforms = platforms
+        self.defaultPlatform = defaultPlatform
+        self.sources = sources
+        self.base = base
+        self.variants = variants
+        // Resolve every platform once so a bad combination fails here, not in a ceremony.
+        for platform in platforms { _ = try resolve(platform) }
+    }
+
+    /// Loads a pack file.
+    public static func load(path: String) throws(InvalidPack) -> PolicyPack {
+        guard let data = FileManager.default.contents(atPath: path) else { throw InvalidPack(message: "\(path): cannot be read") }
+        return try PolicyPack(json: String(decoding: data, as: UTF8.self), origin: path)
+    }
+
+    private static func readKnobs(_ members: [(String, JSONValue)], at path: String, sourceIDs: Set<String>,
+                                  origin: String) throws(InvalidPack) -> [String: Knob] {
+        var out: [String: Knob] = [:]
+        for (name, entry) in members {
+            func fail(_ m: String) -> InvalidPack { InvalidPack(message: "\(origin): \(path).\(name) \(m)") }
+            guard let spec = KnobSpec.all[name] else { throw fail("is not a known knob (see providers/README.md)") }
+            guard let fields = entry.objectValue, let value = entry["value"] else {
+                throw fail("must be {\"value\": ..., \"source\": ...}")
+            }
+            if let extra = fields.first(where: { !["value", "source", "unconfirmed", "note"].contains($0.0) }) {
+                throw fail("has an unknown member \"\(extra.0)\"")
+            }
+            guard let source = entry["source"]?.stringValue, sourceIDs.contains(source) else {
+                throw fail("must name its source, one of the pack's sources: \(sourceIDs.sorted())")
+            }
+            if let u = entry["unconfirmed"], u.stringValue?.isEmpty != false {
+                throw fail("unconfirmed must say why this value was chosen")
+            }
+            if let problem = spec.check(value) { throw fail(problem) }
+            out[name] = Knob(value: value, source: source, unconfirmed: entry["unconfirmed"]?.stringValue)
+        }
+        return out
+    }
+
+    public func knobs(for platform: Platform) -> PolicyKnobs {
+        // Validated in init for every platform of the pack; another platform gets the base knobs.
+        (try? resolve(platforms.contains(platform) ? platform : defaultPlatform)) ?? (try! resolve(defaultPlatform))
+    }
+
+    /// The knob entries in force on a platform: base, overridden by the platform's variant.
+    func entries(for platform: Platform) -> [String: Knob] {
+        base.merging(variants[platform] ?? [:]) { _, variant in variant }
+    }
+
+    /// The citation of a source ID.
+    public func citation(_ source: String) -> String { sources.first { $0.0 == source }?.1 ?? source }
+
+    /// Knob name to its value, source citation and unconfirmed note, on a platform: for `credemu providers`.
+    public func describe(_ platform: Platform) -> [(String, JSONValue, String, String?)] {
+        entries(for: platform).sorted { $0.key < $1.key }.map { ($0.key, $0.value.value, citation($0.value.source), $0.value.unconfirmed) }
+    }
+
+    private func resolve(_ platform: Platform) throws(InvalidPack) -> PolicyKnobs {
+        let k = entries(for: platform)
+        func v(_ name: String) -> JSONValue { k[name]!.value }
+        func s(_ name: String) -> String { v(name).stringValue ?? "" }
+        func b(_ name: String) -> Bool { v(name).boolValue ?? false }
+        func i(_ name: String) -> Int { Int(v(name).numberValue ?? 0) }
+        func list(_ name: String) -> [String] { v(name).arrayValue?.compactMap(\.stringValue) ?? [] }
+        let rate = v("signals.rateLimit")
+        let rateLimit: PolicyKnobs.RateLimit
+        switch rate["kind"]?.stringValue {
+        case "tokenBucket":
+            rateLimit = .tokenBucket(capacity: Int(rate["capacity"]?.numberValue ?? 0), refillSeconds: Int(rate["refillSeconds"]?.numberValue ?? 0),
+                                     exemptLocalhost: rate["exemptLocalhost"]?.boolValue ?? false,
+                                     overQuota: .init(rawValue: rate["overQuota"]?.stringValue ?? "drop") ?? .drop)
+        case "window":
+            rateLimit = .window(max: Int(rate["max"]?.numberValue ?? 0), windowSeconds: Int(rate["windowSeconds"]?.numberValue ?? 0),
+                                overQuota: .init(rawValue: rate["overQuota"]?.stringValue ?? "drop") ?? .drop)
+        default:
+            rateLimit = .none
+        }
+        if b("authenticator.backupState") && !b("authenticator.backupEligible") {
+            throw InvalidPack(message: "pack \(id), platform \(platform.rawValue): authenticator.backupState needs authenticator.backupEligible")
+        }
+        var provenance: [String: (source: String, unconfirmed: String?)] = [:]
+        for (name, knob) in k { provenance[name] = (citation(knob.source), knob.unconfirmed) }
+        return PolicyKnobs(
+            aaguid: AAGUID.parse(s("authenticator.aaguid"))!,
+            algorithms: list("authenticator.algorithms").compactMap(COSEAlgorithm.init(name:)),
+            backupEligible: b("authenticator.backupEligible"), backupState: b("authenticator.backupState"),
+            counter: CounterMode(rawValue: s("authenticator.counter"))!, transports: list("authenticator.transports"),
+            attestation: AttestationCapability(rawValue: s("authenticator.attestation"))!,
+            userVerification: .init(rawValue: s("authenticator.userVerification"))!,
+            exclusionOutcome: .init(rawValue: s("exclusion.outcome"))!, exclusionScope: .init(rawValue: s("exclusion.scope"))!,
+            conditionalMode: .init(rawValue: s("conditionalCreate.mode"))!,
+            minimumPlayServices: v("conditionalCreate.minimumPlayServices").stringValue,
+            minimumOSVersion: v("conditionalCreate.minimumOSVersion").stringValue,
+            windowSeconds: i("conditionalCreate.windowSeconds"), matchUsername: b("conditionalCreate.matchUsername"),
+            countedTimes: list("conditionalCreate.countedTimes"), rejectIfPasskeyExists: b("conditionalCreate.rejectIfPasskeyExists"),
+            requirePasscode: b("conditionalCreate.requirePasscode"), conditionalUserPresent: b("conditionalCreate.userPresent"),
+            conditionalUserVerified: b("conditionalCreate.userVerified"),
+            conditionalExclusion: .init(rawValue: s("conditionalCreate.excludedCredential"))!,
+            androidIneligible: .init(rawValue: s("conditionalCreate.androidIneligible"))!,
+            appleIneligibleCode: i("conditionalCreate.appleIneligibleCode"), notification: s("conditionalCreate.notification"),
+            unknownCredential: .init(rawValue: s("signals.unknownCredential"))!,
+            allAcceptedCredentials: .init(rawValue: s("signals.allAcceptedCredentials"))!,
+            allAcceptedScope: .init(rawValue: s("signals.allAcceptedScope"))!,
+            currentUserDetails: .init(rawValue: s("signals.currentUserDetails"))!,
+            signalErrorSurface: .init(rawValue: s("signals.errorSurface"))!, rateLimit: rateLimit,
+            clientCapabilities: (v("capabilities.client").objectValue ?? []).compactMap { key, value in value.boolValue.map { (key, $0) } }
+                .sorted { $0.0 < $1.0 },
+            conditionalMediation: b("capabilities.conditionalMediation"),
+            userVerifyingPlatformAuthenticator: b("capabilities.userVerifyingPlatformAuthenticator"),
+            provenance: provenance)
+    }
+}
+
+/// The knobs a pack must set, and what each accepts. Adding a provider difference means adding a knob here,
+/// reading it in `PolicyPack.resolve`, and setting it in every pack.
+enum KnobSpec {
+    case bool
+    case int(ClosedRange<Int>)
+    case string
+    case optionalVersion
+    case oneOf([String])
+    case listOf([String]?)
+    case uuid
+    case rateLimit
+    case capabilityMap
+
+    func check(_ v: JSONValue) -> String? {
+        switch self {
+        case .bool: return v.boolValue == nil ? "must be true or false" : nil
+        case .int(let range):
+            guard let n = v.numberValue, n == n.rounded(), range.contains(Int(n)) else { return "must be an integer in \(range)" }
+            return nil
+        case .string: return v.stringValue == nil ? "must be a string" : nil
+        case .optionalVersion:
+            if v.isNull { return nil }
+            guard let s = v.stringValue, Version(s) != nil else { return "must be null or a dotted version such as \"25.13\"" }
+            return nil
+        case .oneOf(let options):
+            guard let s = v.stringValue, options.contains(s) else { return "must be one of \(options)" }
+            return nil
+        case .listOf(let options):
+            guard let items = v.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else { return "must be a list of strings" }
+            if let options, let bad = items.compactMap(\.stringValue).first(where: { !options.contains($0) }) {
+                return "has \"\(bad)\"; allowed: \(options)"
+            }
+            return nil
+        case .uuid: return v.stringValue.flatMap(AAGUID.parse) == nil ? "must be a UUID" : nil
+        case .rateLimit:
+            switch v["kind"]?.stringValue {
+            case "none": return nil
+            case "tokenBucket":
+                guard (v["capacity"]?.numberValue ?? 0) >= 1, (v["refillSeconds"]?.numberValue ?? 0) >= 1, v["exemptLocalhost"]?.boolValue != nil,
+                      ["drop", "reject"].contains(v["overQuota"]?.stringValue ?? "")
+                else { return "tokenBucket needs capacity >= 1, refillSeconds >= 1, exemptLocalhost and overQuota (drop or reject)" }
+                return nil
+            case "window":
+                guard (v["max"]?.numberValue ?? 0) >= 1, (v["windowSeconds"]?.numberValue ?? 0) >= 1,
+                      ["drop", "reject"].contains(v["overQuota"]?.stringValue ?? "")
+                else { return "window needs max >= 1, windowSeconds >= 1 and overQuota (drop or reject)" }
+                return nil
+            default: return "kind must be none, tokenBucket or window"
+            }
+        case .capabilityMap:
+            guard let members = v.objectValue, members.allSatisfy({ $0.1.boolValue != nil }) else {
+                return "must map capability names to true or false"
+            }
+            return nil
+        }
+    }
+
+    static let all: [String: KnobSpec] = [
+        "authenticator.aaguid": .uuid,
+        "authenticator.algorithms": .listOf(COSEAlgorithm.allCases.map(\.name)),
+        "authenticator.backupEligible": .bool,
+        "authenticator.backupState": .bool,
+        "authenticator.counter": .oneOf(CounterMode.allCases.map(\.rawValue)),
+        "authenticator.transports": .listOf(nil),
+        "authenticator.attestation": .oneOf(AttestationCapability.allCases.map(\.rawValue)),
+        "authenticator.userVerification": .oneOf(["performed", "alwaysClaimed"]),
+        "exclusion.outcome": .oneOf(["InvalidStateError", "NotAllowedError", "noAnswer"]),
+        "exclusion.scope": .oneOf(["relyingParty", "sameUser"]),
+        "conditionalCreate.mode": .oneOf(["silent", "modal", "unsupported"]),
+        "conditionalCreate.minimumPlayServices": .optionalVersion,
+        "conditionalCreate.minimumOSVersion": .optionalVersion,
+        "conditionalCreate.windowSeconds": .int(0...86_400),
+        "conditionalCreate.matchUsername": .bool,
+        "conditionalCreate.countedTimes": .listOf(["created", "lastFilled", "lastUsed"]),
+        "conditionalCreate.rejectIfPasskeyExists": .bool,
+        "conditionalCreate.requirePasscode": .bool,
+        "conditionalCreate.userPresent": .bool,
+        "conditionalCreate.userVerified": .bool,
+        "conditionalCreate.excludedCredential": .oneOf(["noop", "error"]),
+        "conditionalCreate.androidIneligible": .oneOf(["CreateCredentialNoCreateOptionException", "CreatePublicKeyCredentialDomException"]),
+        "conditionalCreate.appleIneligibleCode": .int(1000...1010),
+        "conditionalCreate.notification": .string,
+        "signals.unknownCredential": .oneOf(["hide", "delete", "ignore"]),
+        "signals.allAcceptedCredentials": .oneOf(["hideAndRestore", "deleteMissing", "ignore"]),
+        "signals.allAcceptedScope": .oneOf(["firstPasskey", "allPasskeys"]),
+        "signals.currentUserDetails": .oneOf(["nameAndDisplayName", "nameOnly", "ignore"]),
+        "signals.errorSurface": .oneOf(["resolve", "UnknownError"]),
+        "signals.rateLimit": .rateLimit,
+        "capabilities.client": .capabilityMap,
+        "capabilities.conditionalMediation": .bool,
+        "capabilities.userVerifyingPlatformAuthenticator": .bool,
+    ]
+}
+
+/// A dotted version ("25.13", "18.0"), compared component by component.
+public struct Version: Comparable, Sendable, CustomStringConvertible {
+    public let components: [Int]
+
+    public init?(_ s: String) {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
+        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
+        components = parts.map { $0! }
+    }
+
+    public static func < (a: Version, b: Version) -> Bool {
+        for i in 0..<max(a.components.count, b.components.count) {
+            let x = i < a.components.count ? a.components[i] : 0
+            let y = i < b.components.count ? b.components[i] : 0
+            if x != y { return x < y }
+        }
+        return false
+    }
+
+    public static func == (a: Version, b: Version) -> Bool { !(a < b) && !(b < a) }
+    public var description: String { components.map(String.init).joined(separator: ".") }
+}

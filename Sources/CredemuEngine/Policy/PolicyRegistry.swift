@@ -1,0 +1,46 @@
+import Foundation
+
+/// Finds policies by ID: the packs in a `providers/` directory, plus the built-in `webauthn-spec`.
+public struct PolicyRegistry: Sendable {
+    public let directory: String?
+    public let packs: [PolicyPack]
+
+    /// Reads every `*.json` pack in `directory` (files ending in `.schema.json` are skipped); a malformed pack
+    /// is an error that names it.
+    public init(directory: String?) throws(PolicyPack.InvalidPack) {
+        self.directory = directory
+        guard let directory else {
+            packs = []
+            return
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }.sorted()
+        var packs: [PolicyPack] = []
+        for name in names { packs.append(try PolicyPack.load(path: directory + "/" + name)) }
+        self.packs = packs
+    }
+
+    /// Every policy: the packs, then the built-in ones.
+    public var all: [any ProviderPolicy] { packs + [SpecPolicy()] }
+
+    /// The policy a profile plays: its own pack file when it names one, else the pack with its ID.
+    public func policy(for profile: Profile) throws(PolicyPack.InvalidPack) -> any ProviderPolicy {
+        if let path = profile.packPath { return try PolicyPack.load(path: path) }
+        if let found = all.first(where: { $0.id == profile.pack }) { return found }
+        throw PolicyPack.InvalidPack(message: "No policy pack '\(profile.pack)'; the packs are \(all.map(\.id).joined(separator: ", ")).")
+    }
+
+    /// The `providers/` directory: `$CREDEMU_PROVIDERS`, else the nearest `providers/` above the executable
+    /// (a checkout's `.build/debug/credemu` finds the repository's), else `./providers`.
+    public static func locateDirectory(environment: [String: String]) -> String? {
+        if let explicit = environment["CREDEMU_PROVIDERS"] { return explicit }
+        var url = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = url.appendingPathComponent("providers")
+            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("gpm.json").path) { return candidate.path }
+            url = url.deletingLastPathComponent()
+        }
+        let local = FileManager.default.currentDirectoryPath + "/providers"
+        return FileManager.default.fileExists(atPath: local) ? local : nil
+    }
+}

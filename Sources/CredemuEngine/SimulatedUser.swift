@@ -1,0 +1,60 @@
+import Vault
+import WebAuthn
+
+/// What the simulated person at the device does at the next prompt. The user accepts unless a test queued
+/// other decisions (`credemu user next ...`), which are taken first in, first out.
+public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
+    case accept
+    case cancel
+    /// Lets the prompt run until the ceremony's timeout.
+    case timeout
+    /// Picks this credential in an account chooser.
+    case pick([UInt8])
+
+    public init?(_ text: String) {
+        switch text {
+        case "accept": self = .accept
+        case "cancel": self = .cancel
+        case "timeout": self = .timeout
+        default:
+            guard text.hasPrefix("pick:"), let id = Base64URL.decode(String(text.dropFirst(5))), !id.isEmpty else { return nil }
+            self = .pick(id)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .accept: return "accept"
+        case .cancel: return "cancel"
+        case .timeout: return "timeout"
+        case .pick(let id): return "pick:" + Base64URL.encode(id)
+        }
+    }
+}
+
+extension Engine {
+    /// Queues the user's next decision.
+    public func queue(_ decision: UserDecision) throws(CeremonyError) {
+        try store { () throws(VaultError) in try vault.pushDecision(decision.description) }
+    }
+
+    /// The next decision: queued, or accept.
+    func nextDecision() throws(CeremonyError) -> UserDecision {
+        guard let text = try store({ () throws(VaultError) in try vault.popDecision() }) else { return .accept }
+        return UserDecision(text) ?? .accept
+    }
+
+    /// The failure a prompt ends in when the user cancels or lets it time out.
+    func declined(_ decision: UserDecision, timeout: Double?) -> CeremonyError? {
+        switch decision {
+        case .cancel:
+            return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the user cancelled."), reason: .userCancelled)
+        case .timeout:
+            let millis = Int(timeout ?? 300_000)
+            return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the prompt timed out after \(millis) ms."),
+                                 reason: .timedOut, afterTimeoutMillis: millis)
+        default:
+            return nil
+        }
+    }
+}

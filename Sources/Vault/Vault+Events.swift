@@ -1,0 +1,101 @@
+import Foundation
+import WebAuthn
+
+/// One entry of the event log: a ceremony, autofill, signal or setting change, with its outcome and reason.
+public struct EventRecord: Equatable, Sendable {
+    public var id: Int64
+    public var profile: String
+    public var at: Date
+    public var kind: String
+    public var outcome: String
+    public var reason: String
+    public var detail: JSONValue
+
+    public var json: JSONValue {
+        .object([("id", .number(Double(id))), ("profile", .string(profile)), ("at", .string(Timestamp.format(at))),
+                 ("kind", .string(kind)), ("outcome", .string(outcome)), ("reason", .string(reason)), ("detail", detail)])
+    }
+}
+
+extension Vault {
+    /// Appends an event for this handle's profile.
+    @discardableResult
+    public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) -> Int64 {
+        try locked { () throws(VaultError) in
+            try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                         [.text(profile), .int(time.vaultMillis), .text(kind), .text(outcome), .text(reason), .text(detail.serialized())])
+            var id: Int64 = 0
+            try db.query("SELECT last_insert_rowid()") { row in id = row.int(0) }
+            return id
+        }
+    }
+
+    /// Events in order, for this profile or (with `allProfiles`) every one, optionally of one kind, after an ID.
+    public func events(kind: String? = nil, allProfiles: Bool = false, after: Int64 = 0, limit: Int = 10_000) throws(VaultError) -> [EventRecord] {
+        var clauses = ["id > ?"]
+        var bindings: [SQLValue] = [.int(after)]
+        if !allProfiles { clauses.append("profile = ?"); bindings.append(.text(profile)) }
+        if let kind { clauses.append("kind = ?"); bindings.append(.text(kind)) }
+        bindings.append(.int(Int64(limit)))
+        return try locked { () throws(VaultError) in
+            var out: [EventRecord] = []
+            try db.query("SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT ?",
+                         bindings) { row in
+                out.append(EventRecord(id: row.int(0), profile: row.text(1), at: Date(vaultMillis: row.int(2)), kind: row.text(3),
+                                       outcome: row.text(4), reason: row.text(5),
+                                       detail: (try? JSONValue.parse(row.text(6))) ?? .string(row.text(6))))
+            }
+            return out
+        }
+    }
+
+    /// Per-profile state a policy keeps between calls (signal rate-limit buckets), as text.
+    public func quotaState(_ key: String) throws(VaultError) -> String? {
+        try locked { () throws(VaultError) in
+            var found: String?
+            try db.query("SELECT state FROM signal_quota WHERE profile = ? AND key = ?", [.text(profile), .text(key)]) { row in found = row.text(0) }
+            return found
+        }
+    }
+
+    public func setQuotaState(_ key: String, _ state: String) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("INSERT INTO signal_quota (profile, key, state) VALUES (?, ?, ?) ON CONFLICT (profile, key) DO UPDATE SET state = excluded.state",
+                         [.text(profile), .text(key), .text(state)])
+        }
+    }
+
+    /// Queues the simulated user's next decision (first in, first out).
+    public func pushDecision(_ decision: String) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("INSERT INTO user_decisions (profile, decision) VALUES (?, ?)", [.text(profile), .text(decision)])
+        }
+    }
+
+    /// Takes the next queued decision, if any.
+    public func popDecision() throws(VaultError) -> String? {
+        try locked { () throws(VaultError) in
+            var found: (Int64, String)?
+            try db.query("SELECT id, decision FROM user_decisions WHERE profile = ? ORDER BY id LIMIT 1", [.text(profile)]) { row in
+                found = (row.int(0), row.text(1))
+            }
+            guard let found else { return nil }
+            try db.transaction { () throws(VaultError) in
+                try db.query("DELETE FROM user_decisions WHERE id = ?", [.int(found.0)])
+            }
+            return found.1
+        }
+    }
+
+    public func pendingDecisions() throws(VaultError) -> [String] {
+        try locked { () throws(VaultError) in
+            var out: [String] = []
+            try db.query("SELECT decision FROM user_decisions WHERE profile = ? ORDER BY id", [.text(profile)]) { row in out.append(row.text(0)) }
+            return out
+        }
+    }
+
+    public func clearDecisions() throws(VaultError) {
+        try locked { () throws(VaultError) in try db.query("DELETE FROM user_decisions WHERE profile = ?", [.text(profile)]) }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import WebAuthn
+
+extension Vault {
+    /// A profile's stored settings (an engine-defined JSON object), or nil when the profile does not exist.
+    public func profileSettings(_ name: String) throws(VaultError) -> JSONValue? {
+        try locked { () throws(VaultError) in
+            var found: String?
+            try db.query("SELECT settings FROM profiles WHERE name = ?", [.text(name)]) { row in found = row.text(0) }
+            guard let found else { return nil }
+            do {
+                return try JSONValue.parse(found)
+            } catch {
+                throw VaultError(.corrupt, "The settings of profile \(name) are unreadable: the vault is damaged.")
+            }
+        }
+    }
+
+    /// Creates or replaces a profile's settings.
+    public func saveProfile(_ name: String, settings: JSONValue, at time: Date) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.query("""
+                INSERT INTO profiles (name, settings, created_at) VALUES (?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET settings = excluded.settings
+                """, [.text(name), .text(settings.serialized()), .int(time.vaultMillis)])
+        }
+    }
+
+    /// Every profile with its settings, by name.
+    public func allProfiles() throws(VaultError) -> [(name: String, settings: JSONValue)] {
+        try locked { () throws(VaultError) in
+            var rows: [(String, String)] = []
+            try db.query("SELECT name, settings FROM profiles ORDER BY name") { row in rows.append((row.text(0), row.text(1))) }
+            var out: [(name: String, settings: JSONValue)] = []
+            for (name, text) in rows {
+                guard let settings = try? JSONValue.parse(text) else {
+                    throw VaultError(.corrupt, "The settings of profile \(name) are unreadable: the vault is damaged.")
+                }
+                out.append((name, settings))
+            }
+            return out
+        }
+    }
+
+    /// Deletes a profile with its passwords, passkeys, events and state; says whether it existed.
+    @discardableResult
+    public func removeProfile(_ name: String) throws(VaultError) -> Bool {
+        try transaction { () throws(VaultError) in
+            for table in ["passwords", "passkeys", "events", "signal_quota", "user_decisions"] {
+                try db.query("DELETE FROM \(table) WHERE profile = ?", [.text(name)])
+            }
+            try db.query("DELETE FROM profiles WHERE name = ?", [.text(name)])
+            return db.changes == 1
+        }
+    }
+
+    /// A vault-wide value kept in `meta` (the clock, for one).
+    public func metaValue(_ key: String) throws(VaultError) -> String? {
+        try locked { () throws(VaultError) in
+            var found: String?
+            try db.query("SELECT value FROM meta WHERE key = ?", [.text("x-" + key)]) { row in
+                found = String(decoding: row.blob(0), as: UTF8.self)
+            }
+            return found
+        }
+    }
+
+    public func setMetaValue(_ key: String, _ value: String?) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            if let value {
+                try db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                             [.text("x-" + key), .blob(Array(value.utf8))])
+            } else {
+                try db.query("DELETE FROM meta WHERE key = ?", [.text("x-" + key)])
+            }
+        }
+    }
+}
