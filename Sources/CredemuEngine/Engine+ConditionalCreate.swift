@@ -73,17 +73,17 @@ extension Engine {
 
     /// The platform versions the pack requires for conditional create (Play services, OS).
     func checkPlatformSupport() throws(CeremonyError) {
+        // An unset version means a current device: only a version set below the minimum fails.
         func below(_ actual: String?, _ minimum: String?) -> Bool {
-            guard let minimum, let min = Version(minimum) else { return false }
-            guard let actual, let have = Version(actual) else { return true }
+            guard let minimum, let min = Version(minimum), let actual, let have = Version(actual) else { return false }
             return have < min
         }
         if below(profile.playServicesVersion, knobs.minimumPlayServices) {
-            throw CeremonyError(.notAllowed("Conditional create needs Google Play services \(knobs.minimumPlayServices!) or newer; the device has \(profile.playServicesVersion ?? "none")."),
+            throw CeremonyError(.notAllowed("Conditional create needs Google Play services \(knobs.minimumPlayServices!) or newer; the device has \(profile.playServicesVersion!)."),
                                 reason: .platformUnsupported)
         }
         if below(profile.osVersion, knobs.minimumOSVersion) {
-            throw CeremonyError(.notAllowed("Conditional create needs OS \(knobs.minimumOSVersion!) or newer; the device has \(profile.osVersion ?? "none")."),
+            throw CeremonyError(.notAllowed("Conditional create needs OS \(knobs.minimumOSVersion!) or newer; the device has \(profile.osVersion!)."),
                                 reason: .platformUnsupported)
         }
     }

@@ -1,0 +1,184 @@
+import CredemuTestSupport
+import Foundation
+import Vault
+import WebAuthn
+import XCTest
+@testable import CredemuEngine
+
+/// Automatic passkey upgrades, pack by pack (seeds 000 and 001; providers.md §2.1, §3.1, §4).
+final class ConditionalCreateTests: XCTestCase {
+    /// Packs whose provider creates silently, with the platforms to run them on.
+    let silentPacks: [(String, Platform)] = [("gpm", .chromeDesktop), ("gpm", .chromeAndroid), ("gpm", .android), ("apple", .safari),
+                                             ("apple", .ios), ("apple", .macos), ("generic-third-party", .ios), ("generic-third-party", .android)]
+
+    func upgraded(_ scenario: ProviderScenario, after seconds: TimeInterval) throws -> CeremonyError? {
+        try scenario.savePassword()
+        scenario.advance(3600)
+        try scenario.autofillAndSignIn()
+        scenario.advance(seconds)
+        return scenario.failure { try scenario.conditionalCreate() }
+    }
+
+    func testConditionalCreateSucceedsOneMinuteAfterAutofillWithUPAndUVUnset() throws {
+        for (pack, platform) in silentPacks {
+            let scenario = try ProviderScenario(pack: pack, platform: platform)
+            XCTAssertNil(try upgraded(scenario, after: 60), "\(pack) on \(platform)")
+            let passkey = try XCTUnwrap(scenario.passkeys().first, "\(pack) on \(platform)")
+            XCTAssertEqual(passkey.userName, "alice@example.com")
+            let event = try XCTUnwrap(scenario.events("create").last)
+            XCTAssertEqual(event.outcome, "success")
+            XCTAssertEqual(event.detail["silent"], .bool(true))
+            XCTAssertEqual(event.detail["notification"], .string(scenario.engine().knobs.notification))
+        }
+    }
+
+    func testConditionalCreateIsSilentNoOpAfterSixMinutes() throws {
+        for (pack, platform) in silentPacks {
+            let scenario = try ProviderScenario(pack: pack, platform: platform)
+            let failure = try XCTUnwrap(try upgraded(scenario, after: 6 * 60), "\(pack) on \(platform)")
+            XCTAssertEqual(failure.reason, .noRecentlyUsedPassword, "\(pack) on \(platform)")
+            XCTAssertEqual(failure.error.name, .notAllowedError)
+            XCTAssertTrue(failure.silent)
+            XCTAssertEqual(try scenario.passkeys(), [], "\(pack) on \(platform)")
+            XCTAssertEqual(try scenario.events("create").last?.outcome, "noop")
+        }
+    }
+
+    func testRegistrationFlagsFollowThePackWithUPAndUVZero() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        try scenario.savePassword()
+        try scenario.autofillAndSignIn()
+        let response = try scenario.conditionalCreate()
+        let authData = try AuthenticatorData(bytes: response.authenticatorData)
+        XCTAssertFalse(authData.flags.contains(.userPresent))
+        XCTAssertFalse(authData.flags.contains(.userVerified))
+        XCTAssertTrue(authData.flags.contains(.backupEligible))
+        XCTAssertEqual(authData.attestedCredentialData?.aaguid, AAGUID.parse("ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"))
+        XCTAssertNoThrow(try RPCheck.registration(response, challenge: Array(repeating: 1, count: 32), origin: scenario.origin,
+                                                  rpID: scenario.rpID, requireUserPresence: false))
+        XCTAssertThrowsError(try RPCheck.registration(response, challenge: Array(repeating: 1, count: 32), origin: scenario.origin,
+                                                      rpID: scenario.rpID), "an RP that insists on UP rejects every automatic upgrade")
+        // The new passkey signs in afterwards, with UP set as any assertion.
+        let assertion = try scenario.signIn(allow: [response.credentialID])
+        XCTAssertTrue(try AuthenticatorData(bytes: assertion.authenticatorData).flags.contains(.userPresent))
+    }
+
+    func testManualEntryIsANoOp() throws {
+        // The password was saved long ago and typed by hand: the provider filled nothing.
+        for (pack, platform) in silentPacks {
+            let scenario = try ProviderScenario(pack: pack, platform: platform)
+            try scenario.savePassword()
+            scenario.advance(86_400)
+            XCTAssertEqual(scenario.failure { try scenario.conditionalCreate() }?.reason, .noRecentlyUsedPassword, "\(pack) on \(platform)")
+        }
+    }
+
+    func testGPMCountsAFreshlySavedPasswordButAppleDoesNot() throws {
+        let gpm = try ProviderScenario(pack: "gpm")
+        try gpm.savePassword()
+        XCTAssertNil(gpm.failure { try gpm.conditionalCreate() }, "GPM counts date_created")
+        let apple = try ProviderScenario(pack: "apple")
+        try apple.savePassword()
+        XCTAssertEqual(apple.failure { try apple.conditionalCreate() }?.reason, .noRecentlyUsedPassword)
+    }
+
+    func testMismatchedAccountIsNoMatchingPassword() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        try scenario.savePassword("bob@example.com")
+        try scenario.autofillAndSignIn("bob@example.com")
+        XCTAssertEqual(scenario.failure { try scenario.conditionalCreate(user: "alice@example.com") }?.reason, .noMatchingPassword)
+    }
+
+    func testOptOutIsANoOpOnEveryDeviceOfTheAccount() throws {
+        for (pack, platforms) in [("gpm", [Platform.chromeDesktop, .chromeAndroid, .android]), ("apple", [.safari, .ios, .macos])] {
+            let scenario = try ProviderScenario(pack: pack) { $0.automaticPasskeyUpgrades = false }
+            try scenario.savePassword()
+            try scenario.autofillAndSignIn()
+            for platform in platforms {
+                let failure = scenario.failure { try scenario.conditionalCreate(on: platform) }
+                XCTAssertEqual(failure?.reason, .optOut, "\(pack) on \(platform)")
+                XCTAssertEqual(failure?.silent, true)
+            }
+            XCTAssertEqual(try scenario.passkeys(), [])
+            scenario.update { $0.automaticPasskeyUpgrades = true }
+            XCTAssertNil(scenario.failure { try scenario.conditionalCreate() }, "opting back in lets the next upgrade through")
+        }
+    }
+
+    func testExistingPasskeyStopsAppleButNotGPM() throws {
+        let apple = try ProviderScenario(pack: "apple")
+        _ = try apple.modalCreate()
+        try apple.savePassword()
+        try apple.autofillAndSignIn()
+        XCTAssertEqual(apple.failure { try apple.conditionalCreate() }?.reason, .passkeyExists)
+
+        let gpm = try ProviderScenario(pack: "gpm")
+        _ = try gpm.modalCreate()
+        try gpm.savePassword()
+        try gpm.autofillAndSignIn()
+        XCTAssertNil(gpm.failure { try gpm.conditionalCreate() }, "GPM's upgrade controller does not look for an existing passkey")
+        XCTAssertEqual(try gpm.passkeys().count, 2)
+    }
+
+    func testExcludedCredentialMakesTheUpgradeASilentNoOp() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        let existing = try scenario.modalCreate()
+        try scenario.savePassword()
+        try scenario.autofillAndSignIn()
+        let failure = scenario.failure { try scenario.conditionalCreate(exclude: [existing.credentialID]) }
+        XCTAssertEqual(failure?.reason, .excludedCredential)
+        XCTAssertEqual(failure?.silent, true)
+        XCTAssertEqual(try scenario.passkeys().count, 1)
+    }
+
+    func testModalProvidersIgnoreMediationAndShowTheirSheet() throws {
+        for pack in ["bitwarden", "keepassxc"] {
+            let scenario = try ProviderScenario(pack: pack)
+            let response = try scenario.conditionalCreate()  // no password at all: a modal create does not care
+            XCTAssertTrue(try AuthenticatorData(bytes: response.authenticatorData).flags.contains(.userPresent), pack)
+            XCTAssertTrue(try scenario.events("create").last?.detail["note"]?.stringValue?.contains("mediation ignored") == true)
+        }
+    }
+
+    func testUnsupportedProviderAnswersASilentNoOp() throws {
+        let scenario = try ProviderScenario(pack: "1password")
+        try scenario.savePassword()
+        try scenario.autofillAndSignIn()
+        let failure = scenario.failure { try scenario.conditionalCreate() }
+        XCTAssertEqual(failure?.reason, .conditionalCreateUnsupported)
+        XCTAssertEqual(failure?.silent, true)
+    }
+
+    func testCrossOriginIframeIsNotAllowedAndRequiredUVIsAConstraintError() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        try scenario.savePassword()
+        try scenario.autofillAndSignIn()
+        let framed = try Caller(origin: scenario.origin, topOrigin: "https://news.example.org")
+        let options = try scenario.creationOptions(conditional: true)
+        let failure = scenario.failure { try scenario.engine().create(options, caller: framed) }
+        XCTAssertEqual(failure?.error.name, .notAllowedError)
+        XCTAssertEqual(failure?.reason, .crossOriginIframe)
+        XCTAssertEqual(failure?.silent, false)
+        let uv = scenario.failure { try scenario.conditionalCreate(userVerification: "required") }
+        XCTAssertEqual(uv?.error.name, .constraintError)
+    }
+
+    func testDevicePasscodeAndPlayServicesGateThePlatforms() throws {
+        let apple = try ProviderScenario(pack: "apple", platform: .ios) { $0.passcodeSet = false }
+        try apple.savePassword()
+        try apple.autofillAndSignIn()
+        XCTAssertEqual(apple.failure { try apple.conditionalCreate() }?.reason, .noDevicePasscode)
+
+        let oldIOS = try ProviderScenario(pack: "apple", platform: .ios) { $0.osVersion = "17.5" }
+        try oldIOS.savePassword()
+        try oldIOS.autofillAndSignIn()
+        XCTAssertEqual(oldIOS.failure { try oldIOS.conditionalCreate() }?.reason, .platformUnsupported)
+
+        let oldGMS = try ProviderScenario(pack: "gpm", platform: .android) { $0.playServicesVersion = "24.40" }
+        try oldGMS.savePassword()
+        try oldGMS.autofillAndSignIn()
+        XCTAssertEqual(oldGMS.failure { try oldGMS.conditionalCreate() }?.reason, .platformUnsupported)
+        oldGMS.update { $0.playServicesVersion = "25.13.1" }
+        XCTAssertNil(oldGMS.failure { try oldGMS.conditionalCreate() })
+    }
+}

@@ -1,0 +1,130 @@
+import CredemuTestSupport
+import Foundation
+import WebAuthn
+import XCTest
+@testable import CredemuEngine
+
+final class PolicyPackTests: XCTestCase {
+    func testEveryShippedPackLoadsWithSourcesAndVersions() throws {
+        let registry = try PolicyRegistry(directory: providersDirectory)
+        XCTAssertEqual(Set(registry.packs.map(\.id)), ["gpm", "gpm-pre-m144", "apple", "bitwarden", "keepassxc", "1password", "generic-third-party"])
+        for pack in registry.packs {
+            XCTAssertFalse(pack.sources.isEmpty, pack.id)
+            for platform in pack.platforms {
+                let knobs = pack.knobs(for: platform)
+                XCTAssertEqual(knobs.provenance.count, KnobSpec.all.count, "\(pack.id) cites every knob on \(platform)")
+                XCTAssertFalse(knobs.algorithms.isEmpty)
+            }
+        }
+    }
+
+    func testUnconfirmedValuesAreMarkedInThePack() throws {
+        let gpm = try PolicyPack.load(path: providersDirectory + "/gpm.json")
+        let upBit = gpm.describe(.chromeDesktop).first { $0.0 == "conditionalCreate.userPresent" }
+        XCTAssertNotNil(upBit?.3, "the GPM UP bit is unconfirmed in providers.md §2.1")
+        let window = gpm.describe(.chromeDesktop).first { $0.0 == "conditionalCreate.windowSeconds" }
+        XCTAssertNil(window?.3, "the 5-minute window is confirmed in Chromium")
+        XCTAssertEqual(window?.1, .number(300))
+    }
+
+    func testVariantsOverrideTheBaseKnobsPerPlatform() throws {
+        let gpm = try PolicyPack.load(path: providersDirectory + "/gpm.json")
+        XCTAssertEqual(gpm.knobs(for: .chromeDesktop).rateLimit, .tokenBucket(capacity: 10, refillSeconds: 120, exemptLocalhost: true, overQuota: .drop))
+        XCTAssertEqual(gpm.knobs(for: .android).rateLimit, .window(max: 10, windowSeconds: 120, overQuota: .reject))
+        XCTAssertEqual(gpm.knobs(for: .android).minimumPlayServices, "25.13")
+        XCTAssertNil(gpm.knobs(for: .chromeDesktop).minimumPlayServices)
+    }
+
+    func testMalformedPacksAreRejectedWithAMessageNamingTheFault() throws {
+        let text = try String(contentsOfFile: providersDirectory + "/gpm.json", encoding: .utf8)
+        let cases: [(String, String)] = [
+            (text.replacingOccurrences(of: "\"conditionalCreate.windowSeconds\"", with: "\"conditionalCreate.windowSecs\""),
+             "conditionalCreate.windowSecs is not a known knob"),
+            (text.replacingOccurrences(of: "\"value\": 300", with: "\"value\": \"five minutes\""), "must be an integer"),
+            (text.replacingOccurrences(of: "\"source\": \"chromium-quota\"", with: "\"source\": \"hearsay\""), "must name its source"),
+            (text.replacingOccurrences(of: "\"schema\": \"credemu-policy-pack/1\"", with: "\"schema\": \"v2\""), "schema must be"),
+            ("{", "not valid JSON"),
+            (text.replacingOccurrences(of: "\"exclusion.outcome\": {\n      \"value\": \"InvalidStateError\"",
+                                       with: "\"exclusion.outcome\": {\n      \"value\": \"Nope\""), "must be one of"),
+        ]
+        for (json, fragment) in cases {
+            XCTAssertNotEqual(json, text == json ? "" : text)
+            XCTAssertThrowsError(try PolicyPack(json: json, origin: "test.json")) { error in
+                XCTAssertTrue("\(error)".contains(fragment), "\(error) lacks \(fragment)")
+                XCTAssertTrue("\(error)".hasPrefix("test.json"), "\(error)")
+            }
+        }
+        // A pack missing a knob names the knob.
+        var members = try JSONValue.parse(text).objectValue!
+        let index = members.firstIndex { $0.0 == "knobs" }!
+        members[index].1 = .object(members[index].1.objectValue!.filter { $0.0 != "signals.rateLimit" })
+        XCTAssertThrowsError(try PolicyPack(json: JSONValue.object(members).serialized(), origin: "x")) {
+            XCTAssertTrue("\($0)".contains("knobs.signals.rateLimit is missing"), "\($0)")
+        }
+    }
+
+    func testASwiftPolicyDrivesTheEngineThroughTheSameProtocol() throws {
+        struct StrictRP: ProviderPolicy {
+            var id: String { "custom" }
+            var name: String { "Custom" }
+            var version: String { "1" }
+            var platforms: [Platform] { [.chromeDesktop] }
+            func knobs(for platform: Platform) -> PolicyKnobs {
+                var k = SpecPolicy().knobs(for: platform)
+                k.windowSeconds = 30
+                k.exclusionOutcome = .notAllowedError
+                return k
+            }
+        }
+        let (vault, _dir) = try makeTestVault()
+        _ = _dir
+        let clock = VirtualClock()
+        let engine = Engine(vault: vault, profile: Profile(name: "p", pack: "custom"), policy: StrictRP(), clock: clock)
+        try engine.savePassword(origin: "https://example.com", username: "alice", password: "pw")
+        _ = try engine.autofill(origin: "https://example.com", username: "alice")
+        clock.advance(by: 45)
+        let options = try CreationOptions(json: creationOptionsJSON(userName: "alice", mediation: "conditional"))
+        XCTAssertThrowsError(try engine.create(options, caller: try Caller(origin: "https://example.com"))) {
+            XCTAssertEqual(($0 as? CeremonyError)?.reason, .noRecentlyUsedPassword)
+        }
+    }
+
+    func testCapabilitiesMatchThePackWithKeysSorted() throws {
+        let bitwarden = try ProviderScenario(pack: "bitwarden")
+        let caps = bitwarden.engine().clientCapabilities()
+        let keys = caps.objectValue!.map(\.0)
+        XCTAssertEqual(keys, keys.sorted())
+        XCTAssertEqual(caps["conditionalCreate"], .bool(true), "Chrome answers for Bitwarden, which still ignores mediation")
+        let keepass = try ProviderScenario(pack: "keepassxc").engine()
+        XCTAssertFalse(keepass.isConditionalMediationAvailable)
+        XCTAssertEqual(keepass.clientCapabilities()["conditionalGet"], .bool(true))
+        XCTAssertEqual(try ProviderScenario(pack: "apple", platform: .ios).engine().clientCapabilities(), .object([]),
+                       "native apps have no getClientCapabilities")
+    }
+}
+
+final class DialectTests: XCTestCase {
+    func testIneligibleConditionalCreateRendersPerPlatformAndPack() throws {
+        let failure = CeremonyError(.notAllowed("x"), reason: .noRecentlyUsedPassword, silent: true)
+        let gpmAndroid = try ProviderScenario(pack: "gpm", platform: .android).engine().knobs
+        XCTAssertEqual(Dialect.android(failure, operation: .create, knobs: gpmAndroid)["exception"],
+                       .string("androidx.credentials.exceptions.CreateCredentialNoCreateOptionException"))
+        let chromeAndroid = try ProviderScenario(pack: "gpm", platform: .chromeAndroid).engine().knobs
+        let dom = Dialect.android(failure, operation: .create, knobs: chromeAndroid)
+        XCTAssertEqual(dom["domError"], .string("NotAllowedError"))
+        XCTAssertEqual(dom["type"], .string("androidx.credentials.TYPE_CREATE_PUBLIC_KEY_CREDENTIAL_DOM_EXCEPTION/androidx.credentials.TYPE_NOT_ALLOWED_ERROR"))
+        let apple = try ProviderScenario(pack: "apple", platform: .ios).engine().knobs
+        XCTAssertEqual(Dialect.apple(failure, operation: .create, knobs: apple)["code"], .number(1001))
+        XCTAssertEqual(Dialect.web(failure)["name"], .string("NotAllowedError"))
+    }
+
+    func testExcludedCredentialIs1006OnAppleAndInvalidStateDomErrorOnAndroid() throws {
+        let failure = CeremonyError(.invalidState("x"), reason: .excludedCredential)
+        let knobs = SpecPolicy().knobs(for: .ios)
+        XCTAssertEqual(Dialect.apple(failure, operation: .create, knobs: knobs)["code"], .number(1006))
+        XCTAssertEqual(Dialect.apple(failure, operation: .create, knobs: knobs)["name"], .string("matchedExcludedCredential"))
+        XCTAssertEqual(Dialect.android(failure, operation: .create, knobs: knobs)["domError"], .string("InvalidStateError"))
+        let noPasscode = CeremonyError(.notAllowed("x"), reason: .noDevicePasscode, silent: true)
+        XCTAssertEqual(Dialect.apple(noPasscode, operation: .create, knobs: knobs)["code"], .number(1010))
+    }
+}

@@ -1,0 +1,156 @@
+import CredemuTestSupport
+import Foundation
+import Vault
+import WebAuthn
+import XCTest
+@testable import CredemuEngine
+
+/// The three signals, pack by pack (seed 003; providers.md §1.3, §2.3, §3.4, §3.5).
+final class SignalTests: XCTestCase {
+    func passkey(_ scenario: ProviderScenario, user: String = "alice@example.com") throws -> RegistrationResponse {
+        try scenario.modalCreate(user: user, userID: Array(user.utf8))
+    }
+
+    func userID(_ user: String = "alice@example.com") -> String { Base64URL.encode(Array(user.utf8)) }
+
+    func testRevokedCredentialSignalledUnknownDisappearsFromGet() throws {
+        for (pack, offered) in [("gpm", false), ("gpm-pre-m144", false), ("apple", false), ("bitwarden", true), ("keepassxc", true)] {
+            let scenario = try ProviderScenario(pack: pack)
+            let revoked = try passkey(scenario)
+            try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: revoked.credentialID.base64url))
+            let failure = scenario.failure { try scenario.signIn() }
+            XCTAssertEqual(failure == nil, offered, pack)
+            if !offered { XCTAssertEqual(failure?.reason, .noCredential, pack) }
+        }
+    }
+
+    func testUnknownCredentialHidesUnderGPMAndDeletesBeforeM144() throws {
+        let gpm = try ProviderScenario(pack: "gpm")
+        let id = try passkey(gpm).credentialID
+        try gpm.signal(.unknownCredential(rpId: gpm.rpID, credentialId: id.base64url))
+        XCTAssertEqual(try gpm.passkeys().first?.hidden, true)
+        let legacy = try ProviderScenario(pack: "gpm-pre-m144")
+        let legacyID = try passkey(legacy).credentialID
+        try legacy.signal(.unknownCredential(rpId: legacy.rpID, credentialId: legacyID.base64url))
+        XCTAssertEqual(try legacy.passkeys(), [])
+    }
+
+    func testEmptyAcceptedListHidesThenFullListRestoresUnderGPMButNotWhereThePackDeletes() throws {
+        for (pack, restores) in [("gpm", true), ("apple", true), ("generic-third-party", true), ("gpm-pre-m144", false)] {
+            let scenario = try ProviderScenario(pack: pack)
+            let alice = try passkey(scenario)
+            let bob = try passkey(scenario, user: "bob@example.com")
+            try scenario.signal(.allAcceptedCredentials(rpId: scenario.rpID, userId: userID(), allAcceptedCredentialIds: []))
+            XCTAssertEqual(scenario.failure { try scenario.signIn(allow: [alice.credentialID]) }?.reason, .noCredential, pack)
+            XCTAssertNil(scenario.failure { try scenario.signIn(allow: [bob.credentialID]) }, "\(pack): another user's passkey is untouched")
+            try scenario.signal(.allAcceptedCredentials(rpId: scenario.rpID, userId: userID(), allAcceptedCredentialIds: [alice.credentialID.base64url]))
+            XCTAssertEqual(scenario.failure { try scenario.signIn(allow: [alice.credentialID]) } == nil, restores, pack)
+            let changes = try scenario.events("signal").last?.detail["changes"]?.arrayValue ?? []
+            XCTAssertEqual(changes.first?["action"]?.stringValue, restores ? "restored" : nil, pack)
+        }
+    }
+
+    func testExtensionProvidersIgnoreSignals() throws {
+        let scenario = try ProviderScenario(pack: "bitwarden")
+        _ = try passkey(scenario)
+        try scenario.signal(.allAcceptedCredentials(rpId: scenario.rpID, userId: userID(), allAcceptedCredentialIds: []))
+        XCTAssertEqual(try scenario.passkeys().first?.hidden, false)
+        XCTAssertEqual(try scenario.events("signal").last?.outcome, "ignored")
+    }
+
+    func testRenameCarriesDisplayNameUnderGPMAndNameOnlyUnderApple() throws {
+        for (pack, display) in [("gpm", "Alice Liddell"), ("apple", "Alice"), ("generic-third-party", "Alice Liddell")] {
+            let scenario = try ProviderScenario(pack: pack)
+            _ = try passkey(scenario)
+            try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: userID(), name: "alice.liddell@example.com",
+                                                    displayName: "Alice Liddell"))
+            let record = try XCTUnwrap(scenario.passkeys().first)
+            XCTAssertEqual(record.userName, "alice.liddell@example.com", pack)
+            XCTAssertEqual(record.displayName, display, pack)
+        }
+        let ios = try ProviderScenario(pack: "generic-third-party", platform: .ios)
+        _ = try passkey(ios)
+        try ios.signal(.currentUserDetails(rpId: ios.rpID, userId: userID(), name: "a2", displayName: "Changed"))
+        XCTAssertEqual(try ios.passkeys().first?.displayName, "Alice", "ASCredentialUpdater carries only newName")
+    }
+
+    func testEleventhSignalInABurstIsDroppedOnChrome() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        var ids: [[UInt8]] = []
+        for i in 0..<12 { ids.append(try passkey(scenario, user: "user\(i)@example.com").credentialID) }
+        for id in ids { try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: id.base64url)) }
+        let hidden = try scenario.passkeys().filter(\.hidden).count
+        XCTAssertEqual(hidden, 10, "10 tokens per registrable domain")
+        XCTAssertEqual(try scenario.events("signal").suffix(2).map(\.outcome), ["dropped", "dropped"])
+        scenario.advance(120)
+        try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: ids[10].base64url))
+        XCTAssertEqual(try scenario.passkeys().filter(\.hidden).count, 11, "one token back every 2 minutes")
+    }
+
+    func testSignalsThatChangeNothingSpendNoChromeToken() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        let id = try passkey(scenario).credentialID
+        for _ in 0..<15 {
+            try scenario.signal(.allAcceptedCredentials(rpId: scenario.rpID, userId: userID(), allAcceptedCredentialIds: [id.base64url]))
+        }
+        try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: id.base64url))
+        XCTAssertEqual(try scenario.passkeys().first?.hidden, true)
+    }
+
+    func testEleventhSignalOnAndroidIsRejectedWithRetryMillis() throws {
+        let scenario = try ProviderScenario(pack: "gpm", platform: .android)
+        _ = try passkey(scenario)
+        for _ in 0..<10 {
+            try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: userID(), name: "alice@example.com", displayName: "Alice"))
+            scenario.advance(1)
+        }
+        let failure = scenario.failure {
+            try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: self.userID(), name: "a", displayName: "A"))
+        }
+        XCTAssertEqual(failure?.reason, .rateLimited)
+        XCTAssertEqual(failure?.retryAfterMillis, 110_000, "the oldest call leaves the 120 s window 110 s from now")
+        let android = Dialect.android(failure!, operation: .signal, knobs: scenario.engine().knobs)
+        XCTAssertEqual(android["type"], .string("androidx.credentials.SignalCredentialStateException.RATE_LIMIT_EXCEEDED"))
+        XCTAssertEqual(android["retryMillis"], .number(110_000))
+        XCTAssertEqual(try scenario.passkeys().first?.userName, "alice@example.com", "the rejected signal changed nothing")
+        scenario.advance(111)
+        XCTAssertNil(scenario.failure { try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: self.userID(), name: "a", displayName: "A")) })
+    }
+
+    func testLocalhostIsExemptFromChromesQuota() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        let engine = scenario.engine()
+        let caller = try Caller(origin: "http://localhost:8000")
+        for i in 0..<12 {
+            let options = try CreationOptions(json: creationOptionsJSON(rpID: "localhost", userID: [UInt8(i + 1)], userName: "u\(i)"))
+            let id = try engine.create(options, caller: caller).credentialID
+            try engine.signal(.unknownCredential(rpId: "localhost", credentialId: id.base64url), caller: caller)
+        }
+        XCTAssertEqual(try scenario.vault.scoped(to: "user").passkeys(rpID: "localhost", includeHidden: true).filter(\.hidden).count, 12)
+    }
+
+    func testBadBase64IsTypeErrorOnChromeAndUnknownErrorOnSafariAndForeignRPIsSecurityError() throws {
+        let gpm = try ProviderScenario(pack: "gpm")
+        XCTAssertEqual(gpm.failure { try gpm.signal(.unknownCredential(rpId: gpm.rpID, credentialId: "not+base64")) }?.error,
+                       .typeError("Invalid base64url string for credentialId."))
+        let ids = gpm.failure { try gpm.signal(.allAcceptedCredentials(rpId: gpm.rpID, userId: "??", allAcceptedCredentialIds: ["a=="])) }
+        XCTAssertEqual(ids?.error.message, "Invalid base64url string for allAcceptedCredentialIds.", "Chrome checks the list before userId")
+        let safari = try ProviderScenario(pack: "apple")
+        XCTAssertEqual(safari.failure { try safari.signal(.unknownCredential(rpId: safari.rpID, credentialId: "not+base64")) }?.error.name,
+                       .unknownError)
+        XCTAssertEqual(gpm.failure { try gpm.signal(.unknownCredential(rpId: "example.org", credentialId: "AAAA")) }?.error.name,
+                       .securityError)
+    }
+
+    func testSignalOptionsParseTheWebAuthnDictionaries() throws {
+        XCTAssertEqual(try SignalRequest(kind: "accepted", json: #"{"rpId": "example.com", "userId": "AQ", "allAcceptedCredentialIds": ["AA"]}"#),
+                       .allAcceptedCredentials(rpId: "example.com", userId: "AQ", allAcceptedCredentialIds: ["AA"]))
+        XCTAssertThrowsError(try SignalRequest(kind: "details", json: #"{"rpId": "example.com", "userId": "AQ", "name": "a"}"#)) {
+            XCTAssertEqual(($0 as? WebAuthnError)?.name, .typeError)
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    var base64url: String { Base64URL.encode(self) }
+}
