@@ -76,6 +76,9 @@ final class SQLiteDatabase {
         }
     }
 
+    /// The row ID of the last insert.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -19,14 +19,37 @@ public struct EventRecord: Equatable, Sendable {
 
 extension Vault {
     /// Appends an event for this handle's profile.
-    @discardableResult
-    public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) -> Int64 {
+    ///
+    /// Events are written in batches (up to `eventBatch`, or when the oldest waited `eventDelay`): an event
+    /// costs a page write, and a ceremony's own commit should not pay for it every time. Reading the log,
+    /// closing the vault, or a full batch writes them; a crash can lose at most the last batch.
+    public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                         [.text(profile), .int(time.vaultMillis), .text(kind), .text(outcome), .text(reason), .text(detail.serialized())])
-            var id: Int64 = 0
-            try db.query("SELECT last_insert_rowid()") { row in id = row.int(0) }
-            return id
+            pendingEvents.append((profile, time.vaultMillis, kind, outcome, reason, detail.serialized()))
+            let now = Date()
+            if oldestPendingEvent == nil { oldestPendingEvent = now }
+            if pendingEvents.count >= Vault.eventBatch || now.timeIntervalSince(oldestPendingEvent!) >= Vault.eventDelay {
+                try flushEvents()
+            }
+        }
+    }
+
+    static let eventBatch = 32
+    static let eventDelay: TimeInterval = 0.05
+
+    /// Writes the events waiting in memory.
+    public func flushEvents() throws(VaultError) {
+        try locked { () throws(VaultError) in
+            guard !pendingEvents.isEmpty, db.handle != nil else { return }
+            let batch = pendingEvents
+            try db.transaction { () throws(VaultError) in
+                for e in batch {
+                    try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                                 [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)])
+                }
+            }
+            pendingEvents.removeAll(keepingCapacity: true)
+            oldestPendingEvent = nil
         }
     }
 
@@ -37,6 +60,7 @@ extension Vault {
         if !allProfiles { clauses.append("profile = ?"); bindings.append(.text(profile)) }
         if let kind { clauses.append("kind = ?"); bindings.append(.text(kind)) }
         bindings.append(.int(Int64(limit)))
+        try flushEvents()
         return try locked { () throws(VaultError) in
             var out: [EventRecord] = []
             try db.query("SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT ?",

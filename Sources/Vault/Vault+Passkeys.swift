@@ -37,7 +37,7 @@ extension Vault {
     }
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
-        try selectPasskeys("WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)]).first
+        try selectPasskeys(Vault.byIDClause, [.blob(credentialID), .text(profile)]).first
     }
 
     /// The decrypted PKCS#8 private key of a stored passkey.
@@ -93,6 +93,7 @@ extension Vault {
     }
 
     private static let selectPasskeysSQL = "SELECT \(passkeyColumns) FROM passkeys "
+    private static let byIDClause = "WHERE credential_id = ? AND profile = ?"
 
     private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
@@ -120,12 +121,7 @@ extension Vault {
             VaultError(.corrupt, "Passkey \(Base64URL.encode(id)) has an unreadable \(what): the vault is damaged.")
         }
         guard let algorithm = COSEAlgorithm(rawValue: Int(row.int(5))) else { throw damaged("algorithm") }
-        let publicKey: COSEKey
-        do {
-            publicKey = try COSEKey(cbor: try CBOR.decode(row.blob(6)))
-        } catch {
-            throw damaged("public key")
-        }
+        guard let publicKey = Vault.decodedKeys.key(row.blob(6)) else { throw damaged("public key") }
         guard let counter = CounterMode(rawValue: row.text(8)), let attestation = AttestationCapability(rawValue: row.text(13)) else {
             throw damaged("setting")
         }
@@ -137,4 +133,25 @@ extension Vault {
             hidden: row.bool(14), hiddenAt: row.optionalInt(15).map(Date.init(vaultMillis:)),
             createdAt: Date(vaultMillis: row.int(16)), lastUsedAt: row.optionalInt(17).map(Date.init(vaultMillis:)))
     }
+}
+
+/// COSE public keys already decoded, by their bytes: every assertion reads its passkey's row, and decoding
+/// the same key each time costs more than the lookup.
+final class DecodedKeyCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var keys: [[UInt8]: COSEKey] = [:]
+
+    func key(_ bytes: [UInt8]) -> COSEKey? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let key = keys[bytes] { return key }
+        guard let cbor = try? CBOR.decode(bytes), let key = try? COSEKey(cbor: cbor) else { return nil }
+        if keys.count >= 4096 { keys.removeAll(keepingCapacity: true) }
+        keys[bytes] = key
+        return key
+    }
+}
+
+extension Vault {
+    static let decodedKeys = DecodedKeyCache()
 }

@@ -17,6 +17,14 @@ public final class Vault: @unchecked Sendable {
     private let connection: Connection
 
     var db: SQLiteDatabase { connection.db }
+    var pendingEvents: [(String, Int64, String, String, String, String)] {
+        get { connection.pendingEvents }
+        set { connection.pendingEvents = newValue }
+    }
+    var oldestPendingEvent: Date? {
+        get { connection.oldestPending }
+        set { connection.oldestPending = newValue }
+    }
     var box: SecretBox { connection.box }
 
     /// The connection, key and lock that every profile's handle on one file shares.
@@ -24,6 +32,9 @@ public final class Vault: @unchecked Sendable {
         let db: SQLiteDatabase
         let box: SecretBox
         let lock = NSRecursiveLock()
+        /// Events not yet written: (profile, time, kind, outcome, reason, detail). See `appendEvent`.
+        var pendingEvents: [(String, Int64, String, String, String, String)] = []
+        var oldestPending: Date?
 
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db
@@ -91,7 +102,7 @@ public final class Vault: @unchecked Sendable {
         meta.append(("key_check", box.seal(keyCheckPlaintext, context: "key-check")))
         let db = try SQLiteDatabase(path: path, create: true)
         do throws(VaultError) {
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=4000;")
             try db.transaction { () throws(VaultError) in
                 try VaultMigrations.migrate(db, from: 0)
                 for (k, v) in meta {
@@ -127,7 +138,7 @@ public final class Vault: @unchecked Sendable {
             guard let check = meta["key_check"], box.open(check, context: "key-check") == keyCheckPlaintext else {
                 throw VaultError(.wrongKey, "The key does not open the vault at \(path): wrong passphrase or key file.")
             }
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=4000;")
             if version < Int64(schemaVersion) {
                 try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
             }
@@ -182,6 +193,7 @@ public final class Vault: @unchecked Sendable {
     public func close() {
         connection.lock.lock()
         defer { connection.lock.unlock() }
+        try? flushEvents()
         db.close()
     }
 }

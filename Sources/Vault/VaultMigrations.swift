@@ -52,7 +52,6 @@ enum VaultMigrations {
             reason TEXT NOT NULL,
             detail TEXT NOT NULL
         );
-        CREATE INDEX events_by_profile ON events (profile, kind, id);
         CREATE TABLE signal_quota (
             profile TEXT NOT NULL,
             key TEXT NOT NULL,

@@ -252,47 +252,55 @@ private struct JSONParser {
 extension JSONValue {
     /// Compact JSON: members in stored order, `/` unescaped, integers without a fraction.
     public func serialized() -> String {
-        var out = ""
+        var out = [UInt8]()
+        out.reserveCapacity(256)
         write(to: &out, indent: nil, level: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Pretty JSON with two-space indentation and a trailing newline: the form of fixtures and CLI output.
     public func pretty() -> String {
-        var out = ""
-        write(to: &out, indent: "  ", level: 0)
-        out += "\n"
-        return out
+        var out = [UInt8]()
+        write(to: &out, indent: 2, level: 0)
+        out.append(0x0A)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String, indent: String?, level: Int) {
+    private static func newline(_ out: inout [UInt8], _ indent: Int?, _ level: Int) {
+        guard let indent else { return }
+        out.append(0x0A)
+        out.append(contentsOf: repeatElement(0x20, count: indent * level))
+    }
+
+    private func write(to out: inout [UInt8], indent: Int?, level: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += JSONValue.format(n)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: JSONValue.format(n).utf8)
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(0x5B)
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                if i > 0 { out.append(0x2C) }
+                JSONValue.newline(&out, indent, level + 1)
                 item.write(to: &out, indent: indent, level: level + 1)
             }
-            if let indent { out += "\n" + String(repeating: indent, count: level) }
-            out += "]"
+            JSONValue.newline(&out, indent, level)
+            out.append(0x5D)
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
+            if members.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(0x7B)
             for (i, (key, value)) in members.enumerated() {
-                if i > 0 { out += "," }
-                if let indent { out += "\n" + String(repeating: indent, count: level + 1) }
+                if i > 0 { out.append(0x2C) }
+                JSONValue.newline(&out, indent, level + 1)
                 JSONValue.writeString(key, to: &out)
-                out += indent == nil ? ":" : ": "
+                out.append(0x3A)
+                if indent != nil { out.append(0x20) }
                 value.write(to: &out, indent: indent, level: level + 1)
             }
-            if let indent { out += "\n" + String(repeating: indent, count: level) }
-            out += "}"
+            JSONValue.newline(&out, indent, level)
+            out.append(0x7D)
         }
     }
 
@@ -301,27 +309,24 @@ extension JSONValue {
         return String(n)
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
+            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
+            case 0x09: out.append(contentsOf: [0x5C, 0x74])
+            case 0x08: out.append(contentsOf: [0x5C, 0x62])
+            case 0x0C: out.append(contentsOf: [0x5C, 0x66])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(0x22)
     }
 }
 

@@ -26,6 +26,11 @@ enum Bench {
     }
 
     static func run(arguments: [String]) {
+        if arguments.first == "profile-get" {
+            // A tight loop of ES256 assertions, for `perf record`.
+            do { try profileGet(count: Int(arguments.dropFirst().first ?? "") ?? 20000) } catch { print(error) }
+            return
+        }
         let seconds = arguments.first.flatMap(Double.init) ?? 1.0
         do {
             try runAll(seconds: seconds)
@@ -79,6 +84,20 @@ enum Bench {
         }
         print("goal (ES256): a registration costs at most 2x raw keygen+sign, an assertion at most 2x raw sign: "
               + (goalsMet ? "met" : "NOT met"))
+    }
+
+    static func profileGet(count: Int) throws {
+        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)))
+        let engine = Engine(vault: vault)
+        let caller = try Caller(origin: "https://example.com")
+        let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)
+        let request = try RequestOptions(json: """
+            {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
+             "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
+            """)
+        for _ in 0..<count { _ = try engine.get(request, caller: caller) }
     }
 
     static func creationOptions(algorithm: COSEAlgorithm, user: Int, rpID: String = "example.com") -> String {
