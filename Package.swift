@@ -14,6 +14,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
         .target(name: "WebAuthn", dependencies: ["CPSL"]),
@@ -23,8 +24,11 @@ let package = Package(
         .target(name: "Vault", dependencies: ["CSQLite", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
         .target(name: "CredemuEngine", dependencies: ["WebAuthn", "Signing", "Vault"]),
+        // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
+        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuEngine", "Vault", "WebAuthn"],
+                resources: [.copy("Resources/shim.js"), .copy("Resources/openapi.json")]),
         // The command-line interface, as a library so tests can drive it in-process.
-        .target(name: "CredemuCLI", dependencies: ["CredemuEngine", "Vault", "WebAuthn", "Signing"]),
+        .target(name: "CredemuCLI", dependencies: ["CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
         .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.

@@ -105,6 +105,7 @@ final class Context {
         case "providers": return wantsHelp ? help(Help.providers) : try providersCommand(args)
         case "events": return wantsHelp ? help(Help.events) : try eventsCommand(args)
         case "user": return wantsHelp ? help(Help.user) : try userCommand(args)
+        case "serve": return wantsHelp ? help(Help.serve) : try serve(args)
         case "help":
             let topic = args.first.flatMap { Help.topics[$0] }
             return help(topic ?? Help.main)

@@ -9,23 +9,7 @@ struct CeremonyFailureOutput: Error {
     var operation: Dialect.Operation
     var engine: Engine
 
-    var json: JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("name", .string(failure.error.name.rawValue)),
-            ("message", .string(failure.error.message)),
-            ("reason", .string(failure.reason.rawValue)),
-            ("silent", .bool(failure.silent)),
-        ]
-        if let retry = failure.retryAfterMillis { members.append(("retryMillis", .number(Double(retry)))) }
-        if let after = failure.afterTimeoutMillis { members.append(("settlesAfterMillis", .number(Double(after)))) }
-        members += [
-            ("profile", .string(engine.profile.name)),
-            ("platform", .string(engine.profile.platform.rawValue)),
-            ("dialect", .string(engine.profile.platform.dialect.rawValue)),
-            ("dialects", Dialect.render(failure, operation: operation, knobs: engine.knobs)),
-        ]
-        return .object([("error", .object(members))])
-    }
+    var json: JSONValue { failure.json(operation: operation, engine: engine) }
 }
 
 extension Context {

@@ -18,6 +18,7 @@ enum Help {
       user          Script the simulated user's next decisions (accept, cancel, timeout, pick).
       events        The event log: every ceremony, autofill, signal and setting change with its reason.
       vault         List, show, remove, import and export the profile's passkeys and passwords.
+      serve         The HTTP JSON API (OpenAPI at /openapi.json) and the browser shim (/shim.js).
       demo          Register with an example RP, sign in to it, and print both responses.
 
     Global options (before the command):
@@ -187,9 +188,20 @@ enum Help {
 
     """
 
+    static let serve = """
+    Usage: credemu [GLOBAL OPTIONS] serve [--host 127.0.0.1] [--port 8765|0] [--port-file F] [--token T]
+                                          [--allow-origin O1,O2] [--threads 4] [--max-body 262144]
+
+    Serves the JSON API over the vault, the OpenAPI document at /openapi.json and the browser shim at
+    /shim.js?profile=NAME. Prints the URL on the first line (--port 0 picks a free port; --port-file writes
+    it). --token requires 'Authorization: Bearer T' on every route but /shim.js and /health. CORS answers
+    only the origins given with --allow-origin ("*" for any). SIGTERM or SIGINT stops it cleanly.
+
+    """
+
     static let topics: [String: String] = [
         "create": create, "get": get, "vault": vault, "password": password, "demo": demo, "profile": profile,
         "autofill": autofill, "signal": signal, "capabilities": capabilities, "clock": clock, "providers": providers,
-        "events": events, "user": user,
+        "events": events, "user": user, "serve": serve,
     ]
 }

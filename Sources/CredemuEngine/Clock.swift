@@ -36,3 +36,42 @@ public final class VirtualClock: Clock, @unchecked Sendable {
         lock.unlock()
     }
 }
+
+/// The system clock until a test sets it; then virtual, standing still until set or advanced again. The
+/// server uses one for every engine, so `POST /clock` moves time for all profiles at once.
+public final class AdjustableClock: Clock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var virtualNow: Date?
+
+    public init(virtual: Date? = nil) { virtualNow = virtual }
+
+    public func now() -> Date {
+        lock.lock()
+        defer { lock.unlock() }
+        return virtualNow ?? Date()
+    }
+
+    public var isVirtual: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return virtualNow != nil
+    }
+
+    public func set(_ date: Date) {
+        lock.lock()
+        virtualNow = date
+        lock.unlock()
+    }
+
+    public func advance(by seconds: TimeInterval) {
+        lock.lock()
+        virtualNow = (virtualNow ?? Date()).addingTimeInterval(seconds)
+        lock.unlock()
+    }
+
+    public func useSystemTime() {
+        lock.lock()
+        virtualNow = nil
+        lock.unlock()
+    }
+}

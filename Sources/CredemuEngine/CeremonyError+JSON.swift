@@ -1,0 +1,22 @@
+import WebAuthn
+
+extension CeremonyError {
+    /// The error body of the CLI and the API: the web error, the reason, and every platform's rendering.
+    public func json(operation: Dialect.Operation, engine: Engine) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("name", .string(error.name.rawValue)),
+            ("message", .string(error.message)),
+            ("reason", .string(reason.rawValue)),
+            ("silent", .bool(silent)),
+        ]
+        if let retryAfterMillis { members.append(("retryMillis", .number(Double(retryAfterMillis)))) }
+        if let afterTimeoutMillis { members.append(("settlesAfterMillis", .number(Double(afterTimeoutMillis)))) }
+        members += [
+            ("profile", .string(engine.profile.name)),
+            ("platform", .string(engine.profile.platform.rawValue)),
+            ("dialect", .string(engine.profile.platform.dialect.rawValue)),
+            ("dialects", Dialect.render(self, operation: operation, knobs: engine.knobs)),
+        ]
+        return .object([("error", .object(members))])
+    }
+}

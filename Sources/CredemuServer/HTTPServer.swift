@@ -1,0 +1,154 @@
+import CMicroHTTPD
+import Foundation
+
+/// One HTTP request as the API sees it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var query: [String: String]
+    /// Header values by lower-case name (only those the API reads).
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// The body went past the cap; it was discarded.
+    public var bodyTooLarge: Bool
+}
+
+/// One HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of threads polling one listening socket, each request handed to
+/// `handler` once its body is complete.
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    let handler: Handler
+    let maxBodyBytes: Int
+    private var daemon: OpaquePointer?
+    public private(set) var port: UInt16 = 0
+
+    /// The request headers the API reads.
+    static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers"]
+
+    public init(maxBodyBytes: Int, handler: @escaping Handler) {
+        self.maxBodyBytes = maxBodyBytes
+        self.handler = handler
+    }
+
+    /// Binds `host:port` (port 0: any free port) and starts `threads` worker threads; returns the bound port.
+    public func start(host: String, port: UInt16, threads: Int) throws -> UInt16 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw ServerError("'\(host)' is not an IPv4 address to bind.")
+        }
+        let cls = Unmanaged.passUnretained(self).toOpaque()
+        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue)
+        daemon = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 256 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted)
+            }
+        }
+        guard let daemon else { throw ServerError("Cannot listen on \(host):\(port) (in use, or not permitted).") }
+        self.port = cmhd_bound_port(daemon)
+        return self.port
+    }
+
+    /// Stops accepting, finishes the requests in flight, and joins the threads.
+    public func stop() {
+        if let daemon { MHD_stop_daemon(daemon) }
+        daemon = nil
+    }
+}
+
+public struct ServerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Per-request state kept between libmicrohttpd's calls: the body as it arrives.
+final class RequestState {
+    var body: [UInt8] = []
+    var tooLarge = false
+}
+
+/// libmicrohttpd's access handler: a plain global function, since a closure captured in `main.swift` would be
+/// MainActor-isolated and trap on the library's threads (platform-notes.md).
+func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+                          _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+                          _ uploadDataSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    guard let cls, let connection, let requestContext else { return MHD_Result.NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    // First call: headers only. Set up the state and ask for the body.
+    guard let raw = requestContext.pointee else {
+        requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        return MHD_Result.YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+    if let uploadDataSize, uploadDataSize.pointee > 0 {
+        if let uploadData, !state.tooLarge {
+            if state.body.count + uploadDataSize.pointee > server.maxBodyBytes {
+                state.tooLarge = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadDataSize.pointee) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadDataSize.pointee))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return MHD_Result.YES
+    }
+    let fullURL = url.map { String(cString: $0) } ?? "/"
+    var headers: [String: String] = [:]
+    for name in HTTPServer.headerNames {
+        if let value = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name) {
+            headers[name.lowercased()] = String(cString: value)
+        }
+    }
+    var query = QueryCollector()
+    withUnsafeMutablePointer(to: &query) { pointer in
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, credemuCollectArgument, pointer)
+    }
+    let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: fullURL, query: query.values,
+                              headers: headers, body: state.body, bodyTooLarge: state.tooLarge)
+    let response = server.handler(request)
+    let resp = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(response.body.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+    }
+    guard let resp else { return MHD_Result.NO }
+    for (name, value) in response.headers { MHD_add_response_header(resp, name, value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), resp)
+    MHD_destroy_response(resp)
+    return result
+}
+
+/// Frees the request state when libmicrohttpd is done with a request.
+func credemuRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                             _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
+    guard let requestContext, let raw = requestContext.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(raw).release()
+    requestContext.pointee = nil
+}
+
+struct QueryCollector {
+    var values: [String: String] = [:]
+}
+
+func credemuCollectArgument(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
+                            _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let cls, let key else { return MHD_Result.YES }
+    let collector = cls.assumingMemoryBound(to: QueryCollector.self)
+    collector.pointee.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+    return MHD_Result.YES
+}
