@@ -19,7 +19,7 @@ extension Context {
         let vault = try openVault()
         let api = try APIServer(vault: vault, registry: try registry(),
                                 configuration: .init(token: args.value("token"), allowedOrigins: origins, maxBodyBytes: maxBody))
-        let server = HTTPServer(maxBodyBytes: maxBody) { request in api.handle(request) }
+        let server = HTTPServer(maxBodyBytes: maxBody, mayBlock: { api.mayBlock($0) }) { request in api.handle(request) }
         let bound: UInt16
         do {
             bound = try server.start(host: host, port: port, threads: threads)

@@ -16,10 +16,11 @@ extension Engine {
                                              ("allowCredentials", .number(Double(options.allowCredentials.count)))]
         do throws(CeremonyError) {
             let rpID = try relyingPartyID(options.rpId, caller: caller)
+            // The user's decision is taken first: a cancelled prompt consumes it even though the get fails.
+            let decision = try nextDecision()
+            if let failure = declined(decision, timeout: options.timeout) { throw failure }
             // One transaction: the choice, the counter and the log entry commit together.
             return try atomically { () throws(CeremonyError) -> AuthenticationResponse in
-                let decision = try nextDecision()
-                if let failure = declined(decision, timeout: options.timeout) { throw failure }
                 var chosen = pick
                 if case .pick(let id) = decision { chosen = id }
                 let record = try chooseCredential(options, rpID: rpID, pick: chosen)

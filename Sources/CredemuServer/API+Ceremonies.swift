@@ -5,16 +5,12 @@ import WebAuthn
 
 extension APIServer {
     /// The caller of a ceremony or signal, from the body's origin members.
-    private func caller(_ body: Body) throws(APIError) -> Caller {
+    private func caller(_ body: Body, _ engine: Engine, _ operation: Dialect.Operation) throws(APIError) -> Caller {
+        let (origin, top, package) = (try body.requiredString("origin"), try body.string("topOrigin"), try body.string("androidPackage"))
         do {
-            return try Caller(origin: try body.requiredString("origin"), topOrigin: try body.string("topOrigin"),
-                              androidPackageName: try body.string("androidPackage"))
-        } catch let error as APIError {
-            throw error
-        } catch let error as WebAuthnError {
-            throw APIError(403, error.name.rawValue, error.message)
+            return try Caller(origin: origin, topOrigin: top, androidPackageName: package)
         } catch {
-            throw .badRequest("\(error)")
+            throw .ceremony(CeremonyError(error), operation: operation, engine: engine)
         }
     }
 
@@ -51,7 +47,7 @@ extension APIServer {
     func create(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
-        let caller = try caller(body)
+        let caller = try caller(body, engine, .create)
         var options = try parse(body, engine, .create) { (text) throws(WebAuthnError) in try CreationOptions(json: text) }
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         try honourHold(engine, operation: .create)
@@ -62,7 +58,7 @@ extension APIServer {
     func get(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
-        let caller = try caller(body)
+        let caller = try caller(body, engine, .get)
         var options = try parse(body, engine, .get) { (text) throws(WebAuthnError) in try RequestOptions(json: text) }
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         var pick: [UInt8]?
@@ -81,7 +77,7 @@ extension APIServer {
         }
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
-        let caller = try caller(body)
+        let caller = try caller(body, engine, .signal)
         let signal = try parse(body, engine, .signal) { (text) throws(WebAuthnError) in try SignalRequest(kind: kind, json: text) }
         try run(engine, .signal) { () throws(CeremonyError) in try engine.signal(signal, caller: caller) }
         return json(200, .object([("resolved", true)]))
@@ -118,7 +114,7 @@ extension APIServer {
     func autofill(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try Body(request)
         let engine = try engine(name)
-        let caller = try caller(body)
+        let caller = try caller(body, engine, .get)
         let username = try body.string("username")
         let submit = try body.bool("submit") ?? false
         let filled = try run(engine, .get) { () throws(CeremonyError) in

@@ -42,6 +42,13 @@ public final class APIServer: @unchecked Sendable {
         }
     }
 
+    /// Whether the request is a ceremony that an armed hold will make wait.
+    public func mayBlock(_ request: HTTPRequest) -> Bool {
+        let parts = request.path.split(separator: "/")
+        guard request.method == "POST", parts.count == 4, parts[0] == "profiles", parts[2] == "credentials" else { return false }
+        return holds.isArmed(profile: String(parts[1]))
+    }
+
     /// Answers one request. Never throws: every failure is a JSON error with its status.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let cors = corsHeaders(request)

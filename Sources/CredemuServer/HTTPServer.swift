@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Dispatch
 import Foundation
 
 /// One HTTP request as the API sees it.
@@ -32,6 +33,9 @@ public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     let handler: Handler
+    /// Says whether a request may wait a long time (a held ceremony): such a request is suspended and
+    /// answered from another thread, so it does not stall the other connections of its pool thread.
+    let mayBlock: @Sendable (HTTPRequest) -> Bool
     let maxBodyBytes: Int
     private var daemon: OpaquePointer?
     public private(set) var port: UInt16 = 0
@@ -39,8 +43,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The request headers the API reads.
     static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers"]
 
-    public init(maxBodyBytes: Int, handler: @escaping Handler) {
+    public init(maxBodyBytes: Int, mayBlock: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {
         self.maxBodyBytes = maxBodyBytes
+        self.mayBlock = mayBlock
         self.handler = handler
     }
 
@@ -53,7 +58,8 @@ public final class HTTPServer: @unchecked Sendable {
             throw ServerError("'\(host)' is not an IPv4 address to bind.")
         }
         let cls = Unmanaged.passUnretained(self).toOpaque()
-        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue)
+        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue
+                           | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         daemon = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 256 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted)
@@ -77,9 +83,12 @@ public struct ServerError: Error, CustomStringConvertible {
 }
 
 /// Per-request state kept between libmicrohttpd's calls: the body as it arrives.
-final class RequestState {
+final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
+    /// The answer of a request handled off the pool thread, waiting for the connection to resume.
+    var response: HTTPResponse?
+    var deferred = false
 }
 
 /// libmicrohttpd's access handler: a plain global function, since a closure captured in `main.swift` would be
@@ -109,6 +118,8 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
+    if let response = state.response { return queue(response, on: connection) }
+    if state.deferred { return MHD_Result.YES }
     let fullURL = url.map { String(cString: $0) } ?? "/"
     var headers: [String: String] = [:]
     for name in HTTPServer.headerNames {
@@ -122,7 +133,26 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
     }
     let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: fullURL, query: query.values,
                               headers: headers, body: state.body, bodyTooLarge: state.tooLarge)
-    let response = server.handler(request)
+    if server.mayBlock(request) {
+        state.deferred = true
+        MHD_suspend_connection(connection)
+        let resumable = SuspendedConnection(connection)
+        DispatchQueue.global().async {
+            state.response = server.handler(request)
+            MHD_resume_connection(resumable.connection)
+        }
+        return MHD_Result.YES
+    }
+    return queue(server.handler(request), on: connection)
+}
+
+/// A suspended connection handed to the thread that will resume it (libmicrohttpd allows this with ITC).
+struct SuspendedConnection: @unchecked Sendable {
+    let connection: OpaquePointer
+    init(_ connection: OpaquePointer) { self.connection = connection }
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
     let resp = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(response.body.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
     }

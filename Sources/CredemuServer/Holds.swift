@@ -38,6 +38,13 @@ final class HoldBoard: @unchecked Sendable {
         return hold
     }
 
+    /// Whether a ceremony for the profile would wait now.
+    func isArmed(profile: String) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return holds.contains { $0.profile == profile && $0.state == .armed }
+    }
+
     var all: [Hold] {
         condition.lock()
         defer { condition.unlock() }
