@@ -5,21 +5,29 @@ SHELL := /bin/bash
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 DEB_PACKAGES := pkg-config libsqlite3-dev libsodium-dev libssl-dev libmicrohttpd-dev libpsl-dev publicsuffix
+# The end-to-end tests' real browser; it upgrades some system packages, so only `make test` installs it.
+BROWSER_PACKAGES := chromium chromium-driver
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
 
-.PHONY: help deps deps-debian deps-python build run test test-swift test-interop bench clean
+.PHONY: help deps deps-debian deps-browser deps-python build run test test-swift test-interop bench clean
 
 help:
-	@echo "make run    build and run the demo on the default vault (.credemu/vault.db)"
+	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
 	@echo "make test   install missing packages, build, run the Swift and interop tests"
 	@echo "make bench  in-process ceremonies/s beside raw keygen and signature costs"
 
-deps: deps-debian deps-python
+deps: deps-debian deps-browser deps-python
 
 # Debian's -dev packages for the C libraries; installed only when missing.
 deps-debian:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(DEB_PACKAGES)"
+
+deps-browser:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(BROWSER_PACKAGES)"
+
+apt-install:
+	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -38,7 +46,7 @@ build: deps-debian
 	swift build
 
 run: build
-	$(CREDEMU) demo
+	$(CREDEMU) serve
 
 test: deps build test-swift test-interop
 

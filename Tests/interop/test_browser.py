@@ -1,0 +1,159 @@
+"""The end-to-end journey in a real browser: headless Chromium, the example RP, credemu's shim and server.
+
+GPM: autofill the password, sign in, the automatic upgrade creates a passkey silently, sign out, sign in with
+the passkey, revoke it on the RP, the RP's signal hides it in credemu, the next sign-in no longer offers it.
+Bitwarden shows the modal path instead; a profile with the opt-out set gets no passkey. Screenshots of every
+step go to artifacts/e2e/<journey>/.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from api_client import Server
+from conftest import BINARY, ROOT
+
+ARTIFACTS = ROOT / "artifacts" / "e2e"
+USER, PASSWORD = "alice@example.com", "correct horse battery staple"
+
+
+class Stack:
+    def __init__(self, tmp_path, journey, pack, **settings):
+        self.rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
+                                   stdout=subprocess.PIPE, text=True)
+        self.rp_url = self.rp.stdout.readline().strip()
+        self.server = Server(BINARY, tmp_path, "--allow-origin", self.rp_url)
+        status, _ = self.server.call("POST", "/profiles", dict({"name": "browser", "pack": pack}, **settings))
+        assert status == 201
+        assert self.server.call("POST", "/profiles/browser/passwords", {"origin": self.rp_url, "username": USER, "password": PASSWORD})[0] == 201
+        shim = self.server.call("GET", "/shim.js?profile=browser")[1].decode()
+        options = Options()
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800", "--disable-gpu"]:
+            options.add_argument(arg)
+        self.driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": shim})
+        self.shots = ARTIFACTS / journey
+        self.shots.mkdir(parents=True, exist_ok=True)
+        self.step = 0
+
+    def screenshot(self, name):
+        self.step += 1
+        self.driver.save_screenshot(str(self.shots / f"{self.step:02d}-{name}.png"))
+
+    def wait(self, condition, timeout=20):
+        return WebDriverWait(self.driver, timeout).until(lambda d: condition(d))
+
+    def text(self, element_id):
+        return self.driver.find_element(By.ID, element_id).text
+
+    def sign_in_with_password(self):
+        self.driver.get(self.rp_url + "/login")
+        self.wait(lambda d: d.find_element(By.ID, "password").get_attribute("value") == PASSWORD)
+        assert self.driver.find_element(By.ID, "username").get_attribute("value") == USER
+        self.screenshot("password-autofilled")
+        self.driver.find_element(By.ID, "sign-in").click()
+        self.wait(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+        self.screenshot("signed-in-with-password")
+
+    def passkeys(self):
+        return self.server.call("GET", "/profiles/browser/passkeys")[1]["passkeys"]
+
+    def events(self, kind):
+        return self.server.call("GET", f"/profiles/browser/events?kind={kind}")[1]["events"]
+
+    def close(self):
+        self.driver.quit()
+        self.server.stop()
+        self.rp.terminate()
+        self.rp.wait(10)
+
+
+@pytest.fixture
+def stack(tmp_path, request):
+    created = []
+
+    def make(journey, pack, **settings):
+        s = Stack(tmp_path / journey, journey, pack, **settings)
+        created.append(s)
+        return s
+
+    (tmp_path / "gpm").mkdir()
+    (tmp_path / "bitwarden").mkdir()
+    (tmp_path / "opt-out").mkdir()
+    yield make
+    for s in created:
+        s.close()
+
+
+def test_gpm_journey_upgrade_passkey_sign_in_revoke_and_signal(stack):
+    s = stack("gpm", "gpm")
+    s.sign_in_with_password()
+    assert s.text("upgrade-status").startswith("upgrade: created "), s.text("upgrade-status")
+    created = s.events("create")[-1]
+    assert created["outcome"] == "success" and created["detail"]["silent"] is True
+    assert s.events("autofill")[0]["outcome"] == "filled"
+    [passkey] = s.passkeys()
+    assert passkey["hidden"] is False and passkey["aaguid"] == "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
+
+    s.driver.find_element(By.ID, "sign-out").click()
+    s.wait(lambda d: d.current_url.endswith("/login"))
+    s.driver.find_element(By.ID, "passkey").click()
+    s.wait(lambda d: "/account" in d.current_url and d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    assert s.text("who") == USER
+    s.screenshot("signed-in-with-passkey")
+    assert s.events("get")[-1]["outcome"] == "success"
+
+    s.driver.find_element(By.CSS_SELECTOR, "button.revoke").click()
+    s.wait(lambda d: d.find_elements(By.ID, "none"))
+    s.screenshot("passkey-revoked-on-rp")
+    s.wait(lambda d: s.passkeys()[0]["hidden"] is True)
+    assert [e["outcome"] for e in s.events("signal")][-1] == "applied"
+
+    s.driver.find_element(By.ID, "sign-out").click()
+    s.wait(lambda d: d.current_url.endswith("/login"))
+    s.driver.find_element(By.ID, "passkey").click()
+    s.wait(lambda d: d.find_element(By.ID, "login-status").text.startswith("No passkey used"))
+    assert s.text("login-status") == "No passkey used: NotAllowedError"
+    s.screenshot("passkey-no-longer-offered")
+    assert s.events("get")[-1]["reason"] == "noCredential"
+
+
+def test_bitwarden_journey_shows_the_modal_path(stack):
+    s = stack("bitwarden", "bitwarden")
+    s.sign_in_with_password()
+    assert s.text("upgrade-status").startswith("upgrade: created "), s.text("upgrade-status")
+    created = s.events("create")[-1]
+    assert "mediation ignored" in created["detail"]["note"]
+    assert s.passkeys()[0]["aaguid"] == "d548826e-79b4-db40-a3d8-11116f7e8349"
+
+
+def test_opted_out_profile_gets_no_passkey(stack):
+    s = stack("opt-out", "gpm", automaticPasskeyUpgrades=False)
+    s.sign_in_with_password()
+    assert s.text("upgrade-status") == "upgrade: skipped (NotAllowedError)"
+    assert s.passkeys() == []
+    assert s.events("create")[-1]["reason"] == "optOut"
+
+    # The nudge after a named key action still works, and skip creates nothing.
+    s.driver.find_element(By.ID, "save-profile").click()
+    s.wait(lambda d: d.find_element(By.ID, "nudge").is_displayed())
+    s.screenshot("nudge-after-key-action")
+    s.driver.find_element(By.ID, "nudge-skip").click()
+    s.wait(lambda d: d.find_element(By.ID, "nudge-status").text == "nudge: skipped")
+    assert s.passkeys() == []
+    s.driver.find_element(By.ID, "save-profile").click()
+    s.wait(lambda d: d.find_element(By.ID, "nudge").is_displayed())
+    s.driver.find_element(By.ID, "nudge-accept").click()
+    s.wait(lambda d: d.find_element(By.ID, "nudge-status").text.startswith("nudge: created"))
+    s.screenshot("nudge-accepted")
+    assert len(s.passkeys()) == 1
