@@ -19,34 +19,36 @@ extension Engine {
             // The user's decision is taken first: a cancelled prompt consumes it even though the get fails.
             let decision = try nextDecision()
             if let failure = declined(decision, timeout: options.timeout) { throw failure }
-            // One transaction: the choice, the counter and the log entry commit together.
-            return try atomically { () throws(CeremonyError) -> AuthenticationResponse in
+            // One short transaction chooses the credential and records its use (counter, time, log entry), so
+            // concurrent gets of an incrementing credential get distinct counters. Signing runs after it, outside
+            // the vault's lock, so ceremonies sign in parallel; a key that parsed signs, so the record stands.
+            let (record, key, signCount) = try atomically { () throws(CeremonyError) -> (PasskeyRecord, any SigningKey, UInt32) in
                 var chosen = pick
                 if case .pick(let id) = decision { chosen = id }
                 let record = try chooseCredential(options, rpID: rpID, pick: chosen)
                 let key = try signingKey(for: record)
-
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
-                var flags: AuthenticatorData.Flags = [.userPresent]
-                if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
-                if record.settings.backupEligible { flags.insert(.backupEligible) }
-                if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
-                let authData = AuthenticatorData(rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: signCount).bytes
-                let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
-                let signature: [UInt8]
-                do throws(SigningError) {
-                    signature = try key.sign(authData + Digest.sha256(clientData))
-                } catch {
-                    throw CeremonyError(WebAuthnError(.unknownError, "Signing failed: \(error.message)"), reason: .storage)
-                }
                 let now = clock.now()
                 try store { () throws(VaultError) in try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now) }
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
                 log("get", "success", .success, detail)
-                return AuthenticationResponse(
-                    credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-                    userHandle: record.userHandle, authenticatorAttachment: "platform")
+                return (record, key, signCount)
             }
+            var flags: AuthenticatorData.Flags = [.userPresent]
+            if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
+            if record.settings.backupEligible { flags.insert(.backupEligible) }
+            if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
+            let authData = AuthenticatorData(rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: signCount).bytes
+            let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
+            let signature: [UInt8]
+            do throws(SigningError) {
+                signature = try key.sign(authData + Digest.sha256(clientData))
+            } catch {
+                throw CeremonyError(WebAuthnError(.unknownError, "Signing failed: \(error.message)"), reason: .storage)
+            }
+            return AuthenticationResponse(
+                credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
+                userHandle: record.userHandle, authenticatorAttachment: "platform")
         } catch {
             throw failed("get", error, detail)
         }

@@ -31,6 +31,10 @@ public enum SignalRequest: Equatable, Sendable {
         } catch {
             throw .typeError("The signal options are not valid JSON: \(error.description).")
         }
+        try self.init(kind: kind, document: document)
+    }
+
+    public init(kind: String, document: JSONValue) throws(WebAuthnError) {
         guard document.objectValue != nil else { throw .typeError("The signal options must be a JSON object.") }
         func string(_ key: String) throws(WebAuthnError) -> String {
             guard let v = document[key] else { throw .typeError("The signal options need '\(key)'.") }

@@ -25,7 +25,7 @@ extension APIServer {
 
     /// Reads the body's WebAuthn options; malformed ones fail as the ceremony would (a TypeError).
     private func parse<T>(_ body: Body, _ engine: Engine, _ operation: Dialect.Operation,
-                          _ make: (String) throws(WebAuthnError) -> T) throws(APIError) -> T {
+                          _ make: (JSONValue) throws(WebAuthnError) -> T) throws(APIError) -> T {
         let text = try body.options()
         do {
             return try make(text)
@@ -48,7 +48,7 @@ extension APIServer {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
         let caller = try caller(body, engine, .create)
-        var options = try parse(body, engine, .create) { (text) throws(WebAuthnError) in try CreationOptions(json: text) }
+        var options = try parse(body, engine, .create) { (json) throws(WebAuthnError) in try CreationOptions(document: json) }
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         try honourHold(engine, operation: .create)
         let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller) }
@@ -59,7 +59,7 @@ extension APIServer {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
         let caller = try caller(body, engine, .get)
-        var options = try parse(body, engine, .get) { (text) throws(WebAuthnError) in try RequestOptions(json: text) }
+        var options = try parse(body, engine, .get) { (json) throws(WebAuthnError) in try RequestOptions(document: json) }
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         var pick: [UInt8]?
         if let id = try body.string("pick") {
@@ -78,7 +78,7 @@ extension APIServer {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
         let caller = try caller(body, engine, .signal)
-        let signal = try parse(body, engine, .signal) { (text) throws(WebAuthnError) in try SignalRequest(kind: kind, json: text) }
+        let signal = try parse(body, engine, .signal) { (json) throws(WebAuthnError) in try SignalRequest(kind: kind, document: json) }
         try run(engine, .signal) { () throws(CeremonyError) in try engine.signal(signal, caller: caller) }
         return json(200, .object([("resolved", true)]))
     }

@@ -76,11 +76,17 @@ struct Body {
         return n
     }
 
-    /// A member holding WebAuthn options: an object (or a JSON string of one), passed on as text.
-    func options(_ key: String = "options") throws(APIError) -> String {
+    /// A member holding WebAuthn options: an object, or a JSON string of one.
+    func options(_ key: String = "options") throws(APIError) -> JSONValue {
         guard let v = value[key], !v.isNull else { throw .badRequest("'\(key)' is required.") }
-        if let s = v.stringValue { return s }
+        if let s = v.stringValue {
+            do {
+                return try JSONValue.parse(s)
+            } catch {
+                throw .badRequest("'\(key)' is not valid JSON: \(error.description).")
+            }
+        }
         guard v.objectValue != nil else { throw .badRequest("'\(key)' must be an object, not \(v.typeName).") }
-        return v.serialized()
+        return v
     }
 }

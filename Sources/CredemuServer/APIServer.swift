@@ -26,6 +26,9 @@ public final class APIServer: @unchecked Sendable {
     let holds = HoldBoard()
     private let engineLock = NSLock()
     private var engines: [String: Engine] = [:]
+    /// Profiles as last read, valid while no other process has written to the vault (`PRAGMA data_version`).
+    private var profiles: [String: Profile] = [:]
+    private var profilesVersion: Int64 = -1
 
     public init(vault: Vault, registry: PolicyRegistry, configuration: Configuration) throws {
         self.vault = vault
@@ -152,18 +155,27 @@ public final class APIServer: @unchecked Sendable {
     // MARK: Engines and profiles
 
     func loadProfile(_ name: String) throws(APIError) -> Profile {
-        let settings: JSONValue?
-        do {
-            settings = try vault.profileSettings(name)
-        } catch {
-            throw APIError(500, "VaultError", error.message)
+        let version = try stored { () throws(VaultError) in try vault.dataVersion() }
+        engineLock.lock()
+        if version != profilesVersion {
+            profiles = [:]
+            profilesVersion = version
         }
+        let cached = profiles[name]
+        engineLock.unlock()
+        if let cached { return cached }
+        let settings = try stored { () throws(VaultError) in try vault.profileSettings(name) }
         guard let settings else { throw .notFound("No profile '\(name)'.") }
+        let profile: Profile
         do {
-            return try Profile(name: name, json: settings)
+            profile = try Profile(name: name, json: settings)
         } catch {
             throw APIError(500, "VaultError", "The settings of profile \(name) are unreadable: \(error.message)")
         }
+        engineLock.lock()
+        if version == profilesVersion { profiles[name] = profile }
+        engineLock.unlock()
+        return profile
     }
 
     /// The engine of a profile on a platform (its own, or another of the account's), kept between requests so
@@ -194,6 +206,7 @@ public final class APIServer: @unchecked Sendable {
     func forgetEngines(_ name: String) {
         engineLock.lock()
         engines = engines.filter { !$0.key.hasPrefix(name + "|") }
+        profiles[name] = nil
         engineLock.unlock()
     }
 

@@ -62,7 +62,7 @@ public final class HTTPServer: @unchecked Sendable {
                            | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         daemon = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 256 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted)
+                cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 64 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted)
             }
         }
         guard let daemon else { throw ServerError("Cannot listen on \(host):\(port) (in use, or not permitted).") }

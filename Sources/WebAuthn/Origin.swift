@@ -1,5 +1,3 @@
-import Foundation
-
 /// A caller's origin as WebAuthn sees it: a web origin in a secure context, or an Android app origin.
 public enum Origin: Equatable, Sendable, CustomStringConvertible {
     /// `https://host[:port]`, or `http://localhost[:port]` (a secure context by the HTML spec).
@@ -18,11 +16,12 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
             self = .androidApp(certificateHash: hash)
             return
         }
-        guard let schemeEnd = string.range(of: "://") else {
+        let utf8 = Array(string.utf8)
+        guard let colon = utf8.firstIndex(of: 0x3A), utf8.count > colon + 2, utf8[colon + 1] == 0x2F, utf8[colon + 2] == 0x2F else {
             throw .securityError("The origin '\(string)' is not a valid origin.")
         }
-        let scheme = String(string[..<schemeEnd.lowerBound])
-        let rest = String(string[schemeEnd.upperBound...])
+        let scheme = String(decoding: utf8[..<colon], as: UTF8.self)
+        let rest = String(decoding: utf8[(colon + 3)...], as: UTF8.self)
         guard scheme == "https" || scheme == "http" else {
             throw .securityError("The origin '\(string)' is not a secure context: WebAuthn needs https (or http://localhost).")
         }

@@ -53,6 +53,7 @@ enum Bench {
         print(pad("algorithm", 10) + pad("raw keygen+sign/s", 19) + pad("registrations/s", 17) + pad("reg cost ratio", 16)
               + pad("raw sign/s", 12) + pad("assertions/s", 14) + "asrt cost ratio")
         var goalsMet = true
+        var es256 = (0.0, 0.0)
         for algorithm in COSEAlgorithm.allCases {
             let budget = algorithm == .rs256 ? max(seconds, 2.0) : seconds
             let rawCreate = try measure(seconds: budget) { _ = try SigningKeys.generate(algorithm).sign(message) }
@@ -80,10 +81,15 @@ enum Bench {
             print(pad(algorithm.name, 10) + pad(fmt(rawCreate.perSecond), 19) + pad(fmt(registrations.perSecond), 17)
                   + pad(String(format: "%.2fx", regRatio), 16) + pad(fmt(rawSign.perSecond), 12)
                   + pad(fmt(assertions.perSecond), 14) + String(format: "%.2fx", asrtRatio))
-            if algorithm == .es256 { goalsMet = regRatio <= 2 && asrtRatio <= 2 }
+            if algorithm == .es256 {
+                goalsMet = regRatio <= 2 && asrtRatio <= 2
+                es256 = (registrations.perSecond, assertions.perSecond)
+            }
         }
         print("goal (ES256): a registration costs at most 2x raw keygen+sign, an assertion at most 2x raw sign: "
               + (goalsMet ? "met" : "NOT met"))
+        print("")
+        try runHTTP(seconds: seconds, clients: Int(ProcessInfo.processInfo.environment["CREDEMU_BENCH_CLIENTS"] ?? "") ?? 4, inProcess: es256)
     }
 
     static func profileGet(count: Int) throws {

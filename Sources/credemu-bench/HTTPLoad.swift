@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal HTTP/1.1 keep-alive client over a POSIX socket: enough to drive `credemu serve` from several
+/// threads without the cost of a general-purpose client distorting the figure.
+final class HTTPConnection {
+    private let fd: Int32
+    private var buffer = [UInt8]()
+    private var chunk = [UInt8](repeating: 0, count: 16384)
+
+    init?(port: UInt16) {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if rc != 0 {
+            close(fd)
+            return nil
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one request and reads the whole response; returns (status, body).
+    func request(_ method: String, _ path: String, body: [UInt8] = []) -> (Int, [UInt8])? {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        head += "Content-Length: \(body.count)\r\n\r\n"
+        let out = Array(head.utf8) + body
+        var sent = 0
+        while sent < out.count {
+            let n = out[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            sent += n
+        }
+        // Headers, then Content-Length bytes of body.
+        var headerEnd: Int?
+        while headerEnd == nil {
+            if let range = find([13, 10, 13, 10]) { headerEnd = range } else if !fill() { return nil }
+        }
+        let headerText = String(decoding: buffer[0..<headerEnd!], as: UTF8.self)
+        let status = Int(headerText.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var length = 0
+        for line in headerText.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+            length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        let start = headerEnd! + 4
+        while buffer.count < start + length { if !fill() { return nil } }
+        let payload = Array(buffer[start..<start + length])
+        buffer.removeFirst(start + length)
+        return (status, payload)
+    }
+
+    private func fill() -> Bool {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { return false }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
+    }
+
+    private func find(_ needle: [UInt8]) -> Int? {
+        guard buffer.count >= needle.count else { return nil }
+        return buffer.withUnsafeBufferPointer { b -> Int? in
+            var i = 0
+            while i <= b.count - needle.count {
+                if b[i] == needle[0] && b[i + 1] == needle[1] && b[i + 2] == needle[2] && b[i + 3] == needle[3] { return i }
+                i += 1
+            }
+            return nil
+        }
+    }
+}
+
+extension Bench {
+    /// HTTP figures: `credemu serve` from process start to a served request, then registrations and
+    /// assertions per second from `clients` keep-alive connections on loopback.
+    static func runHTTP(seconds: Double, clients: Int, inProcess: (Double, Double)) throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("credemu").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            print("HTTP: no credemu binary beside the bench at \(binary); build it with `swift build -c release`")
+            return
+        }
+        let directory = NSTemporaryDirectory() + "credemu-http-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--vault", directory + "/vault.db", "serve", "--port", "0", "--port-file", directory + "/port", "--threads", "\(max(clients, 2))"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let started = DispatchTime.now().uptimeNanoseconds
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        var port: UInt16 = 0
+        var ready: Double = .nan
+        while Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 10 {
+            if port == 0, let text = try? String(contentsOfFile: directory + "/port", encoding: .utf8), let p = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                port = p
+            }
+            if port != 0, let connection = HTTPConnection(port: port), let (status, _) = connection.request("GET", "/health"), status == 200 {
+                ready = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                break
+            }
+            usleep(500)
+        }
+        guard port != 0 else { print("HTTP: the server did not start"); return }
+        // A profile on the reference policy, as in-process, and one credential for the assertions.
+        let setup = HTTPConnection(port: port)!
+        _ = setup.request("POST", "/profiles", body: Array(#"{"name": "bench", "pack": "webauthn-spec"}"#.utf8))
+        let registration = Array("""
+            {"origin": "https://login.example.com", "options": \(creationOptions(algorithm: .es256, user: 0))}
+            """.utf8)
+        guard let (status, body) = setup.request("POST", "/profiles/bench/credentials/create", body: registration), status == 200,
+              let id = try? JSONValueShim.id(body) else { print("HTTP: registration failed"); return }
+        let assertion = Array("""
+            {"origin": "https://login.example.com", "options": {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
+             "allowCredentials": [{"type": "public-key", "id": "\(id)"}]}}
+            """.utf8)
+
+        final class Tally: @unchecked Sendable {
+            let lock = NSLock()
+            var total = 0
+            var failures = 0
+            func add(_ count: Int, _ failed: Int) { lock.lock(); total += count; failures += failed; lock.unlock() }
+        }
+        let boundPort = port
+        func load(_ path: String, _ body: [UInt8], method: String = "POST") -> Double {
+            let tally = Tally()
+            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+            let group = DispatchGroup()
+            let begin = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<clients {
+                group.enter()
+                Thread.detachNewThread {
+                    var count = 0
+                    var failed = 0
+                    if let connection = HTTPConnection(port: boundPort) {
+                        while DispatchTime.now().uptimeNanoseconds < deadline {
+                            guard let (status, _) = connection.request(method, path, body: body) else { failed += 1; break }
+                            if status == 200 { count += 1 } else { failed += 1 }
+                        }
+                    }
+                    tally.add(count, failed)
+                    group.leave()
+                }
+            }
+            group.wait()
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
+            if tally.failures > 0 { print("  (\(tally.failures) failed requests)") }
+            return Double(tally.total) / elapsed
+        }
+        if ProcessInfo.processInfo.environment["CREDEMU_BENCH_HEALTH"] != nil {
+            let health = load("/health", [], method: "GET")
+            print("  /health requests/s: \(fmt(health))")
+        }
+        let regs = load("/profiles/bench/credentials/create", registration)
+        let asserts = load("/profiles/bench/credentials/get", assertion)
+        print("HTTP (ES256, \(clients) keep-alive clients on loopback, release build):")
+        print("  ready (process start to a served /health): \(String(format: "%.1f", ready)) ms   goal < 100 ms: \(ready < 100 ? "met" : "NOT met")")
+        print("  registrations/s: \(fmt(regs)) (in-process \(fmt(inProcess.0)), \(String(format: "%.0f", 100 * regs / inProcess.0))%)")
+        print("  assertions/s:    \(fmt(asserts)) (in-process \(fmt(inProcess.1)), \(String(format: "%.0f", 100 * asserts / inProcess.1))%)")
+        let met = regs >= inProcess.0 / 2 && asserts >= inProcess.1 / 2
+        print("goal (HTTP): at least half the in-process throughput: " + (met ? "met" : "NOT met"))
+    }
+}
+
+/// Reads the credential ID out of a registration response without pulling in more than needed.
+enum JSONValueShim {
+    static func id(_ body: [UInt8]) throws -> String {
+        let text = String(decoding: body, as: UTF8.self)
+        guard let range = text.range(of: "\"id\":\"") else { throw CocoaError(.coderReadCorrupt) }
+        let rest = text[range.upperBound...]
+        return String(rest.prefix(while: { $0 != "\"" }))
+    }
+}
