@@ -140,17 +140,7 @@ extension Context {
         switch sub {
         case "list":
             try args.noMorePositionals(after: 1)
-            let registry = try registry()
-            var items: [JSONValue] = registry.packs.map { pack in
-                .object([("id", .string(pack.id)), ("name", .string(pack.name)), ("version", .string(pack.version)),
-                         ("platforms", .array(pack.platforms.map { .string($0.rawValue) })),
-                         ("sources", .object(pack.sources.map { ($0.0, .string($0.1)) }))])
-            }
-            let spec = SpecPolicy()
-            items.append(.object([("id", .string(spec.id)), ("name", .string(spec.name)), ("version", .string(spec.version)),
-                                  ("platforms", .array(spec.platforms.map { .string($0.rawValue) })),
-                                  ("sources", .object([("spec", "W3C WebAuthn Level 3 editor's draft (built in, Swift)")]))]))
-            printJSON(.object([("directory", registry.directory.map(JSONValue.string) ?? .null), ("providers", .array(items))]))
+            printJSON(try registry().json)
         case "show":
             try args.noMorePositionals(after: 2)
             guard args.positionals.count == 2 else { throw UsageError("providers show needs a pack ID.") }

@@ -11,31 +11,8 @@ public struct SystemClock: Clock {
     public func now() -> Date { Date() }
 }
 
-/// A clock tests set and advance by hand.
-public final class VirtualClock: Clock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
-
-    public func now() -> Date {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
-
-    public func set(_ date: Date) {
-        lock.lock()
-        current = date
-        lock.unlock()
-    }
-
-    public func advance(by seconds: TimeInterval) {
-        lock.lock()
-        current = current.addingTimeInterval(seconds)
-        lock.unlock()
-    }
-}
+/// A clock tests set and advance by hand: an `AdjustableClock` that starts virtual.
+public typealias VirtualClock = AdjustableClock
 
 /// The system clock until a test sets it; then virtual, standing still until set or advanced again. The
 /// server uses one for every engine, so `POST /clock` moves time for all profiles at once.
@@ -43,7 +20,11 @@ public final class AdjustableClock: Clock, @unchecked Sendable {
     private let lock = NSLock()
     private var virtualNow: Date?
 
-    public init(virtual: Date? = nil) { virtualNow = virtual }
+    /// A clock on system time when `virtual` is nil, else standing at `virtual`.
+    public init(virtual: Date?) { virtualNow = virtual }
+
+    /// A virtual clock standing at `start`.
+    public convenience init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { self.init(virtual: start) }
 
     public func now() -> Date {
         lock.lock()

@@ -9,16 +9,7 @@ extension APIServer {
                  ("clockMode", .string(clock.isVirtual ? "virtual" : "system"))])
     }
 
-    func providers() -> JSONValue {
-        let packs: [JSONValue] = registry.all.map { policy in
-            var sources: [(String, JSONValue)] = []
-            if let pack = policy as? PolicyPack { sources = pack.sources.map { ($0.0, .string($0.1)) } }
-            else { sources = [("spec", "W3C WebAuthn Level 3 editor's draft (built in, Swift)")] }
-            return .object([("id", .string(policy.id)), ("name", .string(policy.name)), ("version", .string(policy.version)),
-                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })), ("sources", .object(sources))])
-        }
-        return .object([("providers", .array(packs))])
-    }
+    func providers() -> JSONValue { registry.json }
 
     /// GET shows the clock; POST sets it (`set`), moves it (`advance`: "90s", "6m", seconds) or returns to
     /// system time (`mode: "system"`). The vault keeps the setting for the CLI.

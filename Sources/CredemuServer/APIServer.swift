@@ -38,7 +38,7 @@ public final class APIServer: @unchecked Sendable {
         if let value = try vault.metaValue("clock"), value.hasPrefix("virtual:"), let millis = Int64(value.dropFirst(8)) {
             clock = AdjustableClock(virtual: Date(timeIntervalSince1970: Double(millis) / 1000))
         } else {
-            clock = AdjustableClock()
+            clock = AdjustableClock(virtual: nil)
         }
         if try vault.profileSettings(Vault.defaultProfile) == nil {
             try vault.saveProfile(Vault.defaultProfile, settings: Profile(name: Vault.defaultProfile).json, at: clock.now())

@@ -17,6 +17,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api_client import Server
@@ -51,7 +52,9 @@ class Stack:
         self.driver.save_screenshot(str(self.shots / f"{self.step:02d}-{name}.png"))
 
     def wait(self, condition, timeout=20):
-        return WebDriverWait(self.driver, timeout).until(lambda d: condition(d))
+        # Pages navigate under the test: an element looked up mid-navigation is retried, not a failure.
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+            lambda d: condition(d))
 
     def text(self, element_id):
         return self.driver.find_element(By.ID, element_id).text

@@ -1,4 +1,5 @@
 import Foundation
+import WebAuthn
 
 /// Finds policies by ID: the packs in a `providers/` directory, plus the built-in `webauthn-spec`.
 public struct PolicyRegistry: Sendable {
@@ -22,6 +23,16 @@ public struct PolicyRegistry: Sendable {
 
     /// Every policy: the packs, then the built-in ones.
     public var all: [any ProviderPolicy] { packs + [SpecPolicy()] }
+
+    /// Every policy with its ID, name, version, platforms and sources: `credemu providers` and `GET /providers`.
+    public var json: JSONValue {
+        .object([("directory", directory.map(JSONValue.string) ?? .null), ("providers", .array(all.map { policy in
+            let sources: [(String, JSONValue)] = (policy as? PolicyPack)?.sources.map { ($0.0, .string($0.1)) }
+                ?? [("spec", "W3C WebAuthn Level 3 editor's draft (built in, Swift)")]
+            return .object([("id", .string(policy.id)), ("name", .string(policy.name)), ("version", .string(policy.version)),
+                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })), ("sources", .object(sources))])
+        }))])
+    }
 
     /// The policy a profile plays: its own pack file when it names one, else the pack with its ID.
     public func policy(for profile: Profile) throws(PolicyPack.InvalidPack) -> any ProviderPolicy {
