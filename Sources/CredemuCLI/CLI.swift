@@ -27,6 +27,9 @@ public enum CLI {
         } catch let error as WebAuthnError {
             terminal.write(error.json.pretty())
             return .webAuthnError
+        } catch let error as Scenario.Invalid {
+            terminal.writeError("credemu: \(error.description)\n")
+            return .usage
         } catch let error as PolicyPack.InvalidPack {
             let body = JSONValue.object([("error", .object([("name", "InvalidPolicyPack"), ("message", .string(error.message))]))])
             terminal.write(body.pretty())
@@ -106,6 +109,8 @@ final class Context {
         case "events": return wantsHelp ? help(Help.events) : try eventsCommand(args)
         case "user": return wantsHelp ? help(Help.user) : try userCommand(args)
         case "serve": return wantsHelp ? help(Help.serve) : try serve(args)
+        case "scenario": return wantsHelp ? help(Help.scenario) : try scenarioCommand(args)
+        case "findings": return wantsHelp ? help(Help.findings) : try findingsCommand(args)
         case "help":
             let topic = args.first.flatMap { Help.topics[$0] }
             return help(topic ?? Help.main)

@@ -107,7 +107,7 @@ extension Context {
             try setClock(vault, date)
         case "advance":
             try args.noMorePositionals(after: 2)
-            guard args.positionals.count == 2, let seconds = Context.duration(args.positionals[1]) else {
+            guard args.positionals.count == 2, let seconds = parseDuration(args.positionals[1]) else {
                 throw UsageError("clock advance takes a duration such as 90s, 6m, 2h or 1d.")
             }
             try setClock(vault, try clock(vault).now().addingTimeInterval(seconds))
@@ -127,12 +127,6 @@ extension Context {
         try vault.appendEvent(kind: "clock", outcome: "set", reason: "success", detail: .object([("now", .string(Timestamp.format(date)))]), at: date)
     }
 
-    /// "90s", "6m", "2h", "1d", or plain seconds.
-    static func duration(_ s: String) -> TimeInterval? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let unit = s.last, let factor = units[unit], let n = Double(s.dropLast()), n >= 0 { return n * factor }
-        return Double(s).flatMap { $0 >= 0 ? $0 : nil }
-    }
 
     func providersCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["platform"])

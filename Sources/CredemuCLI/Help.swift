@@ -18,6 +18,8 @@ enum Help {
       user          Script the simulated user's next decisions (accept, cancel, timeout, pick).
       events        The event log: every ceremony, autofill, signal and setting change with its reason.
       vault         List, show, remove, import and export the profile's passkeys and passwords.
+      scenario      Run a scenario across providers: the divergence matrix (table, markdown, json, html).
+      findings      What the RP's own requests did against the seeds' guidance, with fixes.
       serve         The HTTP JSON API (OpenAPI at /openapi.json) and the browser shim (/shim.js).
       demo          Register with an example RP, sign in to it, and print both responses.
 
@@ -199,9 +201,31 @@ enum Help {
 
     """
 
+    static let scenario = """
+    Usage: credemu [GLOBAL OPTIONS] scenario run FILE [--providers all|ID[@platform],...]
+                                                    [--format table|markdown|json|html] [--out FILE]
+
+    Runs a scenario (format: scenarios/README.md) once per provider, each in a fresh vault with a virtual
+    clock, and prints the divergence matrix: rows are steps, columns providers, cells the outcome in the RP's
+    terms and what changed in the vault; rows that differ are marked, every cell names the pack knob and its
+    source, and the RP integration findings follow.
+
+    """
+
+    static let findings = """
+    Usage: credemu [GLOBAL OPTIONS] findings
+
+    The profile's RP integration findings: requests that went against the seeds' guidance (an upgrade for
+    another account than the one just autofilled, missing exclusion IDs, a repeated automatic attempt, UV
+    required on a conditional create, an empty or partial accepted list, an unknown credential later listed
+    as accepted, signals past the rate limit, a display name where the platform keeps only the name), each
+    with its criterion and a fix.
+
+    """
+
     static let topics: [String: String] = [
         "create": create, "get": get, "vault": vault, "password": password, "demo": demo, "profile": profile,
         "autofill": autofill, "signal": signal, "capabilities": capabilities, "clock": clock, "providers": providers,
-        "events": events, "user": user, "serve": serve,
+        "events": events, "user": user, "serve": serve, "scenario": scenario, "findings": findings,
     ]
 }

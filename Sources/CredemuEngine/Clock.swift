@@ -56,3 +56,10 @@ public final class AdjustableClock: Clock, @unchecked Sendable {
         lock.unlock()
     }
 }
+
+/// Seconds in a duration such as "90s", "6m", "2h", "1d", or plain seconds; nil for anything else.
+public func parseDuration(_ s: String) -> TimeInterval? {
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+    if let unit = s.last, let factor = units[unit], let n = Double(s.dropLast()), n >= 0 { return n * factor }
+    return Double(s).flatMap { $0 >= 0 ? $0 : nil }
+}

@@ -9,6 +9,7 @@ extension Engine {
     ///
     /// - Parameter settings: overrides the pack's settings for the new passkey.
     public func create(_ options: CreationOptions, caller: Caller, settings: PasskeySettings? = nil) throws(CeremonyError) -> RegistrationResponse {
+        if let rpID = try? relyingPartyID(options.rp.id, caller: caller) { reviewCreate(options, caller: caller, rpID: rpID) }
         if options.mediation == "conditional" { return try conditionalCreate(options, caller: caller, settings: settings) }
         return try modalCreate(options, caller: caller, settings: settings, note: nil)
     }

@@ -74,6 +74,8 @@ extension Engine {
         do throws(CeremonyError) {
             let decoded = try decodeSignal(request)
             _ = try relyingPartyID(request.rpId, caller: caller)
+            if case .unknownCredential = request { detail.append(("credentialId", .string(Base64URL.encode(decoded.0)))) }
+            if case .unknownCredential = request {} else { reviewSignal(request, decodedUser: decoded.0, accepted: decoded.1) }
             let action = signalAction(request)
             if action == "ignore" {
                 log("signal", "ignored", .success, detail + [("knob", .string(knobs.cite(signalKnob(request), action)))])
@@ -81,6 +83,7 @@ extension Engine {
             }
             try atomically { () throws(CeremonyError) in
                 guard try admitSignal(rpID: request.rpId) else {
+                    reviewRateLimited()
                     log("signal", "dropped", .rateLimited, detail + [("knob", .string(knobs.cite("signals.rateLimit", "\(knobs.rateLimit)")))])
                     return
                 }
@@ -91,6 +94,7 @@ extension Engine {
                 log("signal", changes.isEmpty ? "noop" : "applied", .success, detail)
             }
         } catch {
+            if error.reason == .rateLimited { reviewRateLimited() }
             throw failed("signal", error, detail)
         }
     }

@@ -24,7 +24,7 @@ extension APIServer {
                 guard let date = Timestamp.parse(set) else { throw .badRequest("'set' must be an RFC 3339 UTC time such as 2026-11-29T10:00:00Z.") }
                 clock.set(date)
             } else if let advance = body.value["advance"], !advance.isNull {
-                guard let seconds = advance.numberValue ?? advance.stringValue.flatMap(APIServer.duration), seconds >= 0 else {
+                guard let seconds = advance.numberValue ?? advance.stringValue.flatMap(parseDuration), seconds >= 0 else {
                     throw .badRequest("'advance' must be seconds or a duration such as 90s, 6m, 2h.")
                 }
                 clock.advance(by: seconds)
@@ -39,17 +39,21 @@ extension APIServer {
         return json(200, .object([("now", .string(Timestamp.format(clock.now()))), ("mode", .string(clock.isVirtual ? "virtual" : "system"))]))
     }
 
-    static func duration(_ s: String) -> TimeInterval? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let unit = s.last, let factor = units[unit], let n = Double(s.dropLast()) { return n * factor }
-        return Double(s)
-    }
 
     func events(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         _ = try loadProfile(name)
         let after = Int64(request.query["after"] ?? "0") ?? 0
         let list = try stored { () throws(VaultError) in try vault.scoped(to: name).events(kind: request.query["kind"], after: after) }
         return json(200, .object([("events", .array(list.map(\.json)))]))
+    }
+
+    func findings(_ name: String) throws(APIError) -> HTTPResponse {
+        _ = try loadProfile(name)
+        do {
+            return json(200, .object([("findings", .array(try Finding.list(vault.scoped(to: name)).map(\.json)))]))
+        } catch {
+            throw APIError(500, "VaultError", "\(error)")
+        }
     }
 
     func userRoute(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {

@@ -145,6 +145,7 @@ public final class APIServer: @unchecked Sendable {
         case ("GET", "passkeys", 2): return try showPasskey(name, rest[1])
         case ("DELETE", "passkeys", 2): return try removePasskey(name, rest[1])
         case ("GET", "events", 1): return try events(name, request)
+        case ("GET", "findings", 1): return try findings(name)
         case (_, "user", 1): return try userRoute(name, request)
         case ("POST", "holds", 1): return try armHold(name, request)
         default:

@@ -76,6 +76,9 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Whether a transaction is open on the connection.
+    var inTransaction: Bool { handle != nil && sqlite3_get_autocommit(handle) == 0 }
+
     /// The row ID of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

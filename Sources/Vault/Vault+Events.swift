@@ -40,7 +40,8 @@ extension Vault {
     /// Writes the events waiting in memory.
     public func flushEvents() throws(VaultError) {
         try locked { () throws(VaultError) in
-            guard !pendingEvents.isEmpty, db.handle != nil else { return }
+            // Inside another transaction the batch waits: a rollback of that transaction must not take it along.
+            guard !pendingEvents.isEmpty, db.handle != nil, !db.inTransaction else { return }
             let batch = pendingEvents
             try db.transaction { () throws(VaultError) in
                 for e in batch {

@@ -70,6 +70,8 @@ def test_upgrade_through_the_api_with_a_virtual_clock(server):
     server.call("POST", "/clock", {"advance": "6m"})
     status, error = server.call("POST", "/profiles/default/credentials/create", {"origin": ORIGIN, "options": reg_options()[1], "mediation": "conditional"})
     assert status == 422 and error["error"]["reason"] == "noRecentlyUsedPassword" and error["error"]["silent"] is True
+    findings = server.call("GET", "/profiles/default/findings")[1]["findings"]
+    assert [f["code"] for f in findings] == ["missingExclusionIds", "repeatedAutomaticAttempt"]
     events = server.call("GET", "/profiles/default/events?kind=create")[1]["events"]
     assert [e["outcome"] for e in events] == ["success", "noop"]
     assert server.call("POST", "/profiles/default/passwords/use", {"origin": ORIGIN, "username": "alice@example.com"})[0] == 200

@@ -1,0 +1,110 @@
+import Vault
+import WebAuthn
+
+/// Something an RP's own request did against the seeds' guidance, with the criterion it comes from and a
+/// fix. The engine records findings in the event log (kind "finding") while it serves the RP.
+public struct Finding: Equatable, Sendable {
+    public var criterion: String
+    public var code: String
+    public var message: String
+    public var fix: String
+
+    public var json: JSONValue {
+        .object([("criterion", .string(criterion)), ("code", .string(code)), ("message", .string(message)), ("fix", .string(fix))])
+    }
+
+    /// The findings recorded for a profile, oldest first.
+    public static func list(_ vault: Vault) throws -> [Finding] {
+        try vault.events(kind: "finding").map { event in
+            Finding(criterion: event.detail["criterion"]?.stringValue ?? "", code: event.reason,
+                    message: event.detail["message"]?.stringValue ?? "", fix: event.detail["fix"]?.stringValue ?? "")
+        }
+    }
+}
+
+extension Engine {
+    func record(_ finding: Finding) {
+        log("finding", "finding", Reason(rawValue: finding.code), [("criterion", .string(finding.criterion)),
+                                                                   ("message", .string(finding.message)), ("fix", .string(finding.fix))])
+    }
+
+    /// Checks a create request against N2.6-AC03, AC04, AC05 and WebAuthn §5.1.3 before it runs.
+    func reviewCreate(_ options: CreationOptions, caller: Caller, rpID: String) {
+        let conditional = options.mediation == "conditional"
+        let stored = (try? vault.passkeys(rpID: rpID)) ?? []
+        let listed = Set(options.excludeCredentials.map(\.id))
+        let unlisted = stored.filter { ($0.userHandle == options.user.id || $0.userName == options.user.name) && !listed.contains($0.credentialID) }
+        if !unlisted.isEmpty {
+            record(Finding(criterion: "N2.6-AC04", code: "missingExclusionIds",
+                           message: "The provider holds \(unlisted.count) passkey(s) for \(options.user.name) on \(rpID) that excludeCredentials does not list.",
+                           fix: "Send every server-known credential ID of the account in excludeCredentials."))
+        }
+        guard conditional else { return }
+        if options.userVerification == .required {
+            record(Finding(criterion: "WebAuthn L3 §5.1.3 / N2.6", code: "conditionalCreateRequiresUV",
+                           message: "A conditional create asked for userVerification \"required\"; no user verification can happen without UI.",
+                           fix: "Use userVerification \"preferred\" (or \"discouraged\") for the automatic upgrade, and accept UV=0."))
+        }
+        let realm = caller.signonRealm
+        let events = (try? vault.events()) ?? []
+        let signIns = events.filter { ($0.kind == "autofill" || ($0.kind == "password" && $0.outcome == "used")) && $0.detail["origin"]?.stringValue == realm }
+        if let last = signIns.last(where: { $0.kind == "autofill" }), let filled = last.detail["username"]?.stringValue, filled != options.user.name {
+            record(Finding(criterion: "N2.6-AC03", code: "accountMismatch",
+                           message: "The conditional create is for '\(options.user.name)', but the password just autofilled at \(realm) was for '\(filled)'.",
+                           fix: "Build the creation options for the account that completed this sign-in, not an earlier one."))
+        }
+        let previous = events.last { $0.kind == "create" && $0.detail["mediation"]?.stringValue == "conditional"
+            && $0.detail["origin"]?.stringValue == caller.origin.description && $0.detail["userName"]?.stringValue == options.user.name }
+        if let previous, (signIns.last?.id ?? 0) < previous.id {
+            record(Finding(criterion: "N2.6-AC05", code: "repeatedAutomaticAttempt",
+                           message: "A second automatic upgrade for '\(options.user.name)' came without a new qualifying password sign-in.",
+                           fix: "Send one conditional request per completed sign-in; try again only after the next password sign-in."))
+        }
+    }
+
+    /// Checks a signal against seed 003's guidance before it runs.
+    func reviewSignal(_ request: SignalRequest, decodedUser: [UInt8]?, accepted: [[UInt8]]) {
+        let stored = (try? vault.passkeys(rpID: request.rpId, includeHidden: true)) ?? []
+        switch request {
+        case .allAcceptedCredentials:
+            guard let user = decodedUser else { return }
+            let listed = Set(accepted)
+            let used = stored.filter { $0.userHandle == user && !$0.hidden && $0.lastUsedAt != nil && !listed.contains($0.credentialID) }
+            if !used.isEmpty {
+                record(Finding(criterion: "seed-003", code: accepted.isEmpty ? "emptyAcceptedList" : "partialAcceptedList",
+                               message: "The accepted list for the user omits \(used.count) passkey(s) the RP signed in with successfully; the provider may hide or delete them.",
+                               fix: "Send the complete set of credential IDs the server accepts for the user; an empty list only when the server confirms none."))
+            }
+            let unknownIDs = Set(((try? vault.events(kind: "signal")) ?? []).filter { $0.detail["signal"]?.stringValue == "unknown" }
+                .compactMap { $0.detail["credentialId"]?.stringValue })
+            if let again = accepted.map({ Base64URL.encode($0) }).first(where: unknownIDs.contains) {
+                record(Finding(criterion: "seed-003", code: "unknownThenAccepted",
+                               message: "Credential \(again) was signalled unknown, then listed as accepted.",
+                               fix: "Signal an unknown credential only when the server conclusively does not accept it."))
+            }
+        case let .currentUserDetails(_, _, _, displayName):
+            guard knobs.currentUserDetails == .nameOnly, let user = decodedUser,
+                  stored.contains(where: { $0.userHandle == user && $0.displayName != displayName }) else { return }
+            record(Finding(criterion: "seed-003", code: "displayNameNotSupported",
+                           message: "A display-name update was signalled on \(profile.platform.rawValue), where the provider keeps only the name.",
+                           fix: "Report only the fields the platform supports (Apple: the name); do not rely on the display name changing."))
+        case .unknownCredential:
+            break
+        }
+    }
+
+    func reviewRateLimited() {
+        record(Finding(criterion: "seed-003", code: "signalRateLimitExceeded",
+                       message: "A signal went past the platform's rate limit (\(knobs.rateLimit)) and was \(knobs.rateLimit.overQuotaText).",
+                       fix: "Coalesce signals and reconcile on a documented schedule within the limit; back off by retryMillis on Android."))
+    }
+}
+
+extension PolicyKnobs.RateLimit {
+    var overQuotaText: String {
+        switch self {
+        case .none: return "refused"
+        case .tokenBucket(_, _, _, let o), .window(_, _, let o): return o == .drop ? "dropped" : "rejected"
+        }
+    }
+}
