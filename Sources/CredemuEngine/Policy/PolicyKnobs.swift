@@ -24,13 +24,23 @@ public struct PolicyKnobs: Sendable {
         /// The call fails with a retry delay (Android's `SignalCredentialRateLimitExceededException`).
         case reject
     }
-    public enum RateLimit: Equatable, Sendable {
+    public enum RateLimit: Equatable, Sendable, CustomStringConvertible {
         case none
         /// Chrome's tracker: a bucket of `capacity` tokens per registrable domain, one back every
         /// `refillSeconds`, a token spent only when a signal changes something.
         case tokenBucket(capacity: Int, refillSeconds: Int, exemptLocalhost: Bool, overQuota: OverQuota)
         /// At most `max` calls per profile in any `windowSeconds`.
         case window(max: Int, windowSeconds: Int, overQuota: OverQuota)
+
+        public var description: String {
+            switch self {
+            case .none: return "none"
+            case let .tokenBucket(capacity, refill, exempt, overQuota):
+                return "token bucket of \(capacity) per registrable domain, +1 every \(refill) s\(exempt ? ", localhost exempt" : ""), over quota: \(overQuota.rawValue)"
+            case let .window(max, window, overQuota):
+                return "\(max) calls in any \(window) s, over quota: \(overQuota.rawValue)"
+            }
+        }
     }
 
     // Authenticator

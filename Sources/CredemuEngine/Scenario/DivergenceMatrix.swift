@@ -63,7 +63,9 @@ public struct DivergenceMatrix: Sendable {
         out += "  " + fit("step") + columns.map { fit($0.header) }.joined() + "\n"
         for row in scenario.steps.indices {
             out += (diverges(row) ? "≠ " : "  ") + fit(scenario.steps[row].label) + cells[row].map { fit($0.summary) }.joined() + "\n"
-            out += "  " + fit("") + cells[row].map { fit($0.vault == "no change" ? "" : "vault: " + $0.vault) }.joined() + "\n"
+            if cells[row].contains(where: { $0.vault != "no change" }) {
+                out += "  " + fit("") + cells[row].map { fit($0.vault == "no change" ? "" : "vault: " + $0.vault) }.joined() + "\n"
+            }
         }
         out += findingsText
         return out

@@ -307,7 +307,8 @@ public final class ScenarioRunner {
         default: value = engine.knobs.unknownCredential.rawValue
         }
         let knob = outcome == "dropped" ? engine.knobs.cite("signals.rateLimit", "\(engine.knobs.rateLimit)") : engine.knobs.cite(knobName, value)
-        return Cell(outcome: "resolved", summary: "resolved; the provider \(outcome == "applied" ? "acted" : outcome)",
+        let did = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"][outcome] ?? outcome
+        return Cell(outcome: "resolved", summary: "resolved; the provider \(did)",
                     reason: outcome == "applied" ? nil : outcome, vault: "", knob: knob)
     }
 
