@@ -39,8 +39,10 @@ extension Engine {
             }
             try checkRecentPassword(options, caller: caller)
             if knobs.rejectIfPasskeyExists {
-                let existing = try store { () throws(VaultError) in try vault.passkeys(rpID: rpID) }
-                if let passkey = existing.first(where: { $0.userHandle == options.user.id || $0.userName == options.user.name }) {
+                let existing = try store { () throws(VaultError) in
+                    try vault.passkeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name)
+                }
+                if let passkey = existing.first {
                     throw ineligible(.passkeyExists, knobs.cite("conditionalCreate.rejectIfPasskeyExists", "true") + ": passkey \(passkey.id) exists for \(passkey.userName)")
                 }
             }

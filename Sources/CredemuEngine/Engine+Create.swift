@@ -99,10 +99,12 @@ extension Engine {
 
     /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`.
     func excludedMatch(_ options: CreationOptions, rpID: String) throws(CeremonyError) -> PasskeyRecord? {
-        let ids = Set(options.excludeCredentials.filter { $0.type == "public-key" }.map(\.id))
-        guard !ids.isEmpty else { return nil }
-        let stored = try store { () throws(VaultError) in try vault.passkeys(rpID: rpID, includeHidden: true) }
-        return stored.first { ids.contains($0.credentialID) && (knobs.exclusionScope == .relyingParty || $0.userHandle == options.user.id) }
+        // The RP's exclude list is short and the vault may be large: look each ID up.
+        for descriptor in options.excludeCredentials where descriptor.type == "public-key" {
+            guard let record = try store({ () throws(VaultError) in try vault.passkey(id: descriptor.id) }), record.rpID == rpID else { continue }
+            if knobs.exclusionScope == .relyingParty || record.userHandle == options.user.id { return record }
+        }
+        return nil
     }
 
     /// What the page sees when an excluded credential is found, per the pack.

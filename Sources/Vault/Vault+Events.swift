@@ -25,32 +25,35 @@ extension Vault {
     /// closing the vault, or a full batch writes them; a crash can lose at most the last batch.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            pendingEvents.append((profile, time.vaultMillis, kind, outcome, reason, detail.serialized()))
-            let now = Date()
-            if oldestPendingEvent == nil { oldestPendingEvent = now }
-            if pendingEvents.count >= Vault.eventBatch || now.timeIntervalSince(oldestPendingEvent!) >= Vault.eventDelay {
-                try flushEvents()
-            }
+            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail.serialized()))
+            if events.oldest == nil { events.oldest = Date() }
+            try flushEventsIfDue()
         }
     }
 
     static let eventBatch = 32
     static let eventDelay: TimeInterval = 0.05
 
+    /// Writes the buffered events when the batch is full or the oldest has waited long enough.
+    func flushEventsIfDue() throws(VaultError) {
+        guard let oldest = events.oldest else { return }
+        if events.pending.count >= Vault.eventBatch || Date().timeIntervalSince(oldest) >= Vault.eventDelay { try flushEvents() }
+    }
+
     /// Writes the events waiting in memory.
     public func flushEvents() throws(VaultError) {
         try locked { () throws(VaultError) in
             // Inside another transaction the batch waits: a rollback of that transaction must not take it along.
-            guard !pendingEvents.isEmpty, db.handle != nil, !db.inTransaction else { return }
-            let batch = pendingEvents
+            guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
+            let batch = events.pending
             try db.transaction { () throws(VaultError) in
                 for e in batch {
                     try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
                                  [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)])
                 }
             }
-            pendingEvents.removeAll(keepingCapacity: true)
-            oldestPendingEvent = nil
+            events.pending.removeAll(keepingCapacity: true)
+            events.oldest = nil
         }
     }
 

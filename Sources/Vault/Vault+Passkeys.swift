@@ -36,6 +36,16 @@ extension Vault {
                            [.text(profile), .text(rpID)])
     }
 
+    /// One account's passkeys for an RP ID: those with its user handle or its user name. Two indexed
+    /// lookups: with an OR, SQLite scans every passkey of the RP.
+    public func passkeys(rpID: String, userHandle: [UInt8], userName: String, includeHidden: Bool = false) throws(VaultError) -> [PasskeyRecord] {
+        let hidden = includeHidden ? "" : " AND hidden = 0"
+        let byHandle = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_handle = ?\(hidden)", [.text(profile), .text(rpID), .blob(userHandle)])
+        let byName = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_name = ?\(hidden)", [.text(profile), .text(rpID), .text(userName)])
+        let extra = byName.filter { record in !byHandle.contains { $0.credentialID == record.credentialID } }
+        return (byHandle + extra).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
         try selectPasskeys(Vault.byIDClause, [.blob(credentialID), .text(profile)]).first
     }

@@ -17,14 +17,8 @@ public final class Vault: @unchecked Sendable {
     private let connection: Connection
 
     var db: SQLiteDatabase { connection.db }
-    var pendingEvents: [(String, Int64, String, String, String, String)] {
-        get { connection.pendingEvents }
-        set { connection.pendingEvents = newValue }
-    }
-    var oldestPendingEvent: Date? {
-        get { connection.oldestPending }
-        set { connection.oldestPending = newValue }
-    }
+    /// The event buffer lives on the shared connection and is changed in place (see `appendEvent`).
+    var events: EventBuffer { connection.events }
     var box: SecretBox { connection.box }
 
     /// The connection, key and lock that every profile's handle on one file shares.
@@ -32,9 +26,7 @@ public final class Vault: @unchecked Sendable {
         let db: SQLiteDatabase
         let box: SecretBox
         let lock = NSRecursiveLock()
-        /// Events not yet written: (profile, time, kind, outcome, reason, detail). See `appendEvent`.
-        var pendingEvents: [(String, Int64, String, String, String, String)] = []
-        var oldestPending: Date?
+        let events = EventBuffer()
 
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db
@@ -186,7 +178,9 @@ public final class Vault: @unchecked Sendable {
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         connection.lock.lock()
         defer { connection.lock.unlock() }
-        return try db.anyTransaction(body)
+        let result = try db.anyTransaction(body)
+        try? flushEventsIfDue()
+        return result
     }
 
     /// Closes the connection; the WAL is checkpointed into the main file.
@@ -196,6 +190,12 @@ public final class Vault: @unchecked Sendable {
         try? flushEvents()
         db.close()
     }
+}
+
+/// Events not yet written: (profile, time, kind, outcome, reason, detail). See `Vault.appendEvent`.
+final class EventBuffer {
+    var pending: [(String, Int64, String, String, String, String)] = []
+    var oldest: Date?
 }
 
 /// Milliseconds since the Unix epoch, the vault's time unit.

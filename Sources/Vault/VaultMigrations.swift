@@ -38,6 +38,7 @@ enum VaultMigrations {
             last_used_at INTEGER
         );
         CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle);
+        CREATE INDEX passkeys_by_user_name ON passkeys (profile, rp_id, user_name);
         CREATE TABLE profiles (
             name TEXT PRIMARY KEY,
             settings TEXT NOT NULL,
