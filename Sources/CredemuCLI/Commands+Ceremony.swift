@@ -7,10 +7,11 @@ extension Context {
         let args = try Arguments(words, valued: ["origin", "top-origin", "options", "mediation", "platform", "android-package",
                                                  "backup-eligible", "backup-state", "counter", "attestation", "aaguid"])
         try args.noMorePositionals(after: 0)
-        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"),
-                                androidPackageName: args.value("android-package"))
         let overrides = try credentialSettingOverrides(args)
-        var options = try CreationOptions(json: try readInput(file: args.value("options")))
+        let (parsed, nativeOrigin) = try PlatformRequest.creationOptions(try document(try input(args)))
+        var options = parsed
+        let caller = try Caller(origin: try args.value("origin") ?? nativeOrigin ?? args.required("origin"), topOrigin: args.value("top-origin"),
+                                androidPackageName: args.value("android-package"))
         if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         let vault = try openVault()
         defer { vault.close() }
@@ -24,13 +25,14 @@ extension Context {
     func get(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["origin", "top-origin", "options", "pick", "mediation", "platform", "android-package"])
         try args.noMorePositionals(after: 0)
-        let caller = try Caller(origin: try args.required("origin"), topOrigin: args.value("top-origin"),
+        let (parsed, nativeOrigin) = try PlatformRequest.requestOptions(try document(try input(args)))
+        var options = parsed
+        let caller = try Caller(origin: try args.value("origin") ?? nativeOrigin ?? args.required("origin"), topOrigin: args.value("top-origin"),
                                 androidPackageName: args.value("android-package"))
         let pick = try args.value("pick").map { (id) throws(UsageError) -> [UInt8] in
             guard let bytes = Base64URL.decode(id) else { throw UsageError("--pick takes a base64url credential ID.") }
             return bytes
         }
-        var options = try RequestOptions(json: try readInput(file: args.value("options")))
         if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         let vault = try openVault()
         defer { vault.close() }
@@ -38,6 +40,24 @@ extension Context {
         let response = try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }
         printJSON(response.json)
         return .success
+    }
+
+    /// The options text; web options need `--origin` (native shapes carry or imply theirs).
+    private func input(_ args: Arguments) throws -> String {
+        let text = try readInput(file: args.value("options"))
+        if args.value("origin") == nil, ((try? JSONValue.parse(text)).map(PlatformRequest.shape) ?? .web) == .web {
+            throw UsageError("--origin is required.")
+        }
+        return text
+    }
+
+    /// Options text as JSON; malformed text is the TypeError a browser raises.
+    private func document(_ text: String) throws(WebAuthnError) -> JSONValue {
+        do {
+            return try JSONValue.parse(text)
+        } catch {
+            throw .typeError("The options are not valid JSON: \(error.description).")
+        }
     }
 
     /// Per-credential overrides from the command line, over the pack's settings for new passkeys.

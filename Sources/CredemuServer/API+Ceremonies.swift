@@ -5,8 +5,10 @@ import WebAuthn
 
 extension APIServer {
     /// The caller of a ceremony or signal, from the body's origin members.
-    private func caller(_ body: Body, _ engine: Engine, _ operation: Dialect.Operation) throws(APIError) -> Caller {
-        let (origin, top, package) = (try body.requiredString("origin"), try body.string("topOrigin"), try body.string("androidPackage"))
+    private func caller(_ body: Body, _ engine: Engine, _ operation: Dialect.Operation, nativeOrigin: String? = nil) throws(APIError) -> Caller {
+        var origin = try body.string("origin") ?? nativeOrigin ?? ""
+        if origin.isEmpty { origin = try body.requiredString("origin") }
+        let (top, package) = (try body.string("topOrigin"), try body.string("androidPackage"))
         do {
             return try Caller(origin: origin, topOrigin: top, androidPackageName: package)
         } catch {
@@ -47,8 +49,9 @@ extension APIServer {
     func create(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
-        let caller = try caller(body, engine, .create)
-        var options = try parse(body, engine, .create) { (json) throws(WebAuthnError) in try CreationOptions(document: json) }
+        let (parsed, nativeOrigin) = try parse(body, engine, .create) { (json) throws(WebAuthnError) in try PlatformRequest.creationOptions(json) }
+        var options = parsed
+        let caller = try caller(body, engine, .create, nativeOrigin: nativeOrigin)
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         try honourHold(engine, operation: .create)
         let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller) }
@@ -58,8 +61,9 @@ extension APIServer {
     func get(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try Body(request)
         let engine = try engine(name, platform: try body.string("platform"))
-        let caller = try caller(body, engine, .get)
-        var options = try parse(body, engine, .get) { (json) throws(WebAuthnError) in try RequestOptions(document: json) }
+        let (parsed, nativeOrigin) = try parse(body, engine, .get) { (json) throws(WebAuthnError) in try PlatformRequest.requestOptions(json) }
+        var options = parsed
+        let caller = try caller(body, engine, .get, nativeOrigin: nativeOrigin)
         if let mediation = try body.string("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
         var pick: [UInt8]?
         if let id = try body.string("pick") {

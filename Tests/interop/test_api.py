@@ -110,7 +110,7 @@ def test_get_signals_capabilities_passkeys_and_user_decisions(server):
     ("/profiles/default/credentials/create", json.dumps({"origin": 5, "options": {}}).encode(), 400, "TypeError"),
     ("/profiles/default/credentials/create", json.dumps({"origin": ORIGIN}).encode(), 400, "TypeError"),
     ("/profiles/default/credentials/create", json.dumps({"origin": ORIGIN, "options": {"rp": {"name": "x"}, "user": {"id": "a+b", "name": "a", "displayName": "a"}, "challenge": "AA", "pubKeyCredParams": []}}).encode(), 400, "TypeError"),
-    ("/profiles/default/credentials/create", json.dumps({"origin": "http://evil.example", "options": {}}).encode(), 403, "SecurityError"),
+    ("/profiles/default/credentials/create", json.dumps({"origin": "http://evil.example", "options": reg_options()[1]}).encode(), 403, "SecurityError"),
     ("/profiles/nobody/credentials/create", json.dumps({"origin": ORIGIN, "options": {}}).encode(), 404, "NotFound"),
     ("/profiles/default/credentials/get", json.dumps({"origin": ORIGIN, "options": {"challenge": "AA"}, "pick": "%%"}).encode(), 400, "TypeError"),
     ("/profiles/default/signals/unknown", json.dumps({"origin": ORIGIN, "options": {"rpId": "example.com", "credentialId": "a+b"}}).encode(), 400, "TypeError"),

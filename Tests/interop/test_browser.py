@@ -17,7 +17,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api_client import Server
@@ -53,7 +53,7 @@ class Stack:
 
     def wait(self, condition, timeout=20):
         # Pages navigate under the test: an element looked up mid-navigation is retried, not a failure.
-        return WebDriverWait(self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException, WebDriverException)).until(
             lambda d: condition(d))
 
     def text(self, element_id):

@@ -168,3 +168,29 @@ def test_signal_resolves_and_the_event_log_says_what_happened(tmp_path):
     assert bad["error"]["name"] == "TypeError"
     request = generate_authentication_options(rp_id=RP_ID)
     assert credemu.get(ORIGIN, request, exit_code=1)["error"]["reason"] == "noCredential"
+
+
+def test_android_request_shape_with_is_conditional_verifies(tmp_path):
+    credemu = profile(tmp_path, "gpm", "android")
+    apk = "android:apk-key-hash:" + __import__("base64").urlsafe_b64encode(b"\xa5" * 32).decode().rstrip("=")
+    realm = "android://" + apk.split(":")[-1] + "@com.example.shop"
+    credemu.json("password", "save", "--origin", realm, "--username", USER, "--password", "pw")
+    credemu.json("autofill", "--origin", apk, "--android-package", "com.example.shop", "--submit")
+    options, _ = conditional_options()
+    request = json.dumps({"requestJson": options_to_json(options), "isConditional": True, "origin": apk})
+    response = credemu.json("create", "--android-package", "com.example.shop", input=request)
+    verified = verify_registration_response(credential=response, expected_challenge=options.challenge, expected_origin=apk,
+                                            expected_rp_id=RP_ID, require_user_presence=False)
+    client_data = json.loads(__import__("base64").urlsafe_b64decode(response["response"]["clientDataJSON"] + "=="))
+    assert client_data["androidPackageName"] == "com.example.shop"
+    assert verified.user_verified is False
+
+
+def test_apple_request_shape_verifies_with_the_https_rp_origin(tmp_path):
+    credemu = profile(tmp_path, "apple", "ios")
+    import base64
+    challenge = b"\x11" * 32
+    b64 = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")
+    request = json.dumps({"relyingPartyIdentifier": RP_ID, "challenge": b64(challenge), "name": USER, "userID": b64(b"alice")})
+    response = credemu.json("create", input=request)
+    verify_registration_response(credential=response, expected_challenge=challenge, expected_origin="https://" + RP_ID, expected_rp_id=RP_ID)
