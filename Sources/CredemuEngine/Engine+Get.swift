@@ -16,13 +16,13 @@ extension Engine {
                                              ("allowCredentials", .number(Double(options.allowCredentials.count)))]
         do throws(CeremonyError) {
             let rpID = try relyingPartyID(options.rpId, caller: caller)
-            // The user's decision is taken first: a cancelled prompt consumes it even though the get fails.
-            let decision = try nextDecision()
-            if let failure = declined(decision, timeout: options.timeout) { throw failure }
-            // One short transaction chooses the credential and records its use (counter, time, log entry), so
-            // concurrent gets of an incrementing credential get distinct counters. Signing runs after it, outside
-            // the vault's lock, so ceremonies sign in parallel; a key that parsed signs, so the record stands.
-            let (record, key, signCount) = try atomically { () throws(CeremonyError) -> (PasskeyRecord, any SigningKey, UInt32) in
+            // One short transaction takes the user's decision, chooses the credential and records its use
+            // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
+            // A declined prompt still commits, consuming its decision. Signing runs after it, outside the vault's
+            // lock, so ceremonies sign in parallel; a key that parsed signs, so the record stands.
+            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32), CeremonyError> in
+                let decision = try nextDecision()
+                if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
                 var chosen = pick
                 if case .pick(let id) = decision { chosen = id }
                 let record = try chooseCredential(options, rpID: rpID, pick: chosen)
@@ -32,8 +32,9 @@ extension Engine {
                 try store { () throws(VaultError) in try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now) }
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
                 log("get", "success", .success, detail)
-                return (record, key, signCount)
+                return .success((record, key, signCount))
             }
+            let (record, key, signCount) = try outcome.get()
             var flags: AuthenticatorData.Flags = [.userPresent]
             if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
             if record.settings.backupEligible { flags.insert(.backupEligible) }
