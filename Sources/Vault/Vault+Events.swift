@@ -20,41 +20,36 @@ public struct EventRecord: Equatable, Sendable {
 extension Vault {
     /// Appends an event for this handle's profile.
     ///
-    /// Events are written in batches (up to `eventBatch`, or when the oldest waited `eventDelay`): an event
-    /// costs a page write, and a ceremony's own commit should not pay for it every time. Reading the log,
-    /// closing the vault, or a full batch writes them; a crash can lose at most the last batch.
+    /// Events are buffered and written in batches on another thread, soon after (`eventDelay`), or at once when
+    /// the log is read or the vault closed: an event costs a page write, and a ceremony's own commit should not
+    /// pay for it. A crash can lose the events of the last few milliseconds.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail.serialized()))
-            if events.oldest == nil { events.oldest = Date() }
-            try flushEventsIfDue()
+            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail))
+            if events.pending.count >= Vault.eventBatch { try flushEvents() } else { scheduleEventFlush() }
         }
     }
 
-    static let eventBatch = 32
-    static let eventDelay: TimeInterval = 0.05
-
-    /// Writes the buffered events when the batch is full or the oldest has waited long enough.
-    func flushEventsIfDue() throws(VaultError) {
-        guard let oldest = events.oldest else { return }
-        if events.pending.count >= Vault.eventBatch || Date().timeIntervalSince(oldest) >= Vault.eventDelay { try flushEvents() }
-    }
+    static let eventBatch = 256
+    static let eventDelay: TimeInterval = 0.02
 
     /// Writes the events waiting in memory.
     public func flushEvents() throws(VaultError) {
-        try locked { () throws(VaultError) in
-            // Inside another transaction the batch waits: a rollback of that transaction must not take it along.
-            guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
-            let batch = events.pending
-            try db.transaction { () throws(VaultError) in
-                for e in batch {
-                    try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                                 [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)])
-                }
+        try locked { () throws(VaultError) in try Vault.flush(events, into: db) }
+    }
+
+    /// Writes a buffer's events in one transaction. Inside another transaction the batch waits: a rollback of
+    /// that transaction must not take it along.
+    static func flush(_ events: EventBuffer, into db: SQLiteDatabase) throws(VaultError) {
+        guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
+        let batch = events.pending
+        try db.transaction { () throws(VaultError) in
+            for e in batch {
+                try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                             [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5.serialized())])
             }
-            events.pending.removeAll(keepingCapacity: true)
-            events.oldest = nil
         }
+        events.pending.removeAll(keepingCapacity: true)
     }
 
     /// Events in order, for this profile or (with `allProfiles`) every one, optionally of one kind, after an ID.

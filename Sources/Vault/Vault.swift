@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import WebAuthn
 import Signing
 
 /// One provider account's stored state in a single SQLite file (WAL): passwords and passkeys, with private
@@ -19,10 +21,23 @@ public final class Vault: @unchecked Sendable {
     var db: SQLiteDatabase { connection.db }
     /// The event buffer lives on the shared connection and is changed in place (see `appendEvent`).
     var events: EventBuffer { connection.events }
+
+    /// Writes buffered events soon, on another thread, so a ceremony does not pay for the log's page writes.
+    func scheduleEventFlush() {
+        guard !events.scheduled else { return }
+        events.scheduled = true
+        let connection = self.connection
+        DispatchQueue.global().asyncAfter(deadline: .now() + Vault.eventDelay) {
+            connection.lock.lock()
+            defer { connection.lock.unlock() }
+            connection.events.scheduled = false
+            try? Vault.flush(connection.events, into: connection.db)
+        }
+    }
     var box: SecretBox { connection.box }
 
     /// The connection, key and lock that every profile's handle on one file shares.
-    private final class Connection: @unchecked Sendable {
+    final class Connection: @unchecked Sendable {
         let db: SQLiteDatabase
         let box: SecretBox
         let lock = NSRecursiveLock()
@@ -178,9 +193,7 @@ public final class Vault: @unchecked Sendable {
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         connection.lock.lock()
         defer { connection.lock.unlock() }
-        let result = try db.anyTransaction(body)
-        try? flushEventsIfDue()
-        return result
+        return try db.anyTransaction(body)
     }
 
     /// Closes the connection; the WAL is checkpointed into the main file.
@@ -194,8 +207,8 @@ public final class Vault: @unchecked Sendable {
 
 /// Events not yet written: (profile, time, kind, outcome, reason, detail). See `Vault.appendEvent`.
 final class EventBuffer {
-    var pending: [(String, Int64, String, String, String, String)] = []
-    var oldest: Date?
+    var pending: [(String, Int64, String, String, String, JSONValue)] = []
+    var scheduled = false
 }
 
 /// Milliseconds since the Unix epoch, the vault's time unit.
