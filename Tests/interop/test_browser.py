@@ -90,9 +90,8 @@ def stack(tmp_path, request):
         created.append(s)
         return s
 
-    (tmp_path / "gpm").mkdir()
-    (tmp_path / "bitwarden").mkdir()
-    (tmp_path / "opt-out").mkdir()
+    for journey in ["gpm", "bitwarden", "opt-out", "shim", "held"]:
+        (tmp_path / journey).mkdir()
     yield make
     for s in created:
         s.close()
@@ -160,3 +159,87 @@ def test_opted_out_profile_gets_no_passkey(stack):
     s.wait(lambda d: d.find_element(By.ID, "nudge-status").text.startswith("nudge: created"))
     s.screenshot("nudge-accepted")
     assert len(s.passkeys()) == 1
+
+
+SHIM_CHECKS = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  const out = {};
+  const caps = await PublicKeyCredential.getClientCapabilities();
+  out.capsSorted = JSON.stringify(Object.keys(caps)) === JSON.stringify(Object.keys(caps).sort());
+  out.conditionalGet = await PublicKeyCredential.isConditionalMediationAvailable();
+  out.uvpaa = await PublicKeyCredential.isUserVerifyingPlatformAuthenticatorAvailable();
+  const options = PublicKeyCredential.parseCreationOptionsFromJSON({
+    rp: {id: 'localhost', name: 'Shim test'}, user: {id: 'c2hpbS11c2Vy', name: 'shim@example.com', displayName: 'Shim'},
+    challenge: 'AAECAwQFBgcICQoLDA0ODw', pubKeyCredParams: [{type: 'public-key', alg: -7}], extensions: {credProps: true}});
+  out.challengeIsBuffer = options.challenge instanceof ArrayBuffer;
+  const created = await navigator.credentials.create({publicKey: options});
+  out.isPublicKeyCredential = created instanceof PublicKeyCredential;
+  out.rawIdIsBuffer = created.rawId instanceof ArrayBuffer;
+  out.attestationIsBuffer = created.response.attestationObject instanceof ArrayBuffer;
+  out.transports = created.response.getTransports();
+  out.publicKeyBytes = created.response.getPublicKey().byteLength;
+  out.algorithm = created.response.getPublicKeyAlgorithm();
+  out.authDataBytes = created.response.getAuthenticatorData().byteLength;
+  out.credProps = created.getClientExtensionResults().credProps;
+  out.json = created.toJSON();
+  const request = PublicKeyCredential.parseRequestOptionsFromJSON({challenge: 'AAECAwQFBgcICQoLDA0ODw', rpId: 'localhost',
+    allowCredentials: [{type: 'public-key', id: created.id}]});
+  const asserted = await navigator.credentials.get({publicKey: request});
+  out.assertedSame = asserted.id === created.id;
+  out.userHandleIsBuffer = asserted.response.userHandle instanceof ArrayBuffer;
+  out.signatureBytes = asserted.response.signature.byteLength;
+  try {
+    await navigator.credentials.create({publicKey: options, mediation: 'conditional'});
+    out.conditional = 'created';
+  } catch (e) { out.conditional = [e instanceof DOMException, e.name]; }
+  try {
+    await navigator.credentials.create({publicKey: Object.assign({}, options, {excludeCredentials: [{type: 'public-key', id: created.rawId}]})});
+  } catch (e) { out.excluded = [e instanceof DOMException, e.name]; }
+  try { await PublicKeyCredential.signalUnknownCredential({rpId: 'localhost', credentialId: 'not+base64'}); }
+  catch (e) { out.badSignal = [e instanceof TypeError, e.message]; }
+  try { await PublicKeyCredential.signalUnknownCredential({rpId: 'example.com', credentialId: created.id}); }
+  catch (e) { out.foreignSignal = [e instanceof DOMException, e.name]; }
+  out.signalResult = await PublicKeyCredential.signalUnknownCredential({rpId: 'localhost', credentialId: created.id});
+  return out;
+})().then(done, e => done({failed: String(e)}));
+"""
+
+
+def test_shim_objects_behave_like_the_browsers_own(stack):
+    s = stack("shim", "gpm")
+    s.driver.get(s.rp_url + "/login")
+    s.driver.set_script_timeout(30)
+    out = s.driver.execute_async_script(SHIM_CHECKS)
+    assert "failed" not in out, out
+    assert out["capsSorted"] and out["conditionalGet"] is True and out["uvpaa"] is True
+    assert out["challengeIsBuffer"] and out["isPublicKeyCredential"] and out["rawIdIsBuffer"] and out["attestationIsBuffer"]
+    assert out["transports"] == ["internal", "hybrid"] and out["algorithm"] == -7
+    assert out["publicKeyBytes"] == 91 and out["authDataBytes"] > 37 + 16
+    assert out["credProps"] == {"rk": True}
+    assert out["json"]["type"] == "public-key" and out["json"]["response"]["publicKeyAlgorithm"] == -7
+    assert out["assertedSame"] and out["userHandleIsBuffer"] and out["signatureBytes"] > 64
+    assert out["conditional"] == [True, "NotAllowedError"], "no password was autofilled for this account"
+    assert out["excluded"] == [True, "InvalidStateError"]
+    assert out["badSignal"] == [True, "Invalid base64url string for credentialId."]
+    assert out["foreignSignal"] == [True, "SecurityError"]
+    assert out["signalResult"] is None
+    assert s.passkeys()[0]["hidden"] is True
+
+
+def test_held_registration_made_stale_by_sign_out_is_refused_by_the_rp(stack):
+    """N2.5-AC03: the ceremony is held while the user signs out; the RP refuses the late response."""
+    s = stack("held", "gpm", automaticPasskeyUpgrades=False)
+    s.sign_in_with_password()
+    s.driver.find_element(By.ID, "save-profile").click()
+    s.wait(lambda d: d.find_element(By.ID, "nudge").is_displayed())
+    hold = s.server.call("POST", "/profiles/browser/holds", {"timeoutMs": 20000})[1]
+    s.driver.find_element(By.ID, "nudge-accept").click()
+    s.wait(lambda d: s.server.call("GET", "/holds")[1]["holds"][-1]["state"] == "holding")
+    s.driver.execute_script("fetch('/logout', {redirect: 'manual'})")  # the session ends meanwhile
+    time.sleep(0.3)
+    s.server.call("POST", f"/holds/{hold['id']}/release", {"outcome": "proceed"})
+    s.wait(lambda d: d.find_element(By.ID, "nudge-status").text.startswith("nudge:"))
+    s.screenshot("stale-registration-refused")
+    assert s.text("nudge-status") == "nudge: not created (Error)"
+    assert len(s.passkeys()) == 1, "the provider made the passkey; the RP refused to register it"
