@@ -36,6 +36,10 @@ enum VaultKeyDerivation {
 
     /// Reads a key file, refusing one that others can read or that is the wrong size.
     static func readKeyFile(_ path: String) throws(VaultError) -> [UInt8] {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+            throw VaultError(.keyUnavailable, "The key file \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 on it.")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw VaultError(.keyUnavailable, "The vault's key file \(path) is missing or unreadable; without it the vault cannot be opened.")
         }

@@ -19,6 +19,19 @@ final class VaultOpeningTests: XCTestCase {
         XCTAssertEqual(try reopened.password(for: try reopened.allPasswords()[0]), "s3cret")
     }
 
+    func testAKeyFileOthersCanReadIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("vault.db")
+        try Vault.open(path: path, key: .keyFile(path: dir.file("vault.key"))).close()
+        chmod(dir.file("vault.key"), 0o644)
+        XCTAssertThrowsError(try Vault.open(path: path, key: .keyFile(path: dir.file("vault.key")))) { error in
+            XCTAssertEqual((error as? VaultError)?.code, .keyUnavailable)
+            XCTAssertTrue("\(error)".contains("chmod 600"))
+        }
+        chmod(dir.file("vault.key"), 0o600)
+        XCTAssertNoThrow(try Vault.open(path: path, key: .keyFile(path: dir.file("vault.key"))).close())
+    }
+
     func testWrongKeyFailsCleanlyAndLeavesTheFileUntouched() throws {
         let (vault, dir) = try makeTestVault()
         try vault.savePassword(origin: "https://example.com", username: "alice", password: "pw", at: Date())
