@@ -54,7 +54,7 @@ extension Engine {
         if settings.backupEligible { flags.insert(.backupEligible) }
         if settings.backupEligible && settings.backupState { flags.insert(.backedUp) }
         let authData = AuthenticatorData(
-            rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: 0,
+            rpIDHash: rpIDHash(rpID), flags: flags, signCount: 0,
             attestedCredentialData: .init(aaguid: settings.aaguid, credentialID: credentialID, publicKey: key.publicKey)).bytes
         let clientData = clientData(.create, challenge: options.challenge, caller: caller).bytes
 

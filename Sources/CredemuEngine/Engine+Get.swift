@@ -39,7 +39,7 @@ extension Engine {
             if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
             if record.settings.backupEligible { flags.insert(.backupEligible) }
             if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
-            let authData = AuthenticatorData(rpIDHash: Digest.sha256(rpID.utf8), flags: flags, signCount: signCount).bytes
+            let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: flags, signCount: signCount).bytes
             let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
             let signature: [UInt8]
             do throws(SigningError) {

@@ -19,6 +19,7 @@ public final class Engine: @unchecked Sendable {
 
     private let cacheLock = NSLock()
     private var keyCache: [[UInt8]: any SigningKey] = [:]
+    private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 
     public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock()) {
@@ -46,6 +47,17 @@ public final class Engine: @unchecked Sendable {
         }
         remember(key, for: record.credentialID)
         return key
+    }
+
+    /// SHA-256 of an RP ID, computed once per RP.
+    func rpIDHash(_ rpID: String) -> [UInt8] {
+        cacheLock.lock()
+        defer { cacheLock.unlock() }
+        if let hash = rpIDHashes[rpID] { return hash }
+        let hash = Digest.sha256(rpID.utf8)
+        if rpIDHashes.count >= Engine.keyCacheLimit { rpIDHashes.removeAll(keepingCapacity: true) }
+        rpIDHashes[rpID] = hash
+        return hash
     }
 
     func remember(_ key: any SigningKey, for credentialID: [UInt8]) {

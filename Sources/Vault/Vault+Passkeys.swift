@@ -47,7 +47,7 @@ extension Vault {
     }
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
-        try selectPasskeys(Vault.byIDClause, [.blob(credentialID), .text(profile)]).first
+        try selectPasskeys(sql: Vault.byIDSQL, [.blob(credentialID), .text(profile)]).first
     }
 
     /// The decrypted PKCS#8 private key of a stored passkey.
@@ -103,12 +103,17 @@ extension Vault {
     }
 
     private static let selectPasskeysSQL = "SELECT \(passkeyColumns) FROM passkeys "
-    private static let byIDClause = "WHERE credential_id = ? AND profile = ?"
+    private static let byIDSQL = selectPasskeysSQL + "WHERE credential_id = ? AND profile = ?"
 
     private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
+        try selectPasskeys(sql: Vault.selectPasskeysSQL + clause, bindings)
+    }
+
+    /// `sql` is a whole SELECT of `passkeyColumns`; the hot lookup by ID passes a prebuilt one.
+    private func selectPasskeys(sql: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
             var records: [PasskeyRecord] = []
-            try db.query(Vault.selectPasskeysSQL + clause, bindings) { row throws(VaultError) in
+            try db.query(sql, bindings) { row throws(VaultError) in
                 records.append(try Vault.passkey(from: row))
             }
             return records

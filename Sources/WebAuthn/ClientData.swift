@@ -24,18 +24,36 @@ public struct ClientData: Equatable, Sendable {
         self.androidPackageName = androidPackageName
     }
 
-    public var json: String {
-        // The common case (no characters to escape in the origins) skips building a JSON tree: this runs on
-        // every ceremony.
-        if origin.utf8.allSatisfy(ClientData.isPlain), topOrigin?.utf8.allSatisfy(ClientData.isPlain) ?? true,
-           androidPackageName?.utf8.allSatisfy(ClientData.isPlain) ?? true {
-            var out = "{\"type\":\"" + type.rawValue + "\",\"challenge\":\"" + Base64URL.encode(challenge)
-            out += "\",\"origin\":\"" + origin + "\",\"crossOrigin\":" + (crossOrigin ? "true" : "false")
-            if crossOrigin, let topOrigin { out += ",\"topOrigin\":\"" + topOrigin + "\"" }
-            if let androidPackageName { out += ",\"androidPackageName\":\"" + androidPackageName + "\"" }
-            return out + "}"
+    public var json: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The serialized bytes: what clientDataJSON carries and clientDataHash hashes.
+    public var bytes: [UInt8] {
+        // The common case (no characters to escape in the origins) appends bytes directly: this runs on every
+        // ceremony.
+        guard origin.utf8.allSatisfy(ClientData.isPlain), topOrigin?.utf8.allSatisfy(ClientData.isPlain) ?? true,
+              androidPackageName?.utf8.allSatisfy(ClientData.isPlain) ?? true else { return Array(treeJSON.utf8) }
+        var out = [UInt8]()
+        out.reserveCapacity(160)
+        out += #"{"type":""#.utf8
+        out += type.rawValue.utf8
+        out += #"","challenge":""#.utf8
+        out += Base64URL.encode(challenge).utf8
+        out += #"","origin":""#.utf8
+        out += origin.utf8
+        out += #"","crossOrigin":"#.utf8
+        out += (crossOrigin ? "true" : "false").utf8
+        if crossOrigin, let topOrigin {
+            out += #","topOrigin":""#.utf8
+            out += topOrigin.utf8
+            out.append(0x22)
         }
-        return treeJSON
+        if let androidPackageName {
+            out += #","androidPackageName":""#.utf8
+            out += androidPackageName.utf8
+            out.append(0x22)
+        }
+        out.append(0x7D)
+        return out
     }
 
     private static func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 }
@@ -52,6 +70,4 @@ public struct ClientData: Equatable, Sendable {
         if let androidPackageName { members.append(("androidPackageName", .string(androidPackageName))) }
         return JSONValue.object(members).serialized()
     }
-
-    public var bytes: [UInt8] { Array(json.utf8) }
 }
