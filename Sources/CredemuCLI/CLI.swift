@@ -129,10 +129,10 @@ final class Context {
         return .success
     }
 
-    /// The vault, scoped to `--profile`.
-    func openVault() throws(VaultError) -> Vault {
-        if let passphrase { return try Vault.open(path: vaultPath, key: .passphrase(passphrase)).scoped(to: profileName) }
-        return try Vault.open(path: vaultPath, key: .keyFile(path: keyFile ?? Vault.defaultKeyFile(forVault: vaultPath))).scoped(to: profileName)
+    /// The vault, scoped to `--profile`; `exclusive` for a long-running owner (`serve`).
+    func openVault(exclusive: Bool = false) throws(VaultError) -> Vault {
+        let key: VaultKeySource = passphrase.map { .passphrase($0) } ?? .keyFile(path: keyFile ?? Vault.defaultKeyFile(forVault: vaultPath))
+        return try Vault.open(path: vaultPath, key: key, exclusive: exclusive).scoped(to: profileName)
     }
 
     /// Reads FILE, or standard input when no file is named.

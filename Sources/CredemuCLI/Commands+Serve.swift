@@ -16,7 +16,8 @@ extension Context {
         guard let maxBody = Int(args.value("max-body") ?? "262144"), maxBody >= 1024 else { throw UsageError("--max-body takes bytes, at least 1024.") }
         let origins = Set((args.value("allow-origin") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty })
-        let vault = try openVault()
+        // The server owns the vault while it runs: other processes use its API.
+        let vault = try openVault(exclusive: true)
         let api = try APIServer(vault: vault, registry: try registry(),
                                 configuration: .init(token: args.value("token"), allowedOrigins: origins, maxBodyBytes: maxBody))
         let server = HTTPServer(maxBodyBytes: maxBody, mayBlock: { api.mayBlock($0) }) { request in api.handle(request) }

@@ -40,7 +40,7 @@ extension Engine {
             try checkRecentPassword(options, caller: caller)
             if knobs.rejectIfPasskeyExists {
                 let existing = try store { () throws(VaultError) in
-                    try vault.passkeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name)
+                    try vault.passkeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name, limit: 1)
                 }
                 if let passkey = existing.first {
                     throw ineligible(.passkeyExists, knobs.cite("conditionalCreate.rejectIfPasskeyExists", "true") + ": passkey \(passkey.id) exists for \(passkey.userName)")

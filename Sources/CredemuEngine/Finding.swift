@@ -31,12 +31,11 @@ extension Engine {
     /// Checks a create request against N2.6-AC03, AC04, AC05 and WebAuthn §5.1.3 before it runs.
     func reviewCreate(_ options: CreationOptions, caller: Caller, rpID: String) {
         let conditional = options.mediation == "conditional"
-        let stored = (try? vault.passkeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name)) ?? []
-        let listed = Set(options.excludeCredentials.map(\.id))
-        let unlisted = stored.filter { !listed.contains($0.credentialID) }
-        if !unlisted.isEmpty {
+        let unlisted = (try? vault.countAccountPasskeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name,
+                                                        excluding: options.excludeCredentials.map(\.id))) ?? 0
+        if unlisted > 0 {
             record(Finding(criterion: "N2.6-AC04", code: "missingExclusionIds",
-                           message: "The provider holds \(unlisted.count) passkey(s) for \(options.user.name) on \(rpID) that excludeCredentials does not list.",
+                           message: "The provider holds \(unlisted) passkey(s) for \(options.user.name) on \(rpID) that excludeCredentials does not list.",
                            fix: "Send every server-known credential ID of the account in excludeCredentials."))
         }
         guard conditional else { return }

@@ -37,6 +37,8 @@ final class SQLiteDatabase {
             return VaultError(.corrupt, "The file at \(path) is not a credemu vault or is damaged (\(message)).")
         case SQLITE_CONSTRAINT:
             return VaultError(.duplicate, "\(what): \(message).")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return VaultError(.locked, "The vault at \(path) is held by another process (a running `credemu serve` holds its vault); use that server's API, or stop it.")
         default:
             return VaultError(.storage, "\(what) failed: \(message).")
         }

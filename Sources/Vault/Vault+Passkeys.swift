@@ -36,14 +36,30 @@ extension Vault {
                            [.text(profile), .text(rpID)])
     }
 
-    /// One account's passkeys for an RP ID: those with its user handle or its user name. Two indexed
-    /// lookups: with an OR, SQLite scans every passkey of the RP.
-    public func passkeys(rpID: String, userHandle: [UInt8], userName: String, includeHidden: Bool = false) throws(VaultError) -> [PasskeyRecord] {
-        let hidden = includeHidden ? "" : " AND hidden = 0"
-        let byHandle = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_handle = ?\(hidden)", [.text(profile), .text(rpID), .blob(userHandle)])
-        let byName = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_name = ?\(hidden)", [.text(profile), .text(rpID), .text(userName)])
-        let extra = byName.filter { record in !byHandle.contains { $0.credentialID == record.credentialID } }
-        return (byHandle + extra).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    /// One account's passkeys for an RP ID: those with its user handle or its user name (at most `limit`).
+    /// Two indexed lookups: with an OR, SQLite scans every passkey of the RP.
+    public func passkeys(rpID: String, userHandle: [UInt8], userName: String, includeHidden: Bool = false,
+                         limit: Int = Int.max) throws(VaultError) -> [PasskeyRecord] {
+        let tail = (includeHidden ? "" : " AND hidden = 0") + " ORDER BY created_at, credential_id LIMIT \(min(limit, 1_000_000))"
+        let byHandle = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_handle = ?" + tail, [.text(profile), .text(rpID), .blob(userHandle)])
+        let byName = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ?" + tail,
+                                        [.text(profile), .text(rpID), .text(userName), .blob(userHandle)])
+        return Array((byHandle + byName).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.prefix(limit))
+    }
+
+    /// How many of an account's visible passkeys for an RP ID are not among `excluding`: counted in SQL, so an
+    /// account with many passkeys costs no decoding.
+    public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
+        let notIn = excluding.isEmpty ? "" : " AND credential_id NOT IN (" + excluding.map { _ in "?" }.joined(separator: ", ") + ")"
+        let ids = excluding.map(SQLValue.blob)
+        return try locked { () throws(VaultError) in
+            var total = 0
+            try db.query("SELECT COUNT(*) FROM passkeys WHERE profile = ? AND rp_id = ? AND user_handle = ? AND hidden = 0" + notIn,
+                         [.text(profile), .text(rpID), .blob(userHandle)] + ids) { row in total += Int(row.int(0)) }
+            try db.query("SELECT COUNT(*) FROM passkeys WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ? AND hidden = 0" + notIn,
+                         [.text(profile), .text(rpID), .text(userName), .blob(userHandle)] + ids) { row in total += Int(row.int(0)) }
+            return total
+        }
     }
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {

@@ -57,7 +57,9 @@ extension Vault {
     /// Changes whenever another connection (another process) commits to the file; this connection's own
     /// commits leave it as it is. Caches of vault data stay valid while it does not change.
     public func dataVersion() throws(VaultError) -> Int64 {
-        try locked { () throws(VaultError) in
+        // Held exclusively, the file cannot change under us.
+        if isExclusive { return 0 }
+        return try locked { () throws(VaultError) in
             var version: Int64 = 0
             try db.query("PRAGMA data_version") { row in version = row.int(0) }
             return version

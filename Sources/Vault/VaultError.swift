@@ -15,6 +15,8 @@ public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
         case duplicate
         /// The input (a fixture, a field) is not acceptable.
         case invalidInput
+        /// Another process holds the vault (a running server).
+        case locked
         /// The file system or SQLite failed.
         case storage
     }

@@ -43,7 +43,7 @@ enum Bench {
     static func runAll(seconds: Double) throws {
         let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)))
+        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
         defer { vault.close() }
         let engine = Engine(vault: vault)
         let caller = try Caller(origin: "https://login.example.com")
@@ -105,7 +105,7 @@ enum Bench {
     static func profileGet(count: Int) throws {
         let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)))
+        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
         let engine = Engine(vault: vault)
         let caller = try Caller(origin: "https://example.com")
         let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)

@@ -129,6 +129,14 @@ def test_bad_input_gets_a_clear_error_and_leaves_the_vault_unchanged(server, pat
     assert vault_state(server) == before
 
 
+def test_the_server_owns_its_vault_and_the_cli_says_so(server):
+    proc = __import__("subprocess").run([BINARY, "--vault", str(server.directory / "vault.db"), "vault", "list"],
+                                        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 3
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "locked" and "credemu serve" in error["message"]
+
+
 def test_oversized_body_is_413(server):
     status, error = server.call("POST", "/profiles/default/passwords", raw=b"{" + b" " * 300_000 + b"}")
     assert status == 413 and error["error"]["name"] == "PayloadTooLarge"
