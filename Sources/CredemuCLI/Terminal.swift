@@ -17,7 +17,8 @@ public struct Terminal: Sendable {
     public static let standard = Terminal(
         write: { FileHandle.standardOutput.write(Data($0.utf8)) },
         writeError: { FileHandle.standardError.write(Data($0.utf8)) },
-        readInput: { String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) })
+        // A closed or unreadable standard input (as in CI) reads as empty, which then fails as malformed input.
+        readInput: { String(decoding: (try? FileHandle.standardInput.readToEnd()) ?? Data(), as: UTF8.self) })
 }
 
 /// The exit statuses of the CLI contract (README, "CLI contract").

@@ -78,7 +78,7 @@ def test_sign_in_without_a_credential_is_not_allowed_error(seeded):
 
 
 def test_usage_errors_exit_2_and_vault_errors_exit_3(credemu, tmp_path):
-    assert credemu.run("create", check_exit=2).stderr.startswith("credemu: --origin is required")
+    assert credemu.run("create", input="", check_exit=2).stderr.startswith("credemu: --origin is required")
     assert credemu.run("frobnicate", check_exit=2)
     assert "create" in credemu.run("--help", check_exit=0).stdout
     assert "--pick" in credemu.run("get", "--help", check_exit=0).stdout
