@@ -38,5 +38,6 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "CredemuTestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
         .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
     ]
 )

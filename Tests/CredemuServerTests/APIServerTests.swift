@@ -1,0 +1,84 @@
+import CredemuEngine
+import CredemuTestSupport
+import Foundation
+import WebAuthn
+import XCTest
+@testable import CredemuServer
+
+/// The API's routing, guards and error bodies, in-process (the pytest suite drives a real server over HTTP).
+final class APIServerTests: XCTestCase {
+    func makeAPI(token: String? = nil, origins: Set<String> = []) throws -> (APIServer, TemporaryDirectory) {
+        let (vault, directory) = try makeTestVault()
+        let api = try APIServer(vault: vault, registry: try PolicyRegistry(directory: providersDirectory),
+                                configuration: .init(token: token, allowedOrigins: origins))
+        return (api, directory)
+    }
+
+    func request(_ method: String, _ path: String, _ body: String = "", headers: [String: String] = [:], tooLarge: Bool = false) -> HTTPRequest {
+        HTTPRequest(method: method, path: path, query: [:], headers: headers, body: Array(body.utf8), bodyTooLarge: tooLarge)
+    }
+
+    func json(_ response: HTTPResponse) throws -> JSONValue { try JSONValue.parse(response.body) }
+
+    func testUnknownRoutesAndMethods() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        XCTAssertEqual(api.handle(request("GET", "/nope")).status, 404)
+        XCTAssertEqual(api.handle(request("DELETE", "/health")).status, 405)
+        XCTAssertEqual(api.handle(request("GET", "/profiles/ghost")).status, 404)
+        XCTAssertEqual(try json(api.handle(request("GET", "/health")))["status"], "ok")
+    }
+
+    func testBadJSONIsATypeErrorAndAnOversizedBodyIs413() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let bad = api.handle(request("POST", "/profiles/default/credentials/create", "{nope"))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(try json(bad)["error"]?["name"], "TypeError")
+        XCTAssertEqual(api.handle(request("POST", "/profiles", "{}", tooLarge: true)).status, 413)
+    }
+
+    func testCreateThenGetThroughTheRoutes() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let create = api.handle(request("POST", "/profiles/default/credentials/create",
+                                        #"{"origin": "https://login.example.com", "options": \#(creationOptionsJSON(algorithms: [-7]))}"#))
+        XCTAssertEqual(create.status, 200, String(decoding: create.body, as: UTF8.self))
+        let id = try json(create)["id"]?.stringValue ?? ""
+        let get = api.handle(request("POST", "/profiles/default/credentials/get",
+                                     #"{"origin": "https://login.example.com", "options": \#(requestOptionsJSON(allow: [Base64URL.decode(id)!]))}"#))
+        XCTAssertEqual(get.status, 200)
+        XCTAssertEqual(try json(get)["id"]?.stringValue, id)
+        let unsupported = api.handle(request("POST", "/profiles/default/credentials/create",
+                                             #"{"origin": "https://login.example.com", "options": \#(creationOptionsJSON(algorithms: [-257]))}"#))
+        XCTAssertEqual(unsupported.status, 422, "GPM (the default profile) makes ES256 only")
+        XCTAssertEqual(try json(unsupported)["error"]?["dialects"]?["apple"]?["code"], .number(1004))
+    }
+
+    func testTokenAndCORS() throws {
+        let (api, _d) = try makeAPI(token: "t0k", origins: ["http://localhost:8000"])
+        _ = _d
+        XCTAssertEqual(api.handle(request("GET", "/profiles")).status, 401)
+        XCTAssertEqual(api.handle(request("GET", "/profiles", headers: ["authorization": "Bearer t0k"])).status, 200)
+        XCTAssertEqual(api.handle(request("GET", "/shim.js")).status, 200)
+        let preflight = api.handle(request("OPTIONS", "/profiles/default/credentials/get", headers: ["origin": "http://localhost:8000"]))
+        XCTAssertEqual(preflight.status, 204)
+        XCTAssertTrue(preflight.headers.contains { $0 == ("Access-Control-Allow-Origin", "http://localhost:8000") })
+        XCTAssertEqual(api.handle(request("OPTIONS", "/profiles", headers: ["origin": "https://evil.example"])).status, 403)
+    }
+
+    func testAnArmedHoldMakesTheNextCeremonyWaitAndOthersNot() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let ceremony = request("POST", "/profiles/default/credentials/create", "{}")
+        XCTAssertFalse(api.mayBlock(ceremony))
+        XCTAssertEqual(api.handle(request("POST", "/profiles/default/holds", #"{"timeoutMs": 50}"#)).status, 201)
+        XCTAssertTrue(api.mayBlock(ceremony))
+        XCTAssertFalse(api.mayBlock(request("GET", "/profiles/default/passkeys")))
+        let held = api.handle(request("POST", "/profiles/default/credentials/create",
+                                      #"{"origin": "https://login.example.com", "options": \#(creationOptionsJSON(algorithms: [-7]))}"#))
+        XCTAssertEqual(held.status, 422)
+        XCTAssertEqual(try json(held)["error"]?["reason"], "timedOut")
+        XCTAssertFalse(api.mayBlock(ceremony), "a hold applies to one ceremony")
+    }
+}
