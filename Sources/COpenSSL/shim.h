@@ -9,3 +9,5 @@
 #include <openssl/sha.h>
 /// EVP_PKEY_PUBLIC_KEY is a macro composed of other macros; Swift does not import it.
 static inline int copenssl_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+/// EVP_PKEY_KEYPAIR, likewise a compound macro.
+static inline int copenssl_selection_keypair(void) { return EVP_PKEY_KEYPAIR; }

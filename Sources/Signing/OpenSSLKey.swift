@@ -1,3 +1,4 @@
+import Foundation
 import COpenSSL
 import CSodium
 import WebAuthn
@@ -14,6 +15,13 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         self.pkey = pkey
         self.algorithm = algorithm
         switch algorithm {
+        case .es256 where pkcs8 == nil:
+            // A fresh key: one export gives the point and the scalar, and PKCS#8 is assembled here. OpenSSL's
+            // EVP_PKEY2PKCS8 converts the key to a legacy object first, which costs more than generating it.
+            let (point, scalar) = try OpenSSLKey.p256KeyPair(pkey)
+            publicKey = .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
+            self.pkcs8 = OpenSSLKey.p256PKCS8(scalar: scalar, point: point)
+            return
         case .es256:
             publicKey = .ec2P256(x: try OpenSSLKey.bnParam(pkey, "qx", pad: 32), y: try OpenSSLKey.bnParam(pkey, "qy", pad: 32))
         case .rs256:
@@ -30,8 +38,29 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
     nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
     static func generateP256() throws(SigningError) -> OpenSSLKey {
-        try generate(name: "EC", algorithm: .es256) { ctx in EVP_PKEY_CTX_set_group_name(ctx, "P-256") }
+        // Setting up a P-256 keygen context (provider fetch, group lookup) costs about as much as the key itself,
+        // so contexts are kept in a pool and reused; each is used by one thread at a time.
+        let ctx: OpaquePointer
+        if let pooled = p256Contexts.take() {
+            ctx = pooled
+        } else {
+            guard let fresh = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw failure(.keyGeneration, "EVP_PKEY_CTX_new_from_name") }
+            guard EVP_PKEY_keygen_init(fresh) == 1, EVP_PKEY_CTX_set_group_name(fresh, "P-256") == 1 else {
+                EVP_PKEY_CTX_free(fresh)
+                throw failure(.keyGeneration, "P-256 keygen setup")
+            }
+            ctx = fresh
+        }
+        var pkey: OpaquePointer?
+        guard EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else {
+            EVP_PKEY_CTX_free(ctx)
+            throw failure(.keyGeneration, "ES256 key generation")
+        }
+        p256Contexts.give(ctx)
+        return try OpenSSLKey(pkey: pkey, algorithm: .es256, pkcs8: nil)
     }
+
+    static let p256Contexts = ContextPool()
 
     static func generateRSA(bits: Int32) throws(SigningError) -> OpenSSLKey {
         try generate(name: "RSA", algorithm: .rs256) { ctx in EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits) }
@@ -118,6 +147,36 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         return out
     }
 
+    /// The uncompressed public point (65 bytes) and the private scalar (32 bytes) of a P-256 key, in one export.
+    private static func p256KeyPair(_ pkey: OpaquePointer) throws(SigningError) -> ([UInt8], [UInt8]) {
+        var params: UnsafeMutablePointer<OSSL_PARAM>?
+        guard EVP_PKEY_todata(pkey, copenssl_selection_keypair(), &params) == 1, let params else {
+            throw failure(.invalidKey, "EVP_PKEY_todata")
+        }
+        defer { OSSL_PARAM_free(params) }
+        var pointBytes: UnsafeRawPointer?
+        var pointLength = 0
+        var bn: OpaquePointer?
+        guard let pub = OSSL_PARAM_locate(params, "pub"), OSSL_PARAM_get_octet_string_ptr(pub, &pointBytes, &pointLength) == 1,
+              let pointBytes, pointLength == 65,
+              let priv = OSSL_PARAM_locate(params, "priv"), OSSL_PARAM_get_BN(priv, &bn) == 1, let bn else {
+            throw failure(.invalidKey, "reading the P-256 key pair")
+        }
+        defer { BN_clear_free(bn) }
+        var scalar = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2binpad(bn, &scalar, 32) == 32 else { throw failure(.invalidKey, "encoding the P-256 scalar") }
+        let point = Array(UnsafeRawBufferPointer(start: pointBytes, count: 65))
+        guard point[0] == 0x04 else { throw SigningError(.invalidKey, "The P-256 public point is not uncompressed.") }
+        return (point, scalar)
+    }
+
+    /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point).
+    static func p256PKCS8(scalar: [UInt8], point: [UInt8]) -> [UInt8] {
+        let ecPrivateKey = DER.sequence([0x02, 0x01, 0x01] + DER.tagged(0x04, scalar) + DER.tagged(0xA1, DER.tagged(0x03, [0x00] + point)))
+        let algorithm = DER.sequence([0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07])
+        return DER.sequence([0x02, 0x01, 0x00] + algorithm + DER.tagged(0x04, ecPrivateKey))
+    }
+
     private static func exportPKCS8(_ pkey: OpaquePointer) throws(SigningError) -> [UInt8] {
         guard let info = EVP_PKEY2PKCS8(pkey) else { throw failure(.invalidKey, "EVP_PKEY2PKCS8") }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
@@ -143,4 +202,22 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 /// A NUL-terminated C buffer as a String.
 func cString(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Reusable OpenSSL contexts, handed to one caller at a time.
+final class ContextPool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var free: [OpaquePointer] = []
+
+    func take() -> OpaquePointer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return free.popLast()
+    }
+
+    func give(_ ctx: OpaquePointer) {
+        lock.lock()
+        defer { lock.unlock() }
+        if free.count < 16 { free.append(ctx) } else { EVP_PKEY_CTX_free(ctx) }
+    }
 }

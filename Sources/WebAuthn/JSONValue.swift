@@ -180,6 +180,14 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1
+        // Most strings have no escapes: find the closing quote and take the bytes as they are.
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let s = String(validating: bytes[index..<end], as: UTF8.self) else { throw error("string is not valid UTF-8") }
+            index = end + 1
+            return s
+        }
         var out = [UInt8]()
         while true {
             guard index < bytes.count else { throw error("unterminated string") }

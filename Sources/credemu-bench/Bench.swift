@@ -26,6 +26,23 @@ enum Bench {
     }
 
     static func run(arguments: [String]) {
+        if arguments.first == "profile-create" {
+            do {
+                let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
+                let engine = Engine(vault: vault)
+                let caller = try Caller(origin: "https://login.example.com")
+                for n in 0..<(Int(arguments.dropFirst().first ?? "") ?? 2000) {
+                    _ = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: n)), caller: caller)
+                }
+            } catch { print(error) }
+            return
+        }
+        if arguments.first == "profile-keygen" {
+            for _ in 0..<(Int(arguments.dropFirst().first ?? "") ?? 5000) { _ = try? SigningKeys.generate(.es256) }
+            return
+        }
         if arguments.first == "profile-get" {
             // A tight loop of ES256 assertions, for `perf record`.
             do { try profileGet(count: Int(arguments.dropFirst().first ?? "") ?? 20000) } catch { print(error) }
