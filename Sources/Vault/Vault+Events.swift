@@ -25,7 +25,8 @@ extension Vault {
     /// pay for it. A crash can lose the events of the last few milliseconds.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail))
+            events.sequence += 1
+            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail, events.sequence))
             if events.pending.count >= Vault.eventBatch { try flushEvents() } else { scheduleEventFlush() }
         }
     }
@@ -42,14 +43,20 @@ extension Vault {
     /// that transaction must not take it along.
     static func flush(_ events: EventBuffer, into db: SQLiteDatabase) throws(VaultError) {
         guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
-        let batch = events.pending
+        let rows = events.pending.map { ($0.0, $0.1, $0.2, $0.3, $0.4, $0.5.serialized(), $0.6) }
+        try insert(rows, into: db)
+        events.markInserted(through: rows.last!.6)
+    }
+
+    /// Inserts serialized events in one transaction (the caller holds the connection's lock).
+    static func insert(_ rows: [(String, Int64, String, String, String, String, Int)], into db: SQLiteDatabase) throws(VaultError) {
+        guard !rows.isEmpty, db.handle != nil else { return }
         try db.transaction { () throws(VaultError) in
-            for e in batch {
+            for e in rows {
                 try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                             [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5.serialized())])
+                             [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)])
             }
         }
-        events.pending.removeAll(keepingCapacity: true)
     }
 
     /// Events in order, for this profile or (with `allProfiles`) every one, optionally of one kind, after an ID.

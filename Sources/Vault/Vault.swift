@@ -28,12 +28,23 @@ public final class Vault: @unchecked Sendable {
         events.scheduled = true
         let connection = self.connection
         DispatchQueue.global().asyncAfter(deadline: .now() + Vault.eventDelay) {
+            // Copy the batch, serialize it without the lock (ceremonies keep running), then insert what is still
+            // unwritten: a reader may have flushed synchronously meanwhile. Events leave the buffer only once
+            // written, so a reader never misses one.
+            connection.lock.lock()
+            connection.events.scheduled = false
+            let batch = connection.events.pending
+            connection.lock.unlock()
+            let serialized = batch.map { $0.5.serialized() }
             connection.lock.lock()
             defer { connection.lock.unlock() }
-            connection.events.scheduled = false
-            try? Vault.flush(connection.events, into: connection.db)
+            let done = connection.events.insertedThrough
+            let rows = zip(batch, serialized).filter { $0.0.6 > done }.map { ($0.0.0, $0.0.1, $0.0.2, $0.0.3, $0.0.4, $0.1, $0.0.6) }
+            guard connection.db.handle != nil, !connection.db.inTransaction, (try? Vault.insert(rows, into: connection.db)) != nil else { return }
+            connection.events.markInserted(through: rows.last?.6 ?? done)
         }
     }
+
     var box: SecretBox { connection.box }
 
     /// The connection, key and lock that every profile's handle on one file shares.
@@ -226,8 +237,18 @@ public final class Vault: @unchecked Sendable {
 
 /// Events not yet written: (profile, time, kind, outcome, reason, detail). See `Vault.appendEvent`.
 final class EventBuffer {
-    var pending: [(String, Int64, String, String, String, JSONValue)] = []
+    /// (profile, time, kind, outcome, reason, detail, sequence number)
+    var pending: [(String, Int64, String, String, String, JSONValue, Int)] = []
     var scheduled = false
+    var sequence = 0
+    /// Every event up to this sequence number is in the table.
+    var insertedThrough = 0
+
+    func markInserted(through last: Int) {
+        insertedThrough = max(insertedThrough, last)
+        let written = pending.prefix { $0.6 <= insertedThrough }.count
+        pending.removeFirst(written)
+    }
 }
 
 /// Milliseconds since the Unix epoch, the vault's time unit.
