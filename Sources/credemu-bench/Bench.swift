@@ -39,6 +39,31 @@ enum Bench {
             } catch { print(error) }
             return
         }
+        if arguments.first == "parts" {
+            // What a registration is made of, one part at a time.
+            do {
+                let text = creationOptions(algorithm: .es256, user: 5)
+                let parse = measure(seconds: 0.5) { _ = try? CreationOptions(json: text) }
+                let keygen = measure(seconds: 0.5) { _ = try? SigningKeys.generate(.es256) }
+                let key = try SigningKeys.generate(.es256)
+                let directory = NSTemporaryDirectory() + "credemu-parts-" + UUID().uuidString
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
+                defer { vault.close() }
+                var i = 0
+                let insert = measure(seconds: 0.5) {
+                    i += 1
+                    let record = PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: "example.com", userHandle: Array("u\(i)".utf8),
+                                               userName: "u\(i)", displayName: "U", algorithm: .es256, publicKey: key.publicKey, createdAt: Date())
+                    try? vault.insertPasskey(record, privateKey: key.pkcs8)
+                }
+                print(String(format: "µs per: options parse %.1f, P-256 keygen+export %.1f, vault insert+commit %.1f",
+                             1e6 / parse.perSecond, 1e6 / keygen.perSecond, 1e6 / insert.perSecond))
+            } catch {
+                print("parts failed: \(error)")
+            }
+            return
+        }
         if arguments.first == "profile-keygen" {
             for _ in 0..<(Int(arguments.dropFirst().first ?? "") ?? 5000) { _ = try? SigningKeys.generate(.es256) }
             return
