@@ -19,7 +19,7 @@ extension Context {
             let record = try run(engine, .create) { () throws(CeremonyError) in
                 try engine.savePassword(origin: origin, username: username, password: secret)
             }
-            printJSON(passwordJSON(record, secret: nil))
+            printJSON(VaultFixture.passwordListing(record, password: nil))
         case "use":
             let origin = try args.required("origin")
             let username = try args.required("username")
@@ -34,7 +34,7 @@ extension Context {
             let records = try args.value("origin").map { (o) throws(VaultError) in try vault.passwords(origin: o) } ?? vault.allPasswords()
             var items: [JSONValue] = []
             for record in records {
-                items.append(passwordJSON(record, secret: args.flag("reveal") ? try vault.password(for: record) : nil))
+                items.append(VaultFixture.passwordListing(record, password: args.flag("reveal") ? try vault.password(for: record) : nil))
             }
             printJSON(.array(items))
         default:
@@ -43,8 +43,4 @@ extension Context {
         return .success
     }
 
-    /// A password as the CLI shows it: its row ID, then the fixture form (the secret only when revealed).
-    func passwordJSON(_ p: PasswordRecord, secret: String?) -> JSONValue {
-        .object([("id", .number(Double(p.id)))] + (VaultFixture.passwordJSON(p, password: secret).objectValue ?? []))
-    }
 }

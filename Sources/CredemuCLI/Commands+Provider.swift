@@ -113,17 +113,17 @@ extension Context {
             try setClock(vault, try clock(vault).now().addingTimeInterval(seconds))
         case "system":
             try args.noMorePositionals(after: 1)
-            try vault.setMetaValue("clock", nil)
+            try vault.storeClockTime(nil)
         default:
             throw UsageError("Unknown clock subcommand '\(sub)': show, set, advance or system.")
         }
-        let virtual = try vault.metaValue("clock") != nil
+        let virtual = try vault.storedClockTime() != nil
         printJSON(.object([("now", .string(Timestamp.format(try clock(vault).now()))), ("mode", .string(virtual ? "virtual" : "system"))]))
         return .success
     }
 
     private func setClock(_ vault: Vault, _ date: Date) throws {
-        try vault.setMetaValue("clock", "virtual:\(Int64((date.timeIntervalSince1970 * 1000).rounded()))")
+        try vault.storeClockTime(date)
         try vault.appendEvent(kind: "clock", outcome: "set", reason: "success", detail: .object([("now", .string(Timestamp.format(date)))]), at: date)
     }
 

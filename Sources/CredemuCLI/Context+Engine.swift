@@ -32,10 +32,7 @@ extension Context {
 
     /// The vault's clock: virtual when `credemu clock set` or `advance` made it so, else the system's.
     func clock(_ vault: Vault) throws -> any Clock {
-        guard let value = try vault.metaValue("clock"), value.hasPrefix("virtual:"), let millis = Int64(value.dropFirst(8)) else {
-            return SystemClock()
-        }
-        return VirtualClock(Date(timeIntervalSince1970: Double(millis) / 1000))
+        AdjustableClock(virtual: try vault.storedClockTime())
     }
 
     /// An engine for the profile, optionally on another platform of the same account.

@@ -45,16 +45,18 @@ extension Engine {
                            fix: "Use userVerification \"preferred\" (or \"discouraged\") for the automatic upgrade, and accept UV=0."))
         }
         let realm = caller.signonRealm
-        let events = (try? vault.events()) ?? []
-        let signIns = events.filter { ($0.kind == "autofill" || ($0.kind == "password" && $0.outcome == "used")) && $0.detail["origin"]?.stringValue == realm }
-        if let last = signIns.last(where: { $0.kind == "autofill" }), let filled = last.detail["username"]?.stringValue, filled != options.user.name {
+        if let last = try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)]),
+           let filled = last.detail["username"]?.stringValue, filled != options.user.name {
             record(Finding(criterion: "N2.6-AC03", code: "accountMismatch",
                            message: "The conditional create is for '\(options.user.name)', but the password just autofilled at \(realm) was for '\(filled)'.",
                            fix: "Build the creation options for the account that completed this sign-in, not an earlier one."))
         }
-        let previous = events.last { $0.kind == "create" && $0.detail["mediation"]?.stringValue == "conditional"
-            && $0.detail["origin"]?.stringValue == caller.origin.description && $0.detail["userName"]?.stringValue == options.user.name }
-        if let previous, (signIns.last?.id ?? 0) < previous.id {
+        // A qualifying sign-in is an autofill, or a filled password marked used, at this origin.
+        let lastSignIn = max((try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)]))??.id ?? 0,
+                             (try? vault.lastEvent(kinds: ["password"], outcome: "used", matching: [("origin", realm)]))??.id ?? 0)
+        let previous = try? vault.lastEvent(kinds: ["create"], matching: [("mediation", "conditional"), ("origin", caller.origin.description),
+                                                                          ("userName", options.user.name)])
+        if let previous = previous ?? nil, lastSignIn < previous.id {
             record(Finding(criterion: "N2.6-AC05", code: "repeatedAutomaticAttempt",
                            message: "A second automatic upgrade for '\(options.user.name)' came without a new qualifying password sign-in.",
                            fix: "Send one conditional request per completed sign-in; try again only after the next password sign-in."))
@@ -74,9 +76,10 @@ extension Engine {
                                message: "The accepted list for the user omits \(used.count) passkey(s) the RP signed in with successfully; the provider may hide or delete them.",
                                fix: "Send the complete set of credential IDs the server accepts for the user; an empty list only when the server confirms none."))
             }
-            let unknownIDs = Set(((try? vault.events(kind: "signal")) ?? []).filter { $0.detail["signal"]?.stringValue == "unknown" }
-                .compactMap { $0.detail["credentialId"]?.stringValue })
-            if let again = accepted.map({ Base64URL.encode($0) }).first(where: unknownIDs.contains) {
+            let signalledUnknown = { (id: String) -> Bool in
+                ((try? self.vault.lastEvent(kinds: ["signal"], matching: [("signal", "unknown"), ("credentialId", id)])) ?? nil) != nil
+            }
+            if let again = accepted.map({ Base64URL.encode($0) }).first(where: signalledUnknown) {
                 record(Finding(criterion: "seed-003", code: "unknownThenAccepted",
                                message: "Credential \(again) was signalled unknown, then listed as accepted.",
                                fix: "Signal an unknown credential only when the server conclusively does not accept it."))

@@ -31,8 +31,8 @@ extension APIServer {
             } else {
                 throw .badRequest("Give 'set', 'advance' or \"mode\": \"system\".")
             }
-            let value = clock.isVirtual ? "virtual:\(Int64((clock.now().timeIntervalSince1970 * 1000).rounded()))" : nil
-            try stored { () throws(VaultError) in try vault.setMetaValue("clock", value) }
+            let time = clock.isVirtual ? clock.now() : nil
+            try stored { () throws(VaultError) in try vault.storeClockTime(time) }
         default:
             throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on /clock.")
         }

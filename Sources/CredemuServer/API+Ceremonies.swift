@@ -94,7 +94,7 @@ extension APIServer {
     func listPasswords(_ name: String) throws(APIError) -> HTTPResponse {
         _ = try loadProfile(name)
         let records = try stored { () throws(VaultError) in try vault.scoped(to: name).allPasswords() }
-        return json(200, .object([("passwords", .array(records.map { passwordJSON($0) }))]))
+        return json(200, .object([("passwords", .array(records.map { VaultFixture.passwordListing($0, password: nil) }))]))
     }
 
     func savePassword(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
@@ -104,7 +104,7 @@ extension APIServer {
         let record = try run(engine, .create) { () throws(CeremonyError) in
             try engine.savePassword(origin: origin, username: username, password: password)
         }
-        return json(201, passwordJSON(record))
+        return json(201, VaultFixture.passwordListing(record, password: nil))
     }
 
     func usePassword(_ name: String, _ request: HTTPRequest) throws(APIError) -> HTTPResponse {
@@ -128,9 +128,5 @@ extension APIServer {
                                   ("password", .string(filled.password)),
                                   ("filledAt", .string(Timestamp.format(filled.record.lastFilledAt ?? clock.now()))),
                                   ("submitted", .bool(submit))]))
-    }
-
-    func passwordJSON(_ p: PasswordRecord) -> JSONValue {
-        .object([("id", .number(Double(p.id)))] + (VaultFixture.passwordJSON(p, password: nil).objectValue ?? []))
     }
 }

@@ -35,11 +35,7 @@ public final class APIServer: @unchecked Sendable {
         self.registry = registry
         self.configuration = configuration
         // The vault's clock carries over: a virtual time set from the CLI holds for the server too.
-        if let value = try vault.metaValue("clock"), value.hasPrefix("virtual:"), let millis = Int64(value.dropFirst(8)) {
-            clock = AdjustableClock(virtual: Date(timeIntervalSince1970: Double(millis) / 1000))
-        } else {
-            clock = AdjustableClock(virtual: nil)
-        }
+        clock = AdjustableClock(virtual: try vault.storedClockTime())
         if try vault.profileSettings(Vault.defaultProfile) == nil {
             try vault.saveProfile(Vault.defaultProfile, settings: Profile(name: Vault.defaultProfile).json, at: clock.now())
         }

@@ -65,12 +65,29 @@ extension Vault {
         var bindings: [SQLValue] = [.int(after)]
         if !allProfiles { clauses.append("profile = ?"); bindings.append(.text(profile)) }
         if let kind { clauses.append("kind = ?"); bindings.append(.text(kind)) }
-        bindings.append(.int(Int64(limit)))
+        return try selectEvents(clauses, bindings, order: "ASC", limit: limit)
+    }
+
+    /// The profile's latest event of one of `kinds` whose detail has each (member, value) of `matching`
+    /// (and the outcome, when given): the engine's findings ask this on every ceremony, so SQLite filters
+    /// the detail (`json_extract`) instead of the whole log being read.
+    public func lastEvent(kinds: [String], outcome: String? = nil, matching: [(String, String)] = []) throws(VaultError) -> EventRecord? {
+        var clauses = ["profile = ?", "kind IN (" + kinds.map { _ in "?" }.joined(separator: ", ") + ")"]
+        var bindings: [SQLValue] = [.text(profile)] + kinds.map(SQLValue.text)
+        if let outcome { clauses.append("outcome = ?"); bindings.append(.text(outcome)) }
+        for (member, value) in matching {
+            clauses.append("json_extract(detail, ?) = ?")
+            bindings += [.text("$." + member), .text(value)]
+        }
+        return try selectEvents(clauses, bindings, order: "DESC", limit: 1).first
+    }
+
+    private func selectEvents(_ clauses: [String], _ bindings: [SQLValue], order: String, limit: Int) throws(VaultError) -> [EventRecord] {
         try flushEvents()
         return try locked { () throws(VaultError) in
             var out: [EventRecord] = []
-            try db.query("SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT ?",
-                         bindings) { row in
+            try db.query("SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id \(order) LIMIT ?",
+                         bindings + [.int(Int64(limit))]) { row in
                 out.append(EventRecord(id: row.int(0), profile: row.text(1), at: Date(vaultMillis: row.int(2)), kind: row.text(3),
                                        outcome: row.text(4), reason: row.text(5),
                                        detail: (try? JSONValue.parse(row.text(6))) ?? .string(row.text(6))))

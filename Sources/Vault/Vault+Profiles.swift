@@ -66,6 +66,17 @@ extension Vault {
         }
     }
 
+    /// The vault's virtual clock time, when `credemu clock` or `POST /clock` set one; nil means system time.
+    public func storedClockTime() throws(VaultError) -> Date? {
+        guard let value = try metaValue("clock"), value.hasPrefix("virtual:"), let millis = Int64(value.dropFirst(8)) else { return nil }
+        return Date(vaultMillis: millis)
+    }
+
+    /// Keeps a virtual clock time for the CLI and the server to share; nil returns to system time.
+    public func storeClockTime(_ date: Date?) throws(VaultError) {
+        try setMetaValue("clock", date.map { "virtual:\($0.vaultMillis)" })
+    }
+
     /// A vault-wide value kept in `meta` (the clock, for one).
     public func metaValue(_ key: String) throws(VaultError) -> String? {
         try locked { () throws(VaultError) in
