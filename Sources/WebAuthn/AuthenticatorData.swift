@@ -48,14 +48,14 @@ public struct AuthenticatorData: Equatable, Sendable {
         var out = rpIDHash
         out.reserveCapacity(37 + (attestedCredentialData.map { 18 + $0.credentialID.count + 80 } ?? 0))
         out.append(flags.rawValue)
-        out.append(contentsOf: CBOR.bigEndian(UInt64(signCount), count: 4))
+        CBOR.appendBigEndian(UInt64(signCount), count: 4, to: &out)
         if let acd = attestedCredentialData {
             out.append(contentsOf: acd.aaguid)
-            out.append(contentsOf: CBOR.bigEndian(UInt64(acd.credentialID.count), count: 2))
+            CBOR.appendBigEndian(UInt64(acd.credentialID.count), count: 2, to: &out)
             out.append(contentsOf: acd.credentialID)
-            out.append(contentsOf: acd.publicKey.encoded)
+            acd.publicKey.cbor.encode(into: &out)
         }
-        if let extensions { out.append(contentsOf: extensions.encoded()) }
+        extensions?.encode(into: &out)
         return out
     }
 

@@ -16,18 +16,32 @@ extension CBOR {
             CBOR.writeHead(major: 2, argument: UInt64(b.count), into: &out)
             out.append(contentsOf: b)
         case .text(let t):
-            let utf8 = Array(t.utf8)
-            CBOR.writeHead(major: 3, argument: UInt64(utf8.count), into: &out)
-            out.append(contentsOf: utf8)
+            CBOR.writeHead(major: 3, argument: UInt64(t.utf8.count), into: &out)
+            out.append(contentsOf: t.utf8)
         case .array(let items):
             CBOR.writeHead(major: 4, argument: UInt64(items.count), into: &out)
             for item in items { item.encode(into: &out) }
         case .map(let pairs):
             CBOR.writeHead(major: 5, argument: UInt64(pairs.count), into: &out)
-            let encodedPairs = pairs.map { ($0.0.encoded(), $0.1) }
-            let sorted = encodedPairs.sorted { a, b in
-                a.0.count != b.0.count ? a.0.count < b.0.count : a.0.lexicographicallyPrecedes(b.0)
+            // Maps built in canonical key order (as ours are) are written as they come; others are sorted.
+            let start = out.count
+            var previousKey = start..<start
+            var inOrder = true
+            for (key, value) in pairs {
+                let keyStart = out.count
+                key.encode(into: &out)
+                let keyRange = keyStart..<out.count
+                if !previousKey.isEmpty && !CBOR.precedes(out[previousKey], out[keyRange]) {
+                    inOrder = false
+                    break
+                }
+                previousKey = keyRange
+                value.encode(into: &out)
             }
+            if inOrder { return }
+            out.removeSubrange(start...)
+            let encodedPairs = pairs.map { ($0.0.encoded(), $0.1) }
+            let sorted = encodedPairs.sorted { a, b in CBOR.precedes(a.0[...], b.0[...]) }
             for (key, value) in sorted {
                 out.append(contentsOf: key)
                 value.encode(into: &out)
@@ -44,6 +58,11 @@ extension CBOR {
         }
     }
 
+    /// Canonical key order: shorter encoding first, then bytewise.
+    static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        a.count != b.count ? a.count < b.count : a.lexicographicallyPrecedes(b)
+    }
+
     static func writeHead(major: UInt8, argument: UInt64, into out: inout [UInt8]) {
         let m = major << 5
         switch argument {
@@ -51,18 +70,19 @@ extension CBOR {
         case 24...0xFF: out.append(contentsOf: [m | 24, UInt8(argument)])
         case 0x100...0xFFFF:
             out.append(m | 25)
-            out.append(contentsOf: bigEndian(argument, count: 2))
+            appendBigEndian(argument, count: 2, to: &out)
         case 0x1_0000...0xFFFF_FFFF:
             out.append(m | 26)
-            out.append(contentsOf: bigEndian(argument, count: 4))
+            appendBigEndian(argument, count: 4, to: &out)
         default:
             out.append(m | 27)
-            out.append(contentsOf: bigEndian(argument, count: 8))
+            appendBigEndian(argument, count: 8, to: &out)
         }
     }
 
-    static func bigEndian(_ value: UInt64, count: Int) -> [UInt8] {
-        (0..<count).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (count - 1 - $0))) }
+    /// Appends the low `count` bytes of `value`, most significant first.
+    static func appendBigEndian(_ value: UInt64, count: Int, to out: inout [UInt8]) {
+        for i in stride(from: count - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * i))) }
     }
 
     static func writeFloat(_ d: Double, into out: inout [UInt8]) {
@@ -73,16 +93,16 @@ extension CBOR {
         let half = Float16(d)
         if Double(half) == d {
             out.append(0xF9)
-            out.append(contentsOf: bigEndian(UInt64(half.bitPattern), count: 2))
+            appendBigEndian(UInt64(half.bitPattern), count: 2, to: &out)
             return
         }
         let single = Float(d)
         if Double(single) == d {
             out.append(0xFA)
-            out.append(contentsOf: bigEndian(UInt64(single.bitPattern), count: 4))
+            appendBigEndian(UInt64(single.bitPattern), count: 4, to: &out)
             return
         }
         out.append(0xFB)
-        out.append(contentsOf: bigEndian(d.bitPattern, count: 8))
+        appendBigEndian(d.bitPattern, count: 8, to: &out)
     }
 }

@@ -95,7 +95,12 @@ private struct JSONParser {
     func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: index) }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func expect(_ literal: String) throws(JSONParseError) {

@@ -118,6 +118,11 @@ final class CBORTests: XCTestCase {
                             (.unsigned(10), .unsigned(0)), (.unsigned(1), .unsigned(5)), (.text("attStmt"), .unsigned(2))])
         // Keys sorted by encoded bytes: shorter first, then bytewise: 01, 0a, 20, "fmt", "attStmt", "authData".
         XCTAssertEqual(hexString(map.encoded()), "a6" + "0105" + "0a00" + "2004" + "63666d7401" + "6761747453746d7402" + "68617574684461746103")
+
+        // Out of order only at its last key, with an unordered map nested inside an ordered entry.
+        let late = CBOR.map([(.unsigned(1), .unsigned(1)), (.unsigned(2), .map([(.unsigned(5), .null), (.unsigned(4), .null)])),
+                             (.unsigned(0), .unsigned(0))])
+        XCTAssertEqual(hexString(late.encoded()), "a3" + "0000" + "0101" + "02" + "a2" + "04f6" + "05f6")
     }
 
     func testRoundTripOfNestedStructures() throws {
