@@ -6,10 +6,11 @@ extension Engine {
     /// An automatic passkey upgrade: `mediation: "conditional"` on the web, `isConditional` on Android,
     /// `requestStyle: .conditional` on Apple. The provider creates the passkey with no UI when its conditions
     /// hold, and otherwise fails silently with a reason (providers.md §2.1, §3.1; seeds 000 and 001).
-    func conditionalCreate(_ options: CreationOptions, caller: Caller, settings: PasskeySettings?) throws(CeremonyError) -> RegistrationResponse {
+    func conditionalCreate(_ options: CreationOptions, rpID checkedRPID: Result<String, CeremonyError>, caller: Caller,
+                           settings: PasskeySettings?) throws(CeremonyError) -> RegistrationResponse {
         switch knobs.conditionalMode {
         case .modal:
-            return try modalCreate(options, caller: caller, settings: settings,
+            return try modalCreate(options, rpID: checkedRPID, caller: caller, settings: settings,
                                    note: knobs.cite("conditionalCreate.mode", "modal") + ": mediation ignored, the provider's sheet was shown")
         case .unsupported, .silent:
             break
@@ -24,7 +25,7 @@ extension Engine {
                 throw CeremonyError(.constraint("Conditional create cannot perform the user verification the request requires."),
                                     reason: .userVerificationRequired)
             }
-            let rpID = try relyingPartyID(options.rp.id, caller: caller)
+            let rpID = try checkedRPID.get()
             let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
             if knobs.conditionalMode == .unsupported {
                 throw ineligible(.conditionalCreateUnsupported, knobs.cite("conditionalCreate.mode", "unsupported"))

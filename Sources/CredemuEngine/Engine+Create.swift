@@ -9,17 +9,20 @@ extension Engine {
     ///
     /// - Parameter settings: overrides the pack's settings for the new passkey.
     public func create(_ options: CreationOptions, caller: Caller, settings: PasskeySettings? = nil) throws(CeremonyError) -> RegistrationResponse {
-        if let rpID = try? relyingPartyID(options.rp.id, caller: caller) { reviewCreate(options, caller: caller, rpID: rpID) }
-        if options.mediation == "conditional" { return try conditionalCreate(options, caller: caller, settings: settings) }
-        return try modalCreate(options, caller: caller, settings: settings, note: nil)
+        // Checked once; a bad RP ID is thrown, in its place among the checks, by the ceremony below.
+        let rpID = Result { () throws(CeremonyError) in try relyingPartyID(options.rp.id, caller: caller) }
+        if case .success(let id) = rpID { reviewCreate(options, caller: caller, rpID: id) }
+        if options.mediation == "conditional" { return try conditionalCreate(options, rpID: rpID, caller: caller, settings: settings) }
+        return try modalCreate(options, rpID: rpID, caller: caller, settings: settings, note: nil)
     }
 
     /// A create with the provider's sheet: the user confirms (or cancels, or lets it time out).
-    func modalCreate(_ options: CreationOptions, caller: Caller, settings: PasskeySettings?, note: String?) throws(CeremonyError) -> RegistrationResponse {
+    func modalCreate(_ options: CreationOptions, rpID checkedRPID: Result<String, CeremonyError>, caller: Caller, settings: PasskeySettings?,
+                     note: String?) throws(CeremonyError) -> RegistrationResponse {
         var detail = ceremonyDetail(options, caller: caller)
         if let note { detail.append(("note", .string(note))) }
         do throws(CeremonyError) {
-            let rpID = try relyingPartyID(options.rp.id, caller: caller)
+            let rpID = try checkedRPID.get()
             let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
             guard profile.passkeysEnabled else {
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: passkeys are turned off in the provider."),
