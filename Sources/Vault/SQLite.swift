@@ -5,12 +5,13 @@ final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     let path: String
     private var statements: [String: OpaquePointer] = [:]
+    private var writeback: WALWriteback?
 
     init(path: String, create: Bool) throws(VaultError) {
         self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, SQLiteDatabase.vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(db)
@@ -23,7 +24,22 @@ final class SQLiteDatabase {
 
     deinit { close() }
 
+    /// The VFS every connection uses: the default one, with a WAL's writes gathered into one call per commit
+    /// (see `csqlite_register_wal_coalescing_vfs` in the CSQLite shim). Nil, should it not register: the default.
+    nonisolated(unsafe) private static let vfs: UnsafePointer<CChar>? = csqlite_register_wal_coalescing_vfs()
+
+    /// Hands the WAL's syncs and checkpoints to a `WALWriteback`.
+    func startWALWriteback() {
+        guard writeback == nil, let handle else { return }
+        let writeback = WALWriteback(databasePath: path)
+        writeback.install(on: handle)
+        self.writeback = writeback
+    }
+
     func close() {
+        if let handle, writeback != nil { sqlite3_wal_hook(handle, nil, nil) }
+        writeback?.stop()
+        writeback = nil
         for (_, statement) in statements { sqlite3_finalize(statement) }
         statements = [:]
         if let handle { sqlite3_close(handle) }

@@ -107,6 +107,9 @@ public final class Vault: @unchecked Sendable {
         return vault
     }
 
+    /// Set on every connection; the WAL's checkpoints are `WALWriteback`'s (it replaces `wal_autocheckpoint`).
+    static let connectionPragmas = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+
     /// The default key file for a vault: beside it, with `.key` appended.
     public static func defaultKeyFile(forVault path: String) -> String { path + ".key" }
 
@@ -139,7 +142,8 @@ public final class Vault: @unchecked Sendable {
         meta.append(("key_check", box.seal(keyCheckPlaintext, context: "key-check")))
         let db = try SQLiteDatabase(path: path, create: true)
         do throws(VaultError) {
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=4000;")
+            try db.execute(Vault.connectionPragmas)
+            db.startWALWriteback()
             try db.transaction { () throws(VaultError) in
                 try VaultMigrations.migrate(db, from: 0)
                 for (k, v) in meta {
@@ -175,7 +179,8 @@ public final class Vault: @unchecked Sendable {
             guard let check = meta["key_check"], box.open(check, context: "key-check") == keyCheckPlaintext else {
                 throw VaultError(.wrongKey, "The key does not open the vault at \(path): wrong passphrase or key file.")
             }
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=4000;")
+            try db.execute(Vault.connectionPragmas)
+            db.startWALWriteback()
             if version < Int64(schemaVersion) {
                 try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
             }

@@ -7,10 +7,11 @@ import time
 
 import pytest
 from webauthn import generate_authentication_options, generate_registration_options, options_to_json, verify_registration_response
+from webauthn.helpers import bytes_to_base64url
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
 from api_client import Server
-from conftest import BINARY
+from conftest import BINARY, Credemu, verify_authentication_both, verify_registration_both
 
 ORIGIN = "https://shop.example.com"
 
@@ -230,3 +231,24 @@ def test_android_rate_limit_is_429_with_retry_after(server):
     assert status == 429 and error["error"]["retryMillis"] == 120000
     assert server.last_headers["Retry-After"] == "120"
     assert error["error"]["dialects"]["android"]["exception"].endswith("SignalCredentialRateLimitExceededException")
+
+
+def test_registrations_survive_a_killed_server(tmp_path):
+    # The server answers a registration only once its commit is in the kernel: SIGKILL right after loses none,
+    # and each passkey still signs, as an RP's libraries verify.
+    s = Server(BINARY, tmp_path)
+    registered = []
+    for n in range(25):
+        options, body = reg_options(user=f"user{n}@example.com")
+        status, response = s.call("POST", "/profiles/default/credentials/create", {"origin": ORIGIN, "options": body})
+        assert status == 200
+        registered.append(verify_registration_both(response, options, ORIGIN, "example.com"))
+    s.process.kill()
+    s.process.wait(timeout=20)
+
+    cli = Credemu(tmp_path, profile="default")
+    stored = {p["credentialId"] for p in cli.json("vault", "list")}
+    assert stored == {bytes_to_base64url(r[0].credential_id) for r in registered}
+    verified, fido2_credential = registered[-1]
+    options = generate_authentication_options(rp_id="example.com", allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
+    verify_authentication_both(cli.get(ORIGIN, options), options, ORIGIN, "example.com", verified, fido2_credential)

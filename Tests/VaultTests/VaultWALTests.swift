@@ -1,0 +1,86 @@
+import CredemuTestSupport
+import Foundation
+import Signing
+import WebAuthn
+import XCTest
+@testable import Vault
+
+/// The WAL as the vault writes it: frames gathered per commit (the "credemu" VFS) and checkpoints run by
+/// `WALWriteback` instead of SQLite's auto-checkpoint.
+final class VaultWALTests: XCTestCase {
+    let key = Array(repeating: UInt8(7), count: 32)
+
+    func insertPasskeys(_ vault: Vault, count: Int, from first: Int = 0) throws {
+        let signing = try SigningKeys.generate(.es256)
+        for n in first..<first + count {
+            let record = PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: "example.com", userHandle: Array("user-\(n)".utf8),
+                                       userName: "user\(n)@example.com", displayName: "User \(n)", algorithm: .es256,
+                                       publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
+            try vault.insertPasskey(record, privateKey: signing.pkcs8)
+        }
+    }
+
+    func testACommitLargerThanOneWriteCallLandsWhole() throws {
+        // 800 passkeys and 3000 events in single transactions: far more WAL than one buffered write may hold.
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        try vault.transaction { () throws(VaultError) in
+            do { try insertPasskeys(vault, count: 800) } catch { throw VaultError(.storage, "\(error)") }
+        }
+        for n in 0..<3000 {
+            try vault.appendEvent(kind: "test", outcome: "ok", reason: "none", detail: .object([("n", .number(Double(n)))]),
+                                  at: Date(vaultMillis: Int64(n)))
+        }
+        try vault.flushEvents()
+        vault.close()
+
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.allPasskeys().count, 800)
+        XCTAssertEqual(try reopened.events(kind: "test").count, 3000)
+    }
+
+    func testARolledBackTransactionLeavesNothingAndTheNextCommitLands() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        XCTAssertThrowsError(try vault.transaction { () throws(VaultError) in
+            do { try insertPasskeys(vault, count: 600) } catch { throw VaultError(.storage, "\(error)") }
+            throw VaultError(.storage, "abandoned on purpose")
+        })
+        try insertPasskeys(vault, count: 1, from: 1000)
+        vault.close()
+
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.allPasskeys().map(\.userName), ["user1000@example.com"])
+    }
+
+    func testACommitIsReadableByAnotherConnectionBeforeTheFirstCloses() throws {
+        // The second connection reads the frames from the file: a commit held back in a buffer would not be there.
+        let directory = TemporaryDirectory()
+        let writer = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { writer.close() }
+        try insertPasskeys(writer, count: 40)
+        let reader = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { reader.close() }
+        XCTAssertEqual(try reader.allPasskeys().count, 40)
+        try insertPasskeys(writer, count: 1, from: 40)
+        XCTAssertEqual(try reader.passkeys(rpID: "example.com").count, 41)
+        XCTAssertEqual(try reader.privateKey(for: try writer.allPasskeys()[0].credentialID).count > 0, true)
+    }
+
+    func testCheckpointsKeepTheWALBounded() throws {
+        // About 5 frames a registration: 3000 of them would grow the WAL past 60 MB if nothing checkpointed it.
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        try insertPasskeys(vault, count: 3000)
+        let walSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db-wal"))[.size] as? Int) ?? 0
+        let databaseSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db"))[.size] as? Int) ?? 0
+        XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 200) * (4096 + 24))
+        XCTAssertGreaterThan(databaseSize, 1_000_000, "checkpoints copied the passkeys into the database file")
+        vault.close()
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.allPasskeys().count, 3000)
+    }
+}
