@@ -31,6 +31,7 @@ enum Bench {
                 let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
                 defer { try? FileManager.default.removeItem(atPath: directory) }
                 let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
+                defer { vault.close() }
                 let engine = Engine(vault: vault)
                 let caller = try Caller(origin: "https://login.example.com")
                 for n in 0..<(Int(arguments.dropFirst().first ?? "") ?? 2000) {
@@ -62,6 +63,11 @@ enum Bench {
             } catch {
                 print("parts failed: \(error)")
             }
+            return
+        }
+        if arguments.first == "registration" {
+            // ES256 registrations beside their raw floor only: the quick loop for tuning the create path.
+            do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
             return
         }
         if arguments.first == "profile-keygen" {
@@ -145,6 +151,33 @@ enum Bench {
               + (goalsMet ? "met" : "NOT met"))
         print("")
         try runHTTP(seconds: seconds, clients: Int(ProcessInfo.processInfo.environment["CREDEMU_BENCH_CLIENTS"] ?? "") ?? 4, inProcess: es256)
+    }
+
+    static func registrationRatio(seconds: Double) throws {
+        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
+        defer { vault.close() }
+        let engine = Engine(vault: vault)
+        let caller = try Caller(origin: "https://login.example.com")
+        let message = [UInt8](repeating: 0x5A, count: 37 + 32)
+        let texts = (1...100_000).map { creationOptions(algorithm: .es256, user: $0) }
+        var n = 0
+        var ratios: [Double] = [], raws: [Double] = [], costs: [Double] = []
+        for _ in 0..<15 {
+            let raw = try measure(seconds: seconds / 15) { _ = try SigningKeys.generate(.es256).sign(message) }.perSecond
+            let registrations = try measure(seconds: seconds / 15) {
+                n += 1
+                _ = try engine.create(try CreationOptions(json: texts[n % texts.count]), caller: caller)
+            }.perSecond
+            ratios.append(raw / registrations)
+            raws.append(1e6 / raw)
+            costs.append(1e6 / registrations)
+        }
+        func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+        print(String(format: "ES256 registration %.1f µs (best %.1f), raw keygen+sign %.1f µs (best %.1f): median ratio %.2fx (rounds %@)",
+                     median(costs), costs.min()!, median(raws), raws.min()!,
+                     median(ratios), ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")))
     }
 
     static func profileGet(count: Int) throws {
