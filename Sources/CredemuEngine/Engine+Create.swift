@@ -33,7 +33,7 @@ extension Engine {
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
                                               userPresent: true, userVerified: reportsUserVerification(options.userVerification))
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
-                                                         ("userVerification", .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue)))])
+                                                         ("userVerification", userVerificationCitation)])
             return response
         } catch {
             throw failed("create", error, detail)

@@ -16,6 +16,8 @@ public final class Engine: @unchecked Sendable {
     public let policy: any ProviderPolicy
     /// The policy's knobs on the profile's platform.
     public let knobs: PolicyKnobs
+    /// The user-verification knob as every create's event cites it.
+    let userVerificationCitation: JSONValue
 
     private let cacheLock = NSLock()
     private var keyCache: [[UInt8]: any SigningKey] = [:]
@@ -29,6 +31,7 @@ public final class Engine: @unchecked Sendable {
         self.profile = profile
         self.policy = policy
         self.knobs = policy.knobs(for: profile.platform)
+        self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }
 
     /// The signing key of a stored passkey, parsed once and kept in memory.

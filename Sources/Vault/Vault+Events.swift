@@ -115,18 +115,26 @@ extension Vault {
     /// Queues the simulated user's next decision (first in, first out).
     public func pushDecision(_ decision: String) throws(VaultError) {
         try locked { () throws(VaultError) in
+            connection.profilesWithoutDecisions.remove(profile)
             try db.query("INSERT INTO user_decisions (profile, decision) VALUES (?, ?)", [.text(profile), .text(decision)])
         }
     }
 
     /// Takes the next queued decision, if any.
+    ///
+    /// Every ceremony asks, and the queue is nearly always empty: a vault held exclusively remembers, per
+    /// profile, that it found none (outside a transaction, which could still roll back) until one is pushed.
     public func popDecision() throws(VaultError) -> String? {
         try locked { () throws(VaultError) in
+            if connection.exclusive && connection.profilesWithoutDecisions.contains(profile) { return nil }
             var found: (Int64, String)?
             try db.query("SELECT id, decision FROM user_decisions WHERE profile = ? ORDER BY id LIMIT 1", [.text(profile)]) { row in
                 found = (row.int(0), row.text(1))
             }
-            guard let found else { return nil }
+            guard let found else {
+                if connection.exclusive && !db.inTransaction { connection.profilesWithoutDecisions.insert(profile) }
+                return nil
+            }
             try db.transaction { () throws(VaultError) in
                 try db.query("DELETE FROM user_decisions WHERE id = ?", [.int(found.0)])
             }

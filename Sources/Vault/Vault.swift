@@ -16,7 +16,7 @@ public final class Vault: @unchecked Sendable {
     public let path: String
     /// The profile whose records this handle reads and writes; see `scoped(to:)`.
     public let profile: String
-    private let connection: Connection
+    let connection: Connection
 
     var db: SQLiteDatabase { connection.db }
     /// The event buffer lives on the shared connection and is changed in place (see `appendEvent`).
@@ -55,6 +55,8 @@ public final class Vault: @unchecked Sendable {
         let events = EventBuffer()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
         var exclusive = false
+        /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
+        var profilesWithoutDecisions = Set<String>()
 
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db

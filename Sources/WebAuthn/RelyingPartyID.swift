@@ -1,4 +1,5 @@
 import CPSL
+import Synchronization
 
 /// RP ID rules (WebAuthn L3 §5.1.3 step 8, §5.1.4 step 8, and the HTML "is a registrable domain suffix of or
 /// equal to" test), with the public suffix list from libpsl.
@@ -24,6 +25,13 @@ public enum RelyingPartyID {
             }
             return
         }
+        let pair = AcceptedPairs.Pair(rpID: rpID, host: host)
+        if AcceptedPairs.shared.contains(pair) { return }
+        try check(rpID, host: host)
+        AcceptedPairs.shared.insert(pair)
+    }
+
+    private static func check(_ rpID: String, host: String) throws(WebAuthnError) {
         try requireValidDomain(host, what: "The origin's effective domain '\(host)'")
         if rpID == host { return }
         guard host.hasSuffix("." + rpID), isValidDomain(rpID) else {
@@ -79,6 +87,30 @@ public enum RelyingPartyID {
 }
 
 /// The public suffix list, loaded once from Debian's `publicsuffix` package (libpsl's built-in list otherwise).
+/// (RP ID, host) pairs that passed `validate`: the suffix list does not change while the process runs, and an
+/// RP asks with the same pair again and again.
+final class AcceptedPairs: Sendable {
+    struct Pair: Hashable {
+        var rpID: String
+        var host: String
+    }
+
+    static let shared = AcceptedPairs()
+    static let limit = 4096
+    private let pairs = Mutex(Set<Pair>())
+
+    func contains(_ pair: Pair) -> Bool {
+        pairs.withLock { $0.contains(pair) }
+    }
+
+    func insert(_ pair: Pair) {
+        pairs.withLock { pairs in
+            if pairs.count >= AcceptedPairs.limit { pairs.removeAll(keepingCapacity: true) }
+            pairs.insert(pair)
+        }
+    }
+}
+
 final class PublicSuffixList: @unchecked Sendable {
     static let shared = PublicSuffixList()
     private let context: OpaquePointer?

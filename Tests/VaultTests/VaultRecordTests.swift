@@ -52,4 +52,25 @@ final class VaultRecordTests: XCTestCase {
         XCTAssertFalse(try vault.removePasskey(credentialID: record.credentialID))
         XCTAssertThrowsError(try vault.privateKey(for: record.credentialID)) { XCTAssertEqual(($0 as? VaultError)?.code, .notFound) }
     }
+
+    func testDecisionsQueueInOrderOnSharedAndExclusiveVaults() throws {
+        for exclusive in [false, true] {
+            let directory = TemporaryDirectory()
+            let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)), exclusive: exclusive)
+            defer { vault.close() }
+            let other = vault.scoped(to: "other")
+            XCTAssertNil(try vault.popDecision())
+            XCTAssertNil(try vault.popDecision())
+            try vault.pushDecision("cancel")
+            try vault.pushDecision("timeout")
+            XCTAssertNil(try other.popDecision(), "queues are per profile")
+            try other.pushDecision("accept")
+            XCTAssertEqual(try vault.popDecision(), "cancel")
+            XCTAssertEqual(try vault.popDecision(), "timeout")
+            XCTAssertNil(try vault.popDecision())
+            XCTAssertEqual(try other.popDecision(), "accept")
+            try vault.pushDecision("cancel")
+            XCTAssertEqual(try vault.popDecision(), "cancel", "a decision pushed after an empty queue was seen is taken")
+        }
+    }
 }
