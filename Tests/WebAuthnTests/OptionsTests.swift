@@ -87,5 +87,9 @@ final class OptionsTests: XCTestCase {
         XCTAssertEqual(value.serialized(), #"{"b":1,"a":[true,null,"x\"é\n"],"c":{"d":-2.5}}"#)
         XCTAssertThrowsError(try JSONValue.parse(#"{"a":1,}"#))
         XCTAssertThrowsError(try JSONValue.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))
+        // Escapes at the start, middle and end of a string, control characters, and a string with none.
+        let tricky = JSONValue.array(["\"quoted\"", "a\\b\tc\u{01}\u{1f}", "\r\u{08}\u{0c}", "plain ünïcode ✓", ""])
+        XCTAssertEqual(tricky.serialized(), #"["\"quoted\"","a\\b\tc\u0001\u001f","\r\b\f","plain ünïcode ✓",""]"#)
+        XCTAssertEqual(try JSONValue.parse(tricky.serialized()), tricky)
     }
 }
