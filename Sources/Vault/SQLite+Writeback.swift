@@ -10,8 +10,10 @@ import Foundation
 /// about 28 KB per registration. Syncing the WAL early, off the caller's thread, leaves the checkpoint little to
 /// write. An extra fsync never weakens SQLite's guarantees: durability still rests on the checkpoint's own syncs.
 final class WALWriteback: @unchecked Sendable {
-    /// The WAL size (in frames) at which a commit checkpoints it.
-    static let checkpointFrames: Int32 = 4000
+    /// The WAL size (in frames, 32 MB of 4 KB pages) at which a commit checkpoints it. A checkpoint copies each
+    /// page once however often it changed, so fewer, larger ones cost less per commit: per registration about
+    /// 7.6 µs at 2000 frames, 4.5 at 4000, 3.3 at 8000, 2.6 at 16000 (measured with `credemu-bench`).
+    static let checkpointFrames: Int32 = 8000
     /// How many new frames wait before a background sync (1 MB of 4 KB pages).
     static let syncEveryFrames: Int32 = 256
 

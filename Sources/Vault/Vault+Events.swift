@@ -33,6 +33,13 @@ extension Vault {
 
     static let eventBatch = 256
     static let eventDelay: TimeInterval = 0.02
+    /// Events the background writer inserts per hold of the lock.
+    static let eventSlice = 48
+    /// Rows per INSERT statement.
+    static let eventRowsPerStatement = 16
+    private static let eventColumns = "INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES "
+    private static let insertEventRows = eventColumns + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: eventRowsPerStatement).joined(separator: ", ")
+    private static let insertEventRow = eventColumns + "(?, ?, ?, ?, ?, ?)"
 
     /// Writes the events waiting in memory.
     public func flushEvents() throws(VaultError) {
@@ -51,11 +58,17 @@ extension Vault {
     /// Inserts serialized events in one transaction (the caller holds the connection's lock).
     static func insert(_ rows: [(String, Int64, String, String, String, String, Int)], into db: SQLiteDatabase) throws(VaultError) {
         guard !rows.isEmpty, db.handle != nil else { return }
+        func values(_ e: (String, Int64, String, String, String, String, Int)) -> [SQLValue] {
+            [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)]
+        }
         try db.transaction { () throws(VaultError) in
-            for e in rows {
-                try db.query("INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                             [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)])
+            // Whole statements of several rows, then one row at a time: the same order, fewer statements.
+            var index = 0
+            while rows.count - index >= eventRowsPerStatement {
+                try db.query(insertEventRows, rows[index..<index + eventRowsPerStatement].flatMap(values))
+                index += eventRowsPerStatement
             }
+            for e in rows[index...] { try db.query(insertEventRow, values(e)) }
         }
     }
 

@@ -70,14 +70,14 @@ final class VaultWALTests: XCTestCase {
     }
 
     func testCheckpointsKeepTheWALBounded() throws {
-        // About 5 frames a registration: 3000 of them would grow the WAL past 60 MB if nothing checkpointed it.
+        // About 5 frames a registration: 3000 of them would grow the WAL past 55 MB if nothing checkpointed it.
         let directory = TemporaryDirectory()
         let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
         try insertPasskeys(vault, count: 3000)
         let walSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db-wal"))[.size] as? Int) ?? 0
         let databaseSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db"))[.size] as? Int) ?? 0
         XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 200) * (4096 + 24))
-        XCTAssertGreaterThan(databaseSize, 1_000_000, "checkpoints copied the passkeys into the database file")
+        XCTAssertGreaterThan(databaseSize, 500_000, "a checkpoint copied passkeys into the database file")
         vault.close()
         let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
         defer { reopened.close() }
