@@ -43,9 +43,9 @@ public final class APIServer: @unchecked Sendable {
 
     /// Whether the request is a ceremony that an armed hold will make wait.
     public func mayBlock(_ request: HTTPRequest) -> Bool {
-        let parts = request.path.split(separator: "/")
+        let parts = request.segments
         guard request.method == "POST", parts.count == 4, parts[0] == "profiles", parts[2] == "credentials" else { return false }
-        return holds.isArmed(profile: String(parts[1]))
+        return holds.isArmed(profile: parts[1])
     }
 
     /// Answers one request. Never throws: every failure is a JSON error with its status.
@@ -95,7 +95,7 @@ public final class APIServer: @unchecked Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
-        let parts = request.path.split(separator: "/").map(String.init)
+        let parts = request.segments
         let m = request.method
         switch (m, parts.count, parts.first) {
         case ("GET", 1, "health"): return json(200, health())

@@ -12,6 +12,11 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body went past the cap; it was discarded.
     public var bodyTooLarge: Bool
+
+    /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
+    public var segments: [String] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+    }
 }
 
 /// One HTTP response.
@@ -41,7 +46,9 @@ public final class HTTPServer: @unchecked Sendable {
     public private(set) var port: UInt16 = 0
 
     /// The request headers the API reads.
+    /// The headers the API reads: (name as looked up, the lower-case key it is stored under).
     static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers"]
+        .map { ($0, $0.lowercased()) }
 
     public init(maxBodyBytes: Int, mayBlock: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {
         self.maxBodyBytes = maxBodyBytes
@@ -122,9 +129,9 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
     if state.deferred { return MHD_Result.YES }
     let fullURL = url.map { String(cString: $0) } ?? "/"
     var headers: [String: String] = [:]
-    for name in HTTPServer.headerNames {
+    for (name, key) in HTTPServer.headerNames {
         if let value = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name) {
-            headers[name.lowercased()] = String(cString: value)
+            headers[key] = String(cString: value)
         }
     }
     var query = QueryCollector()
