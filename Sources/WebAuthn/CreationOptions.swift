@@ -58,7 +58,7 @@ public struct CreationOptions: Equatable, Sendable {
         guard let params = try o.array("pubKeyCredParams") else { throw .typeError("publicKey.pubKeyCredParams is required.") }
         var parsed: [Parameter] = []
         for (i, item) in params.enumerated() {
-            let p = try OptionsReader(item, path: "publicKey.pubKeyCredParams[\(i)]")
+            let p = try OptionsReader(item, path: .element(o.path, "pubKeyCredParams", i))
             guard let alg = try p.number("alg") else { throw .typeError("publicKey.pubKeyCredParams[\(i)].alg is required.") }
             guard alg == alg.rounded(), abs(alg) < 2_147_483_648 else {
                 throw .typeError("publicKey.pubKeyCredParams[\(i)].alg must be an integer COSE algorithm identifier.")

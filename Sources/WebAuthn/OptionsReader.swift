@@ -1,9 +1,26 @@
+/// Where a member sits in the options ("publicKey.pubKeyCredParams[0]"): spelled out only for an error message.
+indirect enum OptionsPath: CustomStringConvertible, ExpressibleByStringLiteral {
+    case root(String)
+    case member(OptionsPath, String)
+    case element(OptionsPath, String, Int)
+
+    init(stringLiteral value: String) { self = .root(value) }
+
+    var description: String {
+        switch self {
+        case .root(let name): return name
+        case .member(let parent, let key): return "\(parent).\(key)"
+        case .element(let parent, let key, let index): return "\(parent).\(key)[\(index)]"
+        }
+    }
+}
+
 /// Typed reads from an options dictionary, raising the `TypeError` WebIDL conversion would raise.
 struct OptionsReader {
     let value: JSONValue
-    let path: String
+    let path: OptionsPath
 
-    init(_ value: JSONValue, path: String) throws(WebAuthnError) {
+    init(_ value: JSONValue, path: OptionsPath) throws(WebAuthnError) {
         guard case .object = value else { throw .typeError("\(path) must be an object, not \(value.typeName).") }
         self.value = value
         self.path = path
@@ -16,7 +33,7 @@ struct OptionsReader {
 
     func object(_ key: String) throws(WebAuthnError) -> OptionsReader? {
         guard let v = present(key) else { return nil }
-        return try OptionsReader(v, path: "\(path).\(key)")
+        return try OptionsReader(v, path: .member(path, key))
     }
 
     func requiredObject(_ key: String) throws(WebAuthnError) -> OptionsReader {
@@ -52,7 +69,8 @@ struct OptionsReader {
             if required { throw .typeError("\(path).\(key) is required.") }
             return nil
         }
-        return try Base64URL.decode(s, field: "\(path).\(key)")
+        guard let bytes = Base64URL.decode(s) else { throw .typeError("Invalid base64url string for \(path).\(key).") }
+        return bytes
     }
 
     func array(_ key: String) throws(WebAuthnError) -> [JSONValue]? {
@@ -75,7 +93,7 @@ struct OptionsReader {
         guard let items = try array(key) else { return [] }
         var out: [CredentialDescriptor] = []
         for (i, item) in items.enumerated() {
-            let r = try OptionsReader(item, path: "\(path).\(key)[\(i)]")
+            let r = try OptionsReader(item, path: .element(path, key, i))
             out.append(CredentialDescriptor(
                 type: try r.requiredString("type"),
                 id: try r.base64URL("id", required: true)!,
