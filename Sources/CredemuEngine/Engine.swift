@@ -20,7 +20,7 @@ public final class Engine: @unchecked Sendable {
     let userVerificationCitation: JSONValue
 
     private let cacheLock = NSLock()
-    private var keyCache: [[UInt8]: any SigningKey] = [:]
+    private var keyCache: [CacheKey: any SigningKey] = [:]
     private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 
@@ -37,7 +37,7 @@ public final class Engine: @unchecked Sendable {
     /// The signing key of a stored passkey, parsed once and kept in memory.
     func signingKey(for record: PasskeyRecord) throws(CeremonyError) -> any SigningKey {
         cacheLock.lock()
-        let cached = keyCache[record.credentialID]
+        let cached = keyCache[CacheKey(record.credentialID)]
         cacheLock.unlock()
         if let cached { return cached }
         let key: any SigningKey
@@ -66,13 +66,13 @@ public final class Engine: @unchecked Sendable {
     func remember(_ key: any SigningKey, for credentialID: [UInt8]) {
         cacheLock.lock()
         if keyCache.count >= Engine.keyCacheLimit { keyCache.removeAll(keepingCapacity: true) }
-        keyCache[credentialID] = key
+        keyCache[CacheKey(credentialID)] = key
         cacheLock.unlock()
     }
 
     func forget(_ credentialID: [UInt8]) {
         cacheLock.lock()
-        keyCache[credentialID] = nil
+        keyCache[CacheKey(credentialID)] = nil
         cacheLock.unlock()
     }
 
@@ -125,5 +125,16 @@ public final class Engine: @unchecked Sendable {
         log(kind, failure.silent ? "noop" : "error", failure.reason,
             detail + [("error", .string(failure.error.name.rawValue)), ("message", .string(failure.error.message))])
         return failure
+    }
+}
+
+/// A credential ID as a dictionary key, hashed as one block of bytes (an array hashes element by element).
+struct CacheKey: Hashable {
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
