@@ -25,7 +25,7 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
         guard scheme == "https" || scheme == "http" else {
             throw .securityError("The origin '\(string)' is not a secure context: WebAuthn needs https (or http://localhost).")
         }
-        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains("?"), !rest.contains("#") else {
+        guard !rest.isEmpty, !rest.utf8.contains(where: { $0 == 0x2F || $0 == 0x40 || $0 == 0x3F || $0 == 0x23 }) else {  // / @ ? #
             throw .securityError("The origin '\(string)' is not a valid origin: an origin is scheme://host[:port] with no path.")
         }
         var host = rest
@@ -37,8 +37,7 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
             }
             port = p
         }
-        guard !host.isEmpty, host == host.lowercased(),
-              host.allSatisfy({ $0.isLetter || $0.isNumber || "-.[]:".contains($0) }) else {
+        guard !host.isEmpty, Origin.isLowerCaseHost(host) else {
             throw .securityError("The origin '\(string)' has an invalid host.")
         }
         if scheme == "http" && !(host == "localhost" || host.hasSuffix(".localhost")) {
@@ -46,6 +45,20 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
         }
         if (scheme == "https" && port == 443) || (scheme == "http" && port == 80) { port = nil }
         self = .web(scheme: scheme, host: host, port: port)
+    }
+
+    /// Lower-case letters, digits and "-.[]:" only; ASCII hosts (all a browser serializes) are checked byte-wise,
+    /// without Unicode properties.
+    static func isLowerCaseHost(_ host: String) -> Bool {
+        if host.utf8.allSatisfy({ $0 < 0x80 }) {
+            return host.utf8.allSatisfy { byte in
+                switch byte {
+                case 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5B, 0x5D, 0x3A: return true  // a-z 0-9 - . [ ] :
+                default: return false
+                }
+            }
+        }
+        return host == host.lowercased() && host.allSatisfy({ $0.isLetter || $0.isNumber || "-.[]:".contains($0) })
     }
 
     /// The serialized origin, as it appears in client data.

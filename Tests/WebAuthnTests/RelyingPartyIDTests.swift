@@ -49,8 +49,12 @@ final class RelyingPartyIDTests: XCTestCase {
 
     func testOriginsThatAreNotSecureContextsAreSecurityErrors() {
         for bad in ["http://example.com", "ftp://example.com", "https://example.com/path", "example.com", "https://user@example.com",
-                    "https://example.com:0", "https://Example.com", "android:apk-key-hash:tooShort"] {
+                    "https://example.com:0", "https://Example.com", "android:apk-key-hash:tooShort", "https://exa_mple.com",
+                    "https://example.com?q=1", "https://example.com#top", "https://BÜCHER.example", "https://"] {
             XCTAssertThrowsError(try Origin(bad), bad) { XCTAssertEqual(($0 as? WebAuthnError)?.name, .securityError) }
+        }
+        for good in ["https://a-b.example.com:8443", "https://[::1]:8443", "http://app.localhost:3000", "https://bücher.example"] {
+            XCTAssertNoThrow(try Origin(good), good)
         }
     }
 
