@@ -7,16 +7,17 @@ static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TR
 
 /*
  * The "credemu" VFS: the default VFS, except that a WAL file's writes are gathered and handed to the kernel
- * in fewer calls.
+ * in one call per commit.
  *
  * SQLite writes each WAL frame as two calls (the 24-byte frame header, then the page), so a commit touching
  * five b-trees costs ten write() calls. Here consecutive writes to a WAL file collect in a buffer, written out
- * in one pwrite when a commit frame's header arrives (its "database size after commit" field is non-zero:
- * SQLite file format §4.1), the header included; the commit frame's page, the write after it, goes straight
- * through. Anything else that touches the file (a read, sync, truncate, size query, file control, close, or a
- * write elsewhere in it) writes the buffer out first. So when SQLite's commit returns, every frame of it is in
- * the kernel, as without the buffer; only frames of a transaction still being written can wait in memory, and
- * SQLite ignores those after a crash anyway.
+ * in one pwrite with the page that follows a commit frame's header (its "database size after commit" field is
+ * non-zero: SQLite file format §4.1). Anything else that touches the file (a read, sync, truncate, size query,
+ * file control, close, or a write elsewhere in it) writes the buffer out first, and the vault's WAL hook, which
+ * SQLite calls right after every commit, writes out whatever is left (`csqlite_wal_flush_connection`): the one
+ * case where a commit header is not followed by its page is SQLite rewriting checksums in place after a large
+ * transaction. So when a commit returns to the vault, all of it is in the kernel, as without the buffer; only
+ * frames of a transaction still being written wait in memory, and SQLite ignores those after a crash anyway.
  */
 typedef struct csqlite_wal_file {
     sqlite3_file base;
@@ -25,8 +26,8 @@ typedef struct csqlite_wal_file {
     sqlite3_int64 buffer_offset;
     int buffer_length;
     int buffer_capacity;
-    /* Set once a commit frame's header is written out: its page follows and is written at once. */
-    int write_through_next;
+    /* Set once a commit frame's header is in the buffer: the write of its page completes the commit. */
+    int commit_pending;
 } csqlite_wal_file;
 
 #define CSQLITE_WAL_FRAME_HEADER 24
@@ -37,6 +38,7 @@ static inline int csqlite_wal_flush(csqlite_wal_file *f) {
     if (f->buffer_length == 0) return SQLITE_OK;
     int rc = f->real->pMethods->xWrite(f->real, f->buffer, f->buffer_length, f->buffer_offset);
     f->buffer_length = 0;
+    f->commit_pending = 0;
     return rc;
 }
 
@@ -59,14 +61,12 @@ static inline int csqlite_wal_read(sqlite3_file *file, void *out, int amount, sq
 static inline int csqlite_wal_write(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
     csqlite_wal_file *f = (csqlite_wal_file *)file;
     int contiguous = f->buffer_length == 0 || offset == f->buffer_offset + f->buffer_length;
-    if (f->write_through_next || !contiguous || amount > CSQLITE_WAL_BUFFER_LIMIT
-        || f->buffer_length + amount > CSQLITE_WAL_BUFFER_LIMIT) {
+    /* The page right after a buffered commit header: once it is in, the commit goes out. */
+    int completes_commit = f->commit_pending && contiguous;
+    if (!contiguous || amount > CSQLITE_WAL_BUFFER_LIMIT || f->buffer_length + amount > CSQLITE_WAL_BUFFER_LIMIT) {
         int rc = csqlite_wal_flush(f);
         if (rc != SQLITE_OK) return rc;
-        if (f->write_through_next || amount > CSQLITE_WAL_BUFFER_LIMIT) {
-            f->write_through_next = 0;
-            return f->real->pMethods->xWrite(f->real, data, amount, offset);
-        }
+        if (amount > CSQLITE_WAL_BUFFER_LIMIT) return f->real->pMethods->xWrite(f->real, data, amount, offset);
     }
     if (f->buffer_length + amount > f->buffer_capacity) {
         int capacity = f->buffer_capacity ? f->buffer_capacity : 32768;
@@ -83,12 +83,10 @@ static inline int csqlite_wal_write(sqlite3_file *file, const void *data, int am
     if (f->buffer_length == 0) f->buffer_offset = offset;
     memcpy(f->buffer + f->buffer_length, data, (size_t)amount);
     f->buffer_length += amount;
+    if (completes_commit) return csqlite_wal_flush(f);
     if (amount == CSQLITE_WAL_FRAME_HEADER) {
         const unsigned char *h = (const unsigned char *)data;
-        if (h[4] | h[5] | h[6] | h[7]) {
-            f->write_through_next = 1;
-            return csqlite_wal_flush(f);
-        }
+        if (h[4] | h[5] | h[6] | h[7]) f->commit_pending = 1;
     }
     return SQLITE_OK;
 }
@@ -146,13 +144,29 @@ static inline int csqlite_wal_device_characteristics(sqlite3_file *file) {
     return f->real->pMethods->xDeviceCharacteristics(f->real);
 }
 
-static inline int csqlite_vfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags) {
-    static const sqlite3_io_methods wal_methods = {
+static inline const sqlite3_io_methods *csqlite_wal_methods(void) {
+    static const sqlite3_io_methods methods = {
         1,
         csqlite_wal_close, csqlite_wal_read, csqlite_wal_write, csqlite_wal_truncate, csqlite_wal_sync,
         csqlite_wal_file_size, csqlite_wal_lock, csqlite_wal_unlock, csqlite_wal_check_reserved,
         csqlite_wal_file_control, csqlite_wal_sector_size, csqlite_wal_device_characteristics,
     };
+    return &methods;
+}
+
+/* A file-control opcode no VFS knows: a WAL of this VFS writes its buffer out on any file control first. */
+#define CSQLITE_FCNTL_WRITE_OUT 0x63726564
+
+/// Writes out what the connection's WAL buffer still holds; the vault calls it from its WAL hook, after every
+/// commit. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens.
+static inline int csqlite_wal_flush_connection(sqlite3 *db, const char *schema) {
+    sqlite3_file *wal = NULL;
+    if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || !wal || !wal->pMethods) return SQLITE_OK;
+    int rc = wal->pMethods->xFileControl(wal, CSQLITE_FCNTL_WRITE_OUT, NULL);
+    return rc == SQLITE_NOTFOUND ? SQLITE_OK : rc;
+}
+
+static inline int csqlite_vfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags) {
     sqlite3_vfs *real = (sqlite3_vfs *)vfs->pAppData;
     if (!(flags & SQLITE_OPEN_WAL)) {
         /* Every other file is the default VFS's own, unchanged. */
@@ -162,7 +176,7 @@ static inline int csqlite_vfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_f
     memset(f, 0, sizeof(*f));
     f->real = (sqlite3_file *)&f[1];
     int rc = real->xOpen(real, name, f->real, flags, out_flags);
-    f->base.pMethods = (rc == SQLITE_OK && f->real->pMethods) ? &wal_methods : NULL;
+    f->base.pMethods = (rc == SQLITE_OK && f->real->pMethods) ? csqlite_wal_methods() : NULL;
     return rc;
 }
 

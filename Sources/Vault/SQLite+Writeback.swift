@@ -42,6 +42,8 @@ final class WALWriteback: @unchecked Sendable {
     }
 
     private func committed(db: OpaquePointer?, name: UnsafePointer<CChar>?, frames: Int32) {
+        // The commit is done: whatever of it the VFS still buffers goes to the kernel now (see CSQLite/shim.h).
+        csqlite_wal_flush_connection(db, name)
         if frames >= WALWriteback.checkpointFrames {
             // As SQLite's default hook: a passive checkpoint that never waits for readers.
             sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

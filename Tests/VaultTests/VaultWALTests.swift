@@ -83,4 +83,41 @@ final class VaultWALTests: XCTestCase {
         defer { reopened.close() }
         XCTAssertEqual(try reopened.allPasskeys().count, 3000)
     }
+
+    /// The vault's files as a crash right now would leave them: copied while the vault is open, then recovered
+    /// by SQLite from the copy (which checks every WAL frame's checksum).
+    func crashCopy(of directory: TemporaryDirectory) throws -> Vault {
+        let copy = TemporaryDirectory()
+        for name in ["vault.db", "vault.db-wal"] {
+            try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name))
+        }
+        retained.append(copy)
+        return try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+    }
+    var retained: [TemporaryDirectory] = []
+
+    func testEveryCommitIsOnDiskWhenItReturnsEvenAfterChecksumRewrites() throws {
+        // A tiny page cache makes a large transaction spill pages to the WAL and write some of them again, so
+        // SQLite rewrites frame checksums in place before the commit: the case where a commit frame's header
+        // is written without its page.
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { vault.close() }
+        try vault.db.execute("PRAGMA cache_size=8")
+        try insertPasskeys(vault, count: 3)
+        var expected = try crashCopy(of: directory)
+        XCTAssertEqual(try expected.allPasskeys().count, 3, "a small commit is on disk when it returns")
+        expected.close()
+
+        try vault.transaction { () throws(VaultError) in
+            do { try insertPasskeys(vault, count: 400, from: 3) } catch { throw VaultError(.storage, "\(error)") }
+            for record in try vault.allPasskeys().prefix(200) {
+                try vault.setHidden(credentialID: record.credentialID, hidden: true, at: Date(vaultMillis: 9))
+            }
+        }
+        expected = try crashCopy(of: directory)
+        defer { expected.close() }
+        XCTAssertEqual(try expected.allPasskeys().count, 403)
+        XCTAssertEqual(try expected.passkeys(rpID: "example.com").count, 203, "the rewritten pages came through too")
+    }
 }
