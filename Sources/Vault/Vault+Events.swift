@@ -33,8 +33,6 @@ extension Vault {
 
     static let eventBatch = 256
     static let eventDelay: TimeInterval = 0.02
-    /// Events the background writer inserts per hold of the lock.
-    static let eventSlice = 48
     /// Rows per INSERT statement.
     static let eventRowsPerStatement = 16
     private static let eventColumns = "INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES "
