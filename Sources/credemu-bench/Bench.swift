@@ -28,14 +28,11 @@ enum Bench {
     static func run(arguments: [String]) {
         if arguments.first == "profile-create" {
             do {
-                let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
-                defer { try? FileManager.default.removeItem(atPath: directory) }
-                let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-                defer { vault.close() }
-                let engine = Engine(vault: vault)
-                let caller = try Caller(origin: "https://login.example.com")
-                for n in 0..<(Int(arguments.dropFirst().first ?? "") ?? 2000) {
-                    _ = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: n)), caller: caller)
+                try withBenchVault { _, engine in
+                    let caller = try Caller(origin: "https://login.example.com")
+                    for n in 0..<(Int(arguments.dropFirst().first ?? "") ?? 2000) {
+                        _ = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: n)), caller: caller)
+                    }
                 }
             } catch { print(error) }
             return
@@ -47,16 +44,14 @@ enum Bench {
                 let parse = measure(seconds: 0.5) { _ = try? CreationOptions(json: text) }
                 let keygen = measure(seconds: 0.5) { _ = try? SigningKeys.generate(.es256) }
                 let key = try SigningKeys.generate(.es256)
-                let directory = NSTemporaryDirectory() + "credemu-parts-" + UUID().uuidString
-                defer { try? FileManager.default.removeItem(atPath: directory) }
-                let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-                defer { vault.close() }
                 var i = 0
-                let insert = measure(seconds: 0.5) {
-                    i += 1
-                    let record = PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: "example.com", userHandle: Array("u\(i)".utf8),
-                                               userName: "u\(i)", displayName: "U", algorithm: .es256, publicKey: key.publicKey, createdAt: Date())
-                    try? vault.insertPasskey(record, privateKey: key.pkcs8)
+                let insert = try withBenchVault { vault, _ in
+                    measure(seconds: 0.5) {
+                        i += 1
+                        let record = PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: "example.com", userHandle: Array("u\(i)".utf8),
+                                                   userName: "u\(i)", displayName: "U", algorithm: .es256, publicKey: key.publicKey, createdAt: Date())
+                        try? vault.insertPasskey(record, privateKey: key.pkcs8)
+                    }
                 }
                 print(String(format: "µs per: options parse %.1f, P-256 keygen+export %.1f, vault insert+commit %.1f",
                              1e6 / parse.perSecond, 1e6 / keygen.perSecond, 1e6 / insert.perSecond))
@@ -89,11 +84,10 @@ enum Bench {
     }
 
     static func runAll(seconds: Double) throws {
-        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-        defer { vault.close() }
-        let engine = Engine(vault: vault)
+        try withBenchVault { _, engine in try runAll(seconds: seconds, engine: engine) }
+    }
+
+    static func runAll(seconds: Double, engine: Engine) throws {
         let caller = try Caller(origin: "https://login.example.com")
         let message = [UInt8](repeating: 0x5A, count: 37 + 32)
 
@@ -154,11 +148,10 @@ enum Bench {
     }
 
     static func registrationRatio(seconds: Double) throws {
-        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-        defer { vault.close() }
-        let engine = Engine(vault: vault)
+        try withBenchVault { _, engine in try registrationRatio(seconds: seconds, engine: engine) }
+    }
+
+    static func registrationRatio(seconds: Double, engine: Engine) throws {
         let caller = try Caller(origin: "https://login.example.com")
         let message = [UInt8](repeating: 0x5A, count: 37 + 32)
         let texts = (1...100_000).map { creationOptions(algorithm: .es256, user: $0) }
@@ -181,10 +174,10 @@ enum Bench {
     }
 
     static func profileGet(count: Int) throws {
-        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-        let engine = Engine(vault: vault)
+        try withBenchVault { _, engine in try profileGet(count: count, engine: engine) }
+    }
+
+    static func profileGet(count: Int, engine: Engine) throws {
         let caller = try Caller(origin: "https://example.com")
         let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)
         let request = try RequestOptions(json: """
@@ -192,6 +185,15 @@ enum Bench {
              "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
             """)
         for _ in 0..<count { _ = try engine.get(request, caller: caller) }
+    }
+
+    /// A fresh vault held exclusively, as `credemu serve` holds one, in a temporary directory removed afterwards.
+    static func withBenchVault<T>(_ body: (Vault, Engine) throws -> T) throws -> T {
+        let directory = NSTemporaryDirectory() + "credemu-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
+        defer { vault.close() }
+        return try body(vault, Engine(vault: vault))
     }
 
     static func creationOptions(algorithm: COSEAlgorithm, user: Int, rpID: String = "example.com") -> String {
