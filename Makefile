@@ -59,7 +59,7 @@ test-interop: deps-python
 bench: deps-debian
 	swift build -c release --product credemu-bench
 	swift build -c release --product credemu
-	.build/release/credemu-bench 1
+	.build/release/credemu-bench 1.5
 
 clean:
 	rm -rf .build $(VENV)
