@@ -158,7 +158,9 @@ static inline const sqlite3_io_methods *csqlite_wal_methods(void) {
 #define CSQLITE_FCNTL_WRITE_OUT 0x63726564
 
 /// Writes out what the connection's WAL buffer still holds; the vault calls it from its WAL hook, after every
-/// commit. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens.
+/// commit. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens. Only the
+/// checksum-rewrite case leaves anything here; should that write fail (a full disk), SQLite has already
+/// published the commit, and the frame's old checksum stays on disk until the next write succeeds.
 static inline int csqlite_wal_flush_connection(sqlite3 *db, const char *schema) {
     sqlite3_file *wal = NULL;
     if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || !wal || !wal->pMethods) return SQLITE_OK;
