@@ -37,6 +37,8 @@ typedef struct csqlite_wal_file {
 static inline int csqlite_wal_flush(csqlite_wal_file *f) {
     if (f->buffer_length == 0) return SQLITE_OK;
     int rc = f->real->pMethods->xWrite(f->real, f->buffer, f->buffer_length, f->buffer_offset);
+    /* Dropped even when the write failed, as SQLite's own failed write would be: a buffer written later could put
+       a transaction SQLite rolled back on disk, complete and valid. */
     f->buffer_length = 0;
     f->commit_pending = 0;
     return rc;
@@ -160,7 +162,8 @@ static inline const sqlite3_io_methods *csqlite_wal_methods(void) {
 /// Writes out what the connection's WAL buffer still holds; the vault calls it from its WAL hook, after every
 /// commit. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens. Only the
 /// checksum-rewrite case leaves anything here; should that write fail (a full disk), SQLite has already
-/// published the commit, and the frame's old checksum stays on disk until the next write succeeds.
+/// published the commit, and the rewritten checksum is not on disk: a crash before the next checkpoint would lose
+/// that transaction in recovery. Plain SQLite would have failed the commit instead.
 static inline int csqlite_wal_flush_connection(sqlite3 *db, const char *schema) {
     sqlite3_file *wal = NULL;
     if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || !wal || !wal->pMethods) return SQLITE_OK;
