@@ -13,11 +13,13 @@ static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TR
  * five b-trees costs ten write() calls. Here consecutive writes to a WAL file collect in a buffer, written out
  * in one pwrite with the page that follows a commit frame's header (its "database size after commit" field is
  * non-zero: SQLite file format §4.1). Anything else that touches the file (a read, sync, truncate, size query,
- * file control, close, or a write elsewhere in it) writes the buffer out first, and the vault's WAL hook, which
- * SQLite calls right after every commit, writes out whatever is left (`csqlite_wal_flush_connection`): the one
- * case where a commit header is not followed by its page is SQLite rewriting checksums in place after a large
- * transaction. So when a commit returns to the vault, all of it is in the kernel, as without the buffer; only
- * frames of a transaction still being written wait in memory, and SQLite ignores those after a crash anyway.
+ * file control, close, or a write elsewhere in it) writes the buffer out first. The one case where a commit
+ * header is not followed by its page is SQLite rewriting checksums in place after a large transaction (it reads
+ * each frame, then writes its header back): such headers go straight through, and the vault's WAL hook, which
+ * SQLite calls right after every commit, writes out anything left all the same (`csqlite_wal_flush_connection`).
+ * So when a commit returns to the vault, all of it is in the kernel, as without the buffer, and a failed write
+ * fails the commit as it would without it; only frames of a transaction still being written wait in memory,
+ * and SQLite ignores those after a crash anyway.
  */
 typedef struct csqlite_wal_file {
     sqlite3_file base;
@@ -28,6 +30,9 @@ typedef struct csqlite_wal_file {
     int buffer_capacity;
     /* Set once a commit frame's header is in the buffer: the write of its page completes the commit. */
     int commit_pending;
+    /* Where the last call, if a read, read from: SQLite rewrites a frame's checksums by reading the frame and
+       writing its header back, and those headers are written straight through. */
+    sqlite3_int64 last_read_offset;
 } csqlite_wal_file;
 
 #define CSQLITE_WAL_FRAME_HEADER 24
@@ -57,11 +62,19 @@ static inline int csqlite_wal_read(sqlite3_file *file, void *out, int amount, sq
     csqlite_wal_file *f = (csqlite_wal_file *)file;
     int rc = csqlite_wal_flush(f);
     if (rc != SQLITE_OK) return rc;
+    f->last_read_offset = offset;
     return f->real->pMethods->xRead(f->real, out, amount, offset);
 }
 
 static inline int csqlite_wal_write(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
     csqlite_wal_file *f = (csqlite_wal_file *)file;
+    int rewrite = amount == CSQLITE_WAL_FRAME_HEADER && offset == f->last_read_offset;
+    f->last_read_offset = -1;
+    if (rewrite) {
+        int rc = csqlite_wal_flush(f);
+        if (rc != SQLITE_OK) return rc;
+        return f->real->pMethods->xWrite(f->real, data, amount, offset);
+    }
     int contiguous = f->buffer_length == 0 || offset == f->buffer_offset + f->buffer_length;
     /* The page right after a buffered commit header: once it is in, the commit goes out. */
     int completes_commit = f->commit_pending && contiguous;
@@ -160,10 +173,8 @@ static inline const sqlite3_io_methods *csqlite_wal_methods(void) {
 #define CSQLITE_FCNTL_WRITE_OUT 0x63726564
 
 /// Writes out what the connection's WAL buffer still holds; the vault calls it from its WAL hook, after every
-/// commit. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens. Only the
-/// checksum-rewrite case leaves anything here; should that write fail (a full disk), SQLite has already
-/// published the commit, and the rewritten checksum is not on disk: a crash before the next checkpoint would lose
-/// that transaction in recovery. Plain SQLite would have failed the commit instead.
+/// commit: a safety net, since a commit's frames go out with its last page and checksum rewrites go straight
+/// through. Other files answer the unknown opcode with SQLITE_NOTFOUND and nothing happens.
 static inline int csqlite_wal_flush_connection(sqlite3 *db, const char *schema) {
     sqlite3_file *wal = NULL;
     if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK || !wal || !wal->pMethods) return SQLITE_OK;
@@ -179,6 +190,7 @@ static inline int csqlite_vfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_f
     }
     csqlite_wal_file *f = (csqlite_wal_file *)file;
     memset(f, 0, sizeof(*f));
+    f->last_read_offset = -1;
     f->real = (sqlite3_file *)&f[1];
     int rc = real->xOpen(real, name, f->real, flags, out_flags);
     f->base.pMethods = (rc == SQLITE_OK && f->real->pMethods) ? csqlite_wal_methods() : NULL;
