@@ -7,7 +7,7 @@ import Foundation
 ///
 /// With journal_mode=WAL and synchronous=NORMAL a commit never waits for the disk; the wait comes at each
 /// checkpoint, which fsyncs every frame appended since the last one: a 4 KB page per b-tree a commit touched,
-/// about 28 KB per registration. Syncing the WAL early, off the caller's thread, leaves the checkpoint little to
+/// about 20 KB per registration. Syncing the WAL early, off the caller's thread, leaves the checkpoint little to
 /// write. An extra fsync never weakens SQLite's guarantees: durability still rests on the checkpoint's own syncs.
 final class WALWriteback: @unchecked Sendable {
     /// The WAL size (in frames, 32 MB of 4 KB pages) at which a commit checkpoints it. A checkpoint copies each
