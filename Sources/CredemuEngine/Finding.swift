@@ -45,14 +45,14 @@ extension Engine {
                            fix: "Use userVerification \"preferred\" (or \"discouraged\") for the automatic upgrade, and accept UV=0."))
         }
         let realm = caller.signonRealm
-        if let last = try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)]),
-           let filled = last.detail["username"]?.stringValue, filled != options.user.name {
+        let lastAutofill = (try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)])) ?? nil
+        if let last = lastAutofill, let filled = last.detail["username"]?.stringValue, filled != options.user.name {
             record(Finding(criterion: "N2.6-AC03", code: "accountMismatch",
                            message: "The conditional create is for '\(options.user.name)', but the password just autofilled at \(realm) was for '\(filled)'.",
                            fix: "Build the creation options for the account that completed this sign-in, not an earlier one."))
         }
         // A qualifying sign-in is an autofill, or a filled password marked used, at this origin.
-        let lastSignIn = max((try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)]))??.id ?? 0,
+        let lastSignIn = max(lastAutofill?.id ?? 0,
                              (try? vault.lastEvent(kinds: ["password"], outcome: "used", matching: [("origin", realm)]))??.id ?? 0)
         let previous = try? vault.lastEvent(kinds: ["create"], matching: [("mediation", "conditional"), ("origin", caller.origin.description),
                                                                           ("userName", options.user.name)])
