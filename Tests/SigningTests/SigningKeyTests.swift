@@ -54,7 +54,7 @@ final class SigningKeyTests: XCTestCase {
     }
 
     func testDigestIsSHA256() {
-        XCTAssertEqual(Digest.sha256(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined(),
+        XCTAssertEqual(Hex.encode(Digest.sha256(Array("abc".utf8))),
                        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

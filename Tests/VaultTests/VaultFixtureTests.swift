@@ -72,4 +72,18 @@ final class VaultFixtureTests: XCTestCase {
             XCTAssertThrowsError(try VaultFixture.importFixture(text, into: vault)) { XCTAssertTrue("\($0)".contains(fragment), "\($0)") }
         }
     }
+
+    func testAAGUIDsReadOnlyInTheSchemaForm() {
+        XCTAssertEqual(AAGUID.parse("EA9B8D66-4D01-1D21-3CE4-B6B48CB575D4").map(AAGUID.format), "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4")
+        for bad in ["ea9b8d664d011d213ce4b6b48cb575d4", "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d", "ea9b8d66-4d01-1d21-3ce4b-6b48cb575d4",
+                    "ea9b8d66-4d01-1d21-3ce4-b6b48cb575dg", "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d\u{FF11}", ""] {
+            XCTAssertNil(AAGUID.parse(bad), bad)
+        }
+    }
+
+    func testHexRoundTripsAndRefusesNonHex() {
+        XCTAssertEqual(Hex.encode([0x00, 0x7F, 0xAB, 0xFF]), "007fabff")
+        XCTAssertEqual(Hex.decode("007FabFF"), [0x00, 0x7F, 0xAB, 0xFF])
+        for bad in ["0", "0g", "\u{FF10}\u{FF10}", "0 "] { XCTAssertNil(Hex.decode(bad), bad) }
+    }
 }

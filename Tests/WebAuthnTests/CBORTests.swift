@@ -1,18 +1,9 @@
 import XCTest
 @testable import WebAuthn
 
-func hex(_ s: String) -> [UInt8] {
-    var out: [UInt8] = []
-    var index = s.startIndex
-    while index < s.endIndex {
-        let next = s.index(index, offsetBy: 2)
-        out.append(UInt8(s[index..<next], radix: 16)!)
-        index = next
-    }
-    return out
-}
+func hex(_ s: String) -> [UInt8] { Hex.decode(s)! }
 
-func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
 final class CBORTests: XCTestCase {
     /// RFC 8949 Appendix A: (encoding, value). All are in preferred serialization, so they re-encode exactly.
