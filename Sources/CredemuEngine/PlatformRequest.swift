@@ -23,26 +23,26 @@ public enum PlatformRequest {
             return (try CreationOptions(document: document), nil)
         case .android:
             var options = try CreationOptions(document: try androidJSON(document))
-            if try flag(document, "isConditional") { options.mediation = "conditional" }
+            if try OptionsReader(document, path: "request").bool("isConditional") == true { options.mediation = "conditional" }
             return (options, document["origin"]?.stringValue)
         case .apple:
-            let r = try Fields(document)
-            let rpID = try r.string("relyingPartyIdentifier")
-            let name = try r.string("name")
+            let r = try OptionsReader(document, path: "request")
+            let rpID = try r.requiredString("relyingPartyIdentifier")
+            let name = try r.requiredString("name")
             let members: [(String, JSONValue)] = [
                 ("rp", .object([("id", .string(rpID)), ("name", .string(rpID))])),
-                ("user", .object([("id", .string(try r.string("userID"))), ("name", .string(name)),
-                                  ("displayName", .string(try r.optionalString("displayName") ?? name))])),
-                ("challenge", .string(try r.string("challenge"))),
+                ("user", .object([("id", .string(try r.requiredString("userID"))), ("name", .string(name)),
+                                  ("displayName", .string(try r.string("displayName") ?? name))])),
+                ("challenge", .string(try r.requiredString("challenge"))),
                 // The platform provider creates ES256 passkeys; the request carries no algorithm list.
                 ("pubKeyCredParams", .array([.object([("type", "public-key"), ("alg", -7)])])),
                 ("excludeCredentials", .array(try r.strings("excludedCredentials").map { .object([("type", "public-key"), ("id", .string($0))]) })),
                 ("authenticatorSelection", .object([("residentKey", "required"),
-                                                    ("userVerification", .string(try r.optionalString("userVerificationPreference") ?? "preferred"))])),
-                ("attestation", .string(try r.optionalString("attestationPreference") ?? "none")),
+                                                    ("userVerification", .string(try r.string("userVerificationPreference") ?? "preferred"))])),
+                ("attestation", .string(try r.string("attestationPreference") ?? "none")),
             ]
             var options = try CreationOptions(document: .object(members))
-            switch try r.optionalString("requestStyle") ?? "standard" {
+            switch try r.string("requestStyle") ?? "standard" {
             case "conditional": options.mediation = "conditional"
             case "standard": break
             case let other: throw .typeError("requestStyle must be \"standard\" or \"conditional\", not \"\(other)\".")
@@ -59,12 +59,12 @@ public enum PlatformRequest {
         case .android:
             return (try RequestOptions(document: try androidJSON(document)), document["origin"]?.stringValue)
         case .apple:
-            let r = try Fields(document)
-            let rpID = try r.string("relyingPartyIdentifier")
+            let r = try OptionsReader(document, path: "request")
+            let rpID = try r.requiredString("relyingPartyIdentifier")
             let members: [(String, JSONValue)] = [
-                ("challenge", .string(try r.string("challenge"))), ("rpId", .string(rpID)),
+                ("challenge", .string(try r.requiredString("challenge"))), ("rpId", .string(rpID)),
                 ("allowCredentials", .array(try r.strings("allowedCredentials").map { .object([("type", "public-key"), ("id", .string($0))]) })),
-                ("userVerification", .string(try r.optionalString("userVerificationPreference") ?? "preferred")),
+                ("userVerification", .string(try r.string("userVerificationPreference") ?? "preferred")),
             ]
             return (try RequestOptions(document: .object(members)), "https://" + rpID)
         }
@@ -78,34 +78,6 @@ public enum PlatformRequest {
             return try JSONValue.parse(text)
         } catch {
             throw .typeError("requestJson is not valid JSON: \(error.description).")
-        }
-    }
-
-    private static func flag(_ document: JSONValue, _ key: String) throws(WebAuthnError) -> Bool {
-        guard let v = document[key], !v.isNull else { return false }
-        guard let b = v.boolValue else { throw .typeError("\(key) must be true or false.") }
-        return b
-    }
-
-    private struct Fields {
-        let value: JSONValue
-        init(_ value: JSONValue) throws(WebAuthnError) {
-            guard value.objectValue != nil else { throw .typeError("The request must be a JSON object.") }
-            self.value = value
-        }
-        func optionalString(_ key: String) throws(WebAuthnError) -> String? {
-            guard let v = value[key], !v.isNull else { return nil }
-            guard let s = v.stringValue else { throw .typeError("\(key) must be a string.") }
-            return s
-        }
-        func string(_ key: String) throws(WebAuthnError) -> String {
-            guard let s = try optionalString(key) else { throw .typeError("\(key) is required.") }
-            return s
-        }
-        func strings(_ key: String) throws(WebAuthnError) -> [String] {
-            guard let v = value[key], !v.isNull else { return [] }
-            guard let items = v.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else { throw .typeError("\(key) must be a list of base64url IDs.") }
-            return items.compactMap(\.stringValue)
         }
     }
 }

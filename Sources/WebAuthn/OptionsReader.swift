@@ -1,12 +1,12 @@
 /// Where a member sits in the options ("publicKey.pubKeyCredParams[0]"): spelled out only for an error message.
-indirect enum OptionsPath: CustomStringConvertible, ExpressibleByStringLiteral {
+public indirect enum OptionsPath: CustomStringConvertible, ExpressibleByStringLiteral, Sendable {
     case root(String)
     case member(OptionsPath, String)
     case element(OptionsPath, String, Int)
 
-    init(stringLiteral value: String) { self = .root(value) }
+    public init(stringLiteral value: String) { self = .root(value) }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .root(let name): return name
         case .member(let parent, let key): return "\(parent).\(key)"
@@ -15,12 +15,13 @@ indirect enum OptionsPath: CustomStringConvertible, ExpressibleByStringLiteral {
     }
 }
 
-/// Typed reads from an options dictionary, raising the `TypeError` WebIDL conversion would raise.
-struct OptionsReader {
+/// Typed reads from an options dictionary, raising the `TypeError` WebIDL conversion would raise. Also reads the
+/// platforms' native request fields (`PlatformRequest`).
+public struct OptionsReader {
     let value: JSONValue
     let path: OptionsPath
 
-    init(_ value: JSONValue, path: OptionsPath) throws(WebAuthnError) {
+    public init(_ value: JSONValue, path: OptionsPath) throws(WebAuthnError) {
         guard case .object = value else { throw .typeError("\(path) must be an object, not \(value.typeName).") }
         self.value = value
         self.path = path
@@ -41,18 +42,18 @@ struct OptionsReader {
         return o
     }
 
-    func string(_ key: String) throws(WebAuthnError) -> String? {
+    public func string(_ key: String) throws(WebAuthnError) -> String? {
         guard let v = present(key) else { return nil }
         guard let s = v.stringValue else { throw .typeError("\(path).\(key) must be a string, not \(v.typeName).") }
         return s
     }
 
-    func requiredString(_ key: String) throws(WebAuthnError) -> String {
+    public func requiredString(_ key: String) throws(WebAuthnError) -> String {
         guard let s = try string(key) else { throw .typeError("\(path).\(key) is required.") }
         return s
     }
 
-    func bool(_ key: String) throws(WebAuthnError) -> Bool? {
+    public func bool(_ key: String) throws(WebAuthnError) -> Bool? {
         guard let v = present(key) else { return nil }
         guard let b = v.boolValue else { throw .typeError("\(path).\(key) must be a boolean, not \(v.typeName).") }
         return b
@@ -79,7 +80,7 @@ struct OptionsReader {
         return a
     }
 
-    func strings(_ key: String) throws(WebAuthnError) -> [String] {
+    public func strings(_ key: String) throws(WebAuthnError) -> [String] {
         guard let items = try array(key) else { return [] }
         var out: [String] = []
         for (i, item) in items.enumerated() {
