@@ -24,11 +24,13 @@ let package = Package(
         .target(name: "Vault", dependencies: ["CSQLite", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
         .target(name: "CredemuEngine", dependencies: ["WebAuthn", "Signing", "Vault"]),
+        // What credemu does on request, once: the CLI and the server are thin adapters over it.
+        .target(name: "CredemuOperations", dependencies: ["CredemuEngine", "Vault", "WebAuthn"]),
         // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
-        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuEngine", "Vault", "WebAuthn"],
+        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Vault", "WebAuthn"],
                 resources: [.copy("Resources/shim.js"), .copy("Resources/openapi.json")]),
         // The command-line interface, as a library so tests can drive it in-process.
-        .target(name: "CredemuCLI", dependencies: ["CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
+        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
         .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
@@ -39,5 +41,6 @@ let package = Package(
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
         .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
         .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuOperationsTests", dependencies: ["CredemuOperations", "CredemuTestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuOperations
 import Foundation
 import Vault
 import WebAuthn
@@ -15,15 +16,13 @@ public enum CLI {
             terminal.writeError("credemu: \(error.message)\nRun 'credemu --help' for usage.\n")
             return .usage
         } catch let error as VaultError {
-            let body = JSONValue.object([("error", .object([
-                ("name", "VaultError"), ("code", .string(error.code.rawValue)), ("message", .string(error.message)),
-            ]))])
-            terminal.write(body.pretty())
+            terminal.write(error.json.pretty())
             terminal.writeError("credemu: \(error.message)\n")
             return .vaultError
-        } catch let error as CeremonyFailureOutput {
-            terminal.write(error.json.pretty())
-            return .webAuthnError
+        } catch let error as OperationFailureOutput {
+            return error.render(on: terminal)
+        } catch let error as OperationError {
+            return OperationFailureOutput(failure: error).render(on: terminal)
         } catch let error as WebAuthnError {
             terminal.write(error.json.pretty())
             return .webAuthnError
@@ -31,10 +30,9 @@ public enum CLI {
             terminal.writeError("credemu: \(error.description)\n")
             return .usage
         } catch let error as PolicyPack.InvalidPack {
-            let body = JSONValue.object([("error", .object([("name", "InvalidPolicyPack"), ("message", .string(error.message))]))])
-            terminal.write(body.pretty())
+            terminal.write(ErrorBody.json(name: "InvalidPolicyPack", message: error.message).pretty())
             terminal.writeError("credemu: \(error.message)\n")
-            return .vaultError
+            return .usage
         } catch {
             terminal.writeError("credemu: \(error)\n")
             return .vaultError

@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuOperations
 import Vault
 import WebAuthn
 
@@ -7,87 +8,51 @@ extension Context {
         let args = try Arguments(words, valued: ["origin", "top-origin", "options", "mediation", "platform", "android-package",
                                                  "backup-eligible", "backup-state", "counter", "attestation", "aaguid"])
         try args.noMorePositionals(after: 0)
-        let overrides = try credentialSettingOverrides(args)
-        let (parsed, nativeOrigin) = try PlatformRequest.creationOptions(try document(try input(args)))
-        var options = parsed
-        let caller = try Caller(origin: try args.value("origin") ?? nativeOrigin ?? args.required("origin"), topOrigin: args.value("top-origin"),
-                                androidPackageName: args.value("android-package"))
-        if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
-        let vault = try openVault()
-        defer { vault.close() }
-        let engine = try engine(vault, platform: args.value("platform"))
-        let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
-        let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }
-        printJSON(response.json)
+        let overrides = try settingOverrides(args)
+        let request = try ceremonyRequest(args)
+        printJSON(try perform { (ops) throws(OperationError) in try ops.create(profileName, request, overrides: overrides) })
         return .success
     }
 
     func get(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["origin", "top-origin", "options", "pick", "mediation", "platform", "android-package"])
         try args.noMorePositionals(after: 0)
-        let (parsed, nativeOrigin) = try PlatformRequest.requestOptions(try document(try input(args)))
-        var options = parsed
-        let caller = try Caller(origin: try args.value("origin") ?? nativeOrigin ?? args.required("origin"), topOrigin: args.value("top-origin"),
-                                androidPackageName: args.value("android-package"))
-        let pick = try args.value("pick").map { (id) throws(UsageError) -> [UInt8] in
-            guard let bytes = Base64URL.decode(id) else { throw UsageError("--pick takes a base64url credential ID.") }
-            return bytes
-        }
-        if let mediation = args.value("mediation") { options.mediation = mediation == "modal" ? nil : mediation }
-        let vault = try openVault()
-        defer { vault.close() }
-        let engine = try engine(vault, platform: args.value("platform"))
-        let response = try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }
-        printJSON(response.json)
+        let request = try ceremonyRequest(args)
+        printJSON(try perform { (ops) throws(OperationError) in try ops.get(profileName, request) })
         return .success
     }
 
-    /// The options text; web options need `--origin` (native shapes carry or imply theirs).
-    private func input(_ args: Arguments) throws -> String {
+    func signalCommand(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: ["origin", "options", "platform"])
+        guard let kind = args.positionals.first else { throw UsageError("signal needs a kind: \(Operations.signalKinds.joined(separator: ", ")).") }
+        try args.noMorePositionals(after: 1)
+        let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
+                                      platform: args.value("platform"))
+        try perform { (ops) throws(OperationError) in try ops.signal(profileName, kind: kind, request) }
+        printJSON(.object([("resolved", true)]))
+        return .success
+    }
+
+    func capabilitiesCommand(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: ["platform"])
+        try args.noMorePositionals(after: 0)
+        printJSON(try perform { (ops) throws(OperationError) in try ops.capabilities(profileName, platform: args.value("platform")) })
+        return .success
+    }
+
+    /// The ceremony as the flags give it; web options need `--origin` (native shapes carry or imply theirs).
+    private func ceremonyRequest(_ args: Arguments) throws -> CeremonyRequest {
         let text = try readInput(file: args.value("options"))
         if args.value("origin") == nil, ((try? JSONValue.parse(text)).map(PlatformRequest.shape) ?? .web) == .web {
             throw UsageError("--origin is required.")
         }
-        return text
-    }
-
-    /// Options text as JSON; malformed text is the TypeError a browser raises.
-    private func document(_ text: String) throws(WebAuthnError) -> JSONValue {
-        do {
-            return try JSONValue.parse(text)
-        } catch {
-            throw .typeError("The options are not valid JSON: \(error.description).")
-        }
+        return CeremonyRequest(options: .text(text), origin: args.value("origin"), topOrigin: args.value("top-origin"),
+                               androidPackage: args.value("android-package"), platform: args.value("platform"),
+                               mediation: args.value("mediation"), pick: args.value("pick"))
     }
 
     /// Per-credential overrides from the command line, over the pack's settings for new passkeys.
-    struct SettingOverrides {
-        var backupEligible: Bool?
-        var backupState: Bool?
-        var counter: CounterMode?
-        var attestation: AttestationCapability?
-        var aaguid: [UInt8]?
-
-        var isEmpty: Bool { backupEligible == nil && backupState == nil && counter == nil && attestation == nil && aaguid == nil }
-
-        func applied(to base: PasskeySettings) throws(UsageError) -> PasskeySettings {
-            var s = base
-            if let be = backupEligible {
-                s.backupEligible = be
-                if !be { s.backupState = false }
-            }
-            if let bs = backupState {
-                guard !bs || s.backupEligible else { throw UsageError("--backup-state true needs backup eligibility (WebAuthn L3 §6.1.3).") }
-                s.backupState = bs
-            }
-            if let counter { s.counter = counter }
-            if let attestation { s.attestation = attestation }
-            if let aaguid { s.aaguid = aaguid }
-            return s
-        }
-    }
-
-    private func credentialSettingOverrides(_ args: Arguments) throws(UsageError) -> SettingOverrides {
+    private func settingOverrides(_ args: Arguments) throws(UsageError) -> PasskeySettingOverrides {
         func bool(_ name: String) throws(UsageError) -> Bool? {
             guard let v = args.value(name) else { return nil }
             guard let b = ["true": true, "false": false, "1": true, "0": false][v] else {
@@ -95,7 +60,7 @@ extension Context {
             }
             return b
         }
-        var out = SettingOverrides(backupEligible: try bool("backup-eligible"), backupState: try bool("backup-state"))
+        var out = PasskeySettingOverrides(backupEligible: try bool("backup-eligible"), backupState: try bool("backup-state"))
         if let c = args.value("counter") {
             guard let mode = CounterMode(rawValue: c) else { throw UsageError("--counter takes zero or increment.") }
             out.counter = mode

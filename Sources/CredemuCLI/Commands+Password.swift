@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuOperations
 import Foundation
 import Vault
 import WebAuthn
@@ -10,37 +11,30 @@ extension Context {
         try args.noMorePositionals(after: 1)
         switch sub {
         case "save":
-            let origin = try args.required("origin")
-            let username = try args.required("username")
+            let (origin, username) = (try args.required("origin"), try args.required("username"))
             let secret = try args.value("password") ?? readInput(file: nil).trimmingCharacters(in: .newlines)
-            let vault = try openVault()
-            defer { vault.close() }
-            let engine = try engine(vault)
-            let record = try run(engine, .create) { () throws(CeremonyError) in
-                try engine.savePassword(origin: origin, username: username, password: secret)
-            }
-            printJSON(VaultFixture.passwordListing(record, password: nil))
+            printJSON(try perform { (ops) throws(OperationError) in try ops.savePassword(profileName, origin: origin, username: username, password: secret) })
         case "use":
-            let origin = try args.required("origin")
-            let username = try args.required("username")
-            let vault = try openVault()
-            defer { vault.close() }
-            let engine = try engine(vault)
-            try run(engine, .create) { () throws(CeremonyError) in try engine.markPasswordUsed(origin: origin, username: username) }
-            printJSON(.object([("used", .object([("origin", .string(origin)), ("username", .string(username))]))]))
+            let (origin, username) = (try args.required("origin"), try args.required("username"))
+            printJSON(try perform { (ops) throws(OperationError) in try ops.usePassword(profileName, origin: origin, username: username) })
         case "list":
-            let vault = try openVault()
-            defer { vault.close() }
-            let records = try args.value("origin").map { (o) throws(VaultError) in try vault.passwords(origin: o) } ?? vault.allPasswords()
-            var items: [JSONValue] = []
-            for record in records {
-                items.append(VaultFixture.passwordListing(record, password: args.flag("reveal") ? try vault.password(for: record) : nil))
-            }
-            printJSON(.array(items))
+            printJSON(.array(try perform { (ops) throws(OperationError) in
+                try ops.listPasswords(profileName, origin: args.value("origin"), reveal: args.flag("reveal"))
+            }))
         default:
             throw UsageError("Unknown password subcommand '\(sub)'.")
         }
         return .success
     }
 
+    func autofill(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: ["origin", "username", "android-package"], flagNames: ["submit"])
+        try args.noMorePositionals(after: 0)
+        let origin = try args.required("origin")
+        printJSON(try perform { (ops) throws(OperationError) in
+            try ops.autofill(profileName, origin: origin, androidPackage: args.value("android-package"), username: args.value("username"),
+                             submit: args.flag("submit"))
+        })
+        return .success
+    }
 }

@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuOperations
 import Foundation
 import Vault
 import WebAuthn
@@ -45,9 +46,7 @@ extension Context {
     func findingsCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: [])
         try args.noMorePositionals(after: 0)
-        let vault = try openVault()
-        defer { vault.close() }
-        printJSON(.array(try Finding.list(vault).map(\.json)))
+        printJSON(.array(try perform { (ops) throws(OperationError) in try ops.findings(profileName) }))
         return .success
     }
 }

@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuOperations
 import CredemuServer
 import Dispatch
 import Foundation
@@ -8,18 +9,35 @@ import WebAuthn
 extension Context {
     /// `credemu serve`: the JSON API and the browser shim until SIGTERM or SIGINT.
     func serve(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["host", "port", "port-file", "token", "allow-origin", "threads", "max-body"])
+        let args = try Arguments(words, valued: ["host", "port", "port-file", "token", "allow-origin", "allow-host", "threads", "max-body"])
         try args.noMorePositionals(after: 0)
         let host = args.value("host") ?? "127.0.0.1"
         guard let port = UInt16(args.value("port") ?? "8765") else { throw UsageError("--port takes 0 to 65535.") }
         guard let threads = Int(args.value("threads") ?? "4"), (1...64).contains(threads) else { throw UsageError("--threads takes 1 to 64.") }
         guard let maxBody = Int(args.value("max-body") ?? "262144"), maxBody >= 1024 else { throw UsageError("--max-body takes bytes, at least 1024.") }
-        let origins = Set((args.value("allow-origin") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty })
+        func list(_ name: String) -> Set<String> {
+            Set((args.value(name) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        if let token = args.value("token"), token.isEmpty || !token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) {
+            throw UsageError("--token takes printable ASCII without spaces.")
+        }
+        let configuration = APIServer.Configuration(token: args.value("token"), allowedOrigins: list("allow-origin"),
+                                                    allowedHosts: list("allow-host"), maxBodyBytes: maxBody)
+        do {
+            try configuration.check(bindAddress: host)
+        } catch {
+            throw UsageError(error.description)
+        }
         // The server owns the vault while it runs: other processes use its API.
-        let vault = try openVault(exclusive: true)
-        let api = try APIServer(vault: vault, registry: try registry(),
-                                configuration: .init(token: args.value("token"), allowedOrigins: origins, maxBodyBytes: maxBody))
+        let ops = try operations(exclusive: true)
+        let vault = ops.vault
+        let api: APIServer
+        do {
+            api = try APIServer(operations: ops, configuration: configuration, bindAddress: host)
+        } catch {
+            vault.close()
+            throw error
+        }
         let server = HTTPServer(maxBodyBytes: maxBody, mayBlock: { api.mayBlock($0) }) { request in api.handle(request) }
         let bound: UInt16
         do {

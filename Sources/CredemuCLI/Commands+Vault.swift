@@ -1,28 +1,24 @@
+import CredemuOperations
 import Foundation
 import Vault
 import WebAuthn
 
 extension Context {
     func vaultCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: [])
+        let args = try Arguments(words, valued: [], flagNames: ["include-secrets"])
         guard let sub = args.positionals.first else { throw UsageError("vault needs a subcommand: list, show, remove, import or export.") }
         switch sub {
         case "list":
             try args.noMorePositionals(after: 1)
-            let vault = try openVault()
-            defer { vault.close() }
-            printJSON(.array(try vault.allPasskeys().map(passkeyJSON)))
+            printJSON(.array(try perform { (ops) throws(OperationError) in try ops.listPasskeys(profileName) }))
         case "show", "remove":
             try args.noMorePositionals(after: 2)
             guard args.positionals.count == 2 else { throw UsageError("vault \(sub) needs a credential ID.") }
-            guard let id = Base64URL.decode(args.positionals[1]) else { throw UsageError("'\(args.positionals[1])' is not a base64url credential ID.") }
-            let vault = try openVault()
-            defer { vault.close() }
-            guard let record = try vault.passkey(id: id) else {
-                throw VaultError(.notFound, "No passkey with credential ID \(args.positionals[1]) in \(vaultPath).")
-            }
-            if sub == "remove" { try vault.removePasskey(credentialID: id) }
-            printJSON(sub == "show" ? passkeyJSON(record) : .object([("removed", passkeyJSON(record))]))
+            let id = args.positionals[1]
+            guard Base64URL.decode(id) != nil else { throw UsageError("'\(id)' is not a base64url credential ID.") }
+            printJSON(try perform { (ops) throws(OperationError) in
+                sub == "show" ? try ops.passkey(profileName, id: id) : try ops.removePasskey(profileName, id: id)
+            })
         case "import":
             try args.noMorePositionals(after: 2)
             guard args.positionals.count == 2 else { throw UsageError("vault import needs a fixture file.") }
@@ -35,13 +31,13 @@ extension Context {
             try args.noMorePositionals(after: 1)
             let vault = try openVault()
             defer { vault.close() }
-            terminal.write(try VaultFixture.export(vault))
+            terminal.write(try VaultFixture.export(vault, includeSecrets: args.flag("include-secrets")))
+            if !args.flag("include-secrets") {
+                terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
+            }
         default:
             throw UsageError("Unknown vault subcommand '\(sub)'.")
         }
         return .success
     }
-
-    /// A passkey as the CLI shows it: the fixture form without the private key.
-    func passkeyJSON(_ k: PasskeyRecord) -> JSONValue { VaultFixture.passkeyJSON(k, privateKey: nil) }
 }

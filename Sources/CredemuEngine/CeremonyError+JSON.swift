@@ -17,6 +17,6 @@ extension CeremonyError {
             ("dialect", .string(engine.profile.platform.dialect.rawValue)),
             ("dialects", Dialect.render(self, operation: operation, knobs: engine.knobs)),
         ]
-        return .object([("error", .object(members))])
+        return ErrorBody.json(members)
     }
 }

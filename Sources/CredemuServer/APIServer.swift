@@ -1,224 +1,149 @@
 import CredemuEngine
+import CredemuOperations
 import Foundation
 import Vault
 import WebAuthn
 
-/// The JSON API over one vault: routing, bearer-token and CORS checks, and an engine per profile and
-/// platform. Every route is in `Resources/openapi.json`.
+/// The JSON API over one vault: the front door (host, origin, media type, token, route) and thin handlers
+/// over `Operations`. Every route is in `routes` and in `Resources/openapi.json`.
 public final class APIServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var token: String?
         /// Origins allowed to call the API from a page (CORS); "*" allows any.
         public var allowedOrigins: Set<String>
+        /// Host names (without port) accepted besides loopback names and the bound address.
+        public var allowedHosts: Set<String>
         public var maxBodyBytes: Int
 
-        public init(token: String? = nil, allowedOrigins: Set<String> = [], maxBodyBytes: Int = 256 * 1024) {
+        public init(token: String? = nil, allowedOrigins: Set<String> = [], allowedHosts: Set<String> = [], maxBodyBytes: Int = 256 * 1024) {
             self.token = token
             self.allowedOrigins = allowedOrigins
+            self.allowedHosts = allowedHosts
             self.maxBodyBytes = maxBodyBytes
+        }
+
+        /// Refuses a configuration that would expose the vault: a non-loopback bind address without a token.
+        public func check(bindAddress: String) throws(ServerError) {
+            guard token == nil, !HostCheck.isLoopbackAddress(bindAddress) else { return }
+            throw ServerError("--host \(bindAddress) is reachable from other machines: give --token TOKEN too (every request must then send 'Authorization: Bearer TOKEN'), or bind a loopback address such as 127.0.0.1.")
         }
     }
 
-    let vault: Vault
-    let registry: PolicyRegistry
-    let clock: AdjustableClock
+    let operations: Operations
     let configuration: Configuration
-    let holds = HoldBoard()
-    private let engineLock = NSLock()
-    private var engines: [String: Engine] = [:]
-    /// Profiles as last read, valid while no other process has written to the vault (`PRAGMA data_version`).
-    private var profiles: [String: Profile] = [:]
-    private var profilesVersion: Int64 = -1
+    private let hosts: HostCheck
 
-    public init(vault: Vault, registry: PolicyRegistry, configuration: Configuration) throws {
-        self.vault = vault
-        self.registry = registry
+    /// Serves `operations`; `bindAddress` is the address the server listens on, whose name requests may use.
+    public init(operations: Operations, configuration: Configuration, bindAddress: String = "127.0.0.1") throws {
+        self.operations = operations
         self.configuration = configuration
-        // The vault's clock carries over: a virtual time set from the CLI holds for the server too.
-        clock = AdjustableClock(virtual: try vault.storedClockTime())
-        if try vault.profileSettings(Vault.defaultProfile) == nil {
-            try vault.saveProfile(Vault.defaultProfile, settings: Profile(name: Vault.defaultProfile).json, at: clock.now())
-        }
+        hosts = HostCheck(bindAddress: bindAddress, allowed: configuration.allowedHosts)
+        _ = try APIError.wrapAny { () throws(OperationError) in try operations.profile(Vault.defaultProfile) }
+    }
+
+    /// A server over `vault` with its own operations layer.
+    public convenience init(vault: Vault, registry: PolicyRegistry, configuration: Configuration, bindAddress: String = "127.0.0.1") throws {
+        try self.init(operations: try Operations(vault: vault, registry: registry), configuration: configuration, bindAddress: bindAddress)
     }
 
     /// Whether the request is a ceremony that an armed hold will make wait.
     public func mayBlock(_ request: HTTPRequest) -> Bool {
-        let parts = request.segments
-        guard request.method == "POST", parts.count == 4, parts[0] == "profiles", parts[2] == "credentials" else { return false }
-        return holds.isArmed(profile: parts[1])
+        let segments = request.segments
+        guard let (route, parameters) = APIServer.routes.lazy.compactMap({ r in r.match(segments).map { (r, $0) } })
+            .first(where: { $0.0.method == request.method }), route.mayBlock else { return false }
+        return operations.holds.isArmed(profile: parameters[0])
     }
 
     /// Answers one request. Never throws: every failure is a JSON error with its status.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let cors = corsHeaders(request)
-        if request.method == "OPTIONS" {
-            guard cors != nil else { return json(403, error("Forbidden", "This origin is not allowed; start the server with --allow-origin.")) }
-            return HTTPResponse(status: 204, headers: cors! + [("Access-Control-Max-Age", "600")])
-        }
+        var cors: [(String, String)] = []
         var response: HTTPResponse
-        do {
-            if request.bodyTooLarge {
-                throw APIError(413, "PayloadTooLarge", "The request body exceeds \(configuration.maxBodyBytes) bytes.")
+        do throws(APIError) {
+            try hosts.check(request)
+            let origin = request.headers["origin"]
+            if let origin, allowsCORS(origin) { cors = corsHeaders(origin, preflight: request.method == "OPTIONS") }
+            if request.method == "OPTIONS" {
+                guard origin == nil || !cors.isEmpty else { throw APIError.forbiddenOrigin(origin!) }
+                response = HTTPResponse(status: 204, headers: [("Access-Control-Max-Age", "600")])
+            } else {
+                response = try dispatch(request, origin: origin, corsAllowed: !cors.isEmpty)
             }
-            try authorize(request)
-            response = try route(request)
-        } catch let failure as APIError {
-            response = HTTPResponse(status: failure.status, headers: failure.headers, body: Array(failure.body.serialized().utf8))
         } catch {
-            response = json(500, self.error("InternalError", "\(error)"))
+            response = HTTPResponse(status: error.status, headers: error.headers, body: Array(error.body.serialized().utf8))
         }
-        if !response.headers.contains(where: { $0.0 == "Content-Type" }) {
+        if !response.headers.contains(where: { $0.0 == "Content-Type" }) && response.status != 204 {
             response.headers.append(("Content-Type", "application/json"))
         }
-        response.headers += cors ?? []
+        response.headers += [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")] + cors
         return response
     }
 
+    /// The front door after the host check: route, origin, token, media type, size; then the handler.
+    private func dispatch(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) throws(APIError) -> HTTPResponse {
+        let segments = request.segments
+        let matches = APIServer.routes.compactMap { route in route.match(segments).map { (route, $0) } }
+        guard let (route, parameters) = matches.first(where: { $0.0.method == request.method }) else {
+            guard matches.isEmpty else {
+                let allowed = Set(matches.map(\.0.method)).sorted().joined(separator: ", ")
+                throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
+                               headers: [("Allow", allowed + ", OPTIONS")])
+            }
+            throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
+        }
+        // A page that is not allowed gets nothing but the public resources (which hold no secret).
+        if let origin, !corsAllowed, !route.open, origin != hosts.ownOrigin(request) { throw APIError.forbiddenOrigin(origin) }
+        if !route.open { try authorize(request) }
+        if request.method != "GET" { try APIServer.checkMediaType(request) }
+        if request.bodyTooLarge {
+            throw APIError(413, "PayloadTooLarge", "The request body exceeds \(configuration.maxBodyBytes) bytes.")
+        }
+        // The server's own pages are first-party; any other page acts only for its own origin.
+        let restricted = origin == hosts.ownOrigin(request) ? nil : origin
+        return try route.handler(self, RouteRequest(http: request, parameters: parameters, restrictedTo: restricted))
+    }
+
+    /// `Authorization: Bearer TOKEN`, the scheme matched case-insensitively (RFC 7235 §2.1).
     private func authorize(_ request: HTTPRequest) throws(APIError) {
         guard let token = configuration.token else { return }
-        let open = request.method == "GET" && (request.path == "/shim.js" || request.path == "/health")
-        if open { return }
-        guard request.headers["authorization"] == "Bearer \(token)" else {
-            throw APIError(status: 401, body: error("Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required."),
+        let given = request.headers["authorization"] ?? ""
+        let parts = given.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        let ok = parts.count == 2 && parts[0].lowercased() == "bearer"
+            && APIServer.constantTimeEqual(Array(parts[1].utf8).drop(while: { $0 == 0x20 }), Array(token.utf8))
+        guard ok else {
+            throw APIError(401, "Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required (the token given to credemu serve --token).",
                            headers: [("WWW-Authenticate", "Bearer")])
         }
     }
 
-    private func corsHeaders(_ request: HTTPRequest) -> [(String, String)]? {
-        guard let origin = request.headers["origin"],
-              configuration.allowedOrigins.contains(origin) || configuration.allowedOrigins.contains("*") else { return nil }
-        var headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
-                       ("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"),
-                       ("Access-Control-Allow-Headers", "Content-Type, Authorization")]
-        if request.method == "OPTIONS" { headers.append(("Access-Control-Allow-Private-Network", "true")) }
+    static func constantTimeEqual<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+
+    /// POST and PATCH, and any request with a body, must be `application/json`: the media types a page can
+    /// send without a CORS preflight (text/plain, forms) are refused, so a foreign page cannot act.
+    static func checkMediaType(_ request: HTTPRequest) throws(APIError) {
+        let type = request.headers["content-type"].map { $0.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "" }?
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        if type == "application/json" { return }
+        if type == nil && request.method == "DELETE" && request.body.isEmpty { return }
+        throw APIError(415, "UnsupportedMediaType", "\(request.method) requests take 'Content-Type: application/json'" + (type.map { ", not '\($0)'." } ?? "."))
+    }
+
+    private func allowsCORS(_ origin: String) -> Bool {
+        configuration.allowedOrigins.contains(origin) || configuration.allowedOrigins.contains("*")
+    }
+
+    private func corsHeaders(_ origin: String, preflight: Bool) -> [(String, String)] {
+        var headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+        if preflight {
+            headers += [("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"),
+                        ("Access-Control-Allow-Headers", "Content-Type, Authorization"),
+                        ("Access-Control-Allow-Private-Network", "true")]
+        }
         return headers
-    }
-
-    private func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
-        let parts = request.segments
-        let m = request.method
-        switch (m, parts.count, parts.first) {
-        case ("GET", 1, "health"): return json(200, health())
-        case ("GET", 1, "openapi.json"): return resource("openapi.json", type: "application/json")
-        case ("GET", 1, "shim.js"): return shim(request)
-        case ("GET", 1, "providers"): return json(200, providers())
-        case (_, 1, "clock"): return try clockRoute(request)
-        case ("GET", 1, "holds"): return json(200, .object([("holds", .array(holds.all.map(\.json)))]))
-        case ("POST", 3, "holds") where parts[2] == "release": return try releaseHold(parts[1], request)
-        case (_, _, "profiles"): return try profileRoute(request, Array(parts.dropFirst()))
-        default:
-            if ["health", "openapi.json", "shim.js", "providers", "holds", "clock"].contains(parts.first ?? "") {
-                throw APIError(405, "MethodNotAllowed", "\(m) is not allowed on \(request.path).")
-            }
-            throw .notFound("No route \(m) \(request.path); the API is described at /openapi.json.")
-        }
-    }
-
-    private func profileRoute(_ request: HTTPRequest, _ parts: [String]) throws(APIError) -> HTTPResponse {
-        let m = request.method
-        if parts.isEmpty {
-            switch m {
-            case "GET": return json(200, try listProfiles())
-            case "POST": return try createProfile(request)
-            default: throw APIError(405, "MethodNotAllowed", "\(m) is not allowed on /profiles.")
-            }
-        }
-        let name = parts[0]
-        let rest = Array(parts.dropFirst())
-        switch (m, rest.first, rest.count) {
-        case ("GET", nil, 0): return json(200, try loadProfile(name).json)
-        case ("PATCH", nil, 0): return try updateProfile(name, request)
-        case ("DELETE", nil, 0): return try removeProfile(name)
-        case ("POST", "credentials", 2) where rest[1] == "create": return try create(name, request)
-        case ("POST", "credentials", 2) where rest[1] == "get": return try get(name, request)
-        case ("POST", "signals", 2): return try signal(name, kind: rest[1], request)
-        case ("GET", "capabilities", 1): return try capabilities(name, request)
-        case ("GET", "passwords", 1): return try listPasswords(name)
-        case ("POST", "passwords", 1): return try savePassword(name, request)
-        case ("POST", "passwords", 2) where rest[1] == "use": return try usePassword(name, request)
-        case ("POST", "autofill", 1): return try autofill(name, request)
-        case ("GET", "passkeys", 1): return try listPasskeys(name)
-        case ("GET", "passkeys", 2): return try showPasskey(name, rest[1])
-        case ("DELETE", "passkeys", 2): return try removePasskey(name, rest[1])
-        case ("GET", "events", 1): return try events(name, request)
-        case ("GET", "findings", 1): return try findings(name)
-        case (_, "user", 1): return try userRoute(name, request)
-        case ("POST", "holds", 1): return try armHold(name, request)
-        default:
-            throw .notFound("No route \(m) \(request.path); the API is described at /openapi.json.")
-        }
-    }
-
-    // MARK: Engines and profiles
-
-    func loadProfile(_ name: String) throws(APIError) -> Profile {
-        let version = try stored { () throws(VaultError) in try vault.dataVersion() }
-        engineLock.lock()
-        if version != profilesVersion {
-            profiles = [:]
-            profilesVersion = version
-        }
-        let cached = profiles[name]
-        engineLock.unlock()
-        if let cached { return cached }
-        let settings = try stored { () throws(VaultError) in try vault.profileSettings(name) }
-        guard let settings else { throw .notFound("No profile '\(name)'.") }
-        let profile: Profile
-        do {
-            profile = try Profile(name: name, json: settings)
-        } catch {
-            throw APIError(500, "VaultError", "The settings of profile \(name) are unreadable: \(error.message)")
-        }
-        engineLock.lock()
-        if version == profilesVersion { profiles[name] = profile }
-        engineLock.unlock()
-        return profile
-    }
-
-    /// The engine of a profile on a platform (its own, or another of the account's), kept between requests so
-    /// parsed keys stay cached.
-    func engine(_ name: String, platform: String? = nil) throws(APIError) -> Engine {
-        var profile = try loadProfile(name)
-        if let platform {
-            guard let p = Platform(rawValue: platform) else {
-                throw .badRequest("'\(platform)' is not a platform: \(Platform.allCases.map(\.rawValue).joined(separator: ", ")).")
-            }
-            profile.platform = p
-        }
-        let key = "\(name)|\(profile.platform.rawValue)"
-        engineLock.lock()
-        defer { engineLock.unlock() }
-        if let cached = engines[key], cached.profile == profile { return cached }
-        let policy: any ProviderPolicy
-        do {
-            policy = try registry.policy(for: profile)
-        } catch {
-            throw APIError(422, "InvalidPolicyPack", error.message)
-        }
-        let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
-        engines[key] = engine
-        return engine
-    }
-
-    func forgetEngines(_ name: String) {
-        engineLock.lock()
-        engines = engines.filter { !$0.key.hasPrefix(name + "|") }
-        profiles[name] = nil
-        engineLock.unlock()
-    }
-
-    /// Runs a vault call, mapping its failure to a response.
-    func stored<T>(_ body: () throws(VaultError) -> T) throws(APIError) -> T {
-        do {
-            return try body()
-        } catch {
-            switch error.code {
-            case .notFound: throw .notFound(error.message)
-            case .duplicate: throw APIError(409, "Conflict", error.message)
-            case .invalidInput: throw .badRequest(error.message)
-            default: throw APIError(500, "VaultError", error.message)
-            }
-        }
     }
 
     // MARK: Responses
@@ -227,14 +152,19 @@ public final class APIServer: @unchecked Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
     }
 
-    func error(_ name: String, _ message: String) -> JSONValue {
-        .object([("error", .object([("name", .string(name)), ("message", .string(message))]))])
-    }
-
     func resource(_ name: String, type: String) -> HTTPResponse {
         guard let url = Bundle.module.url(forResource: name, withExtension: nil), let data = try? Data(contentsOf: url) else {
-            return json(500, error("InternalError", "The resource \(name) is missing from this build."))
+            return json(500, ErrorBody.json(name: "InternalError", message: "The resource \(name) is missing from this build."))
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: Array(data))
     }
+}
+
+extension APIError {
+    static func forbiddenOrigin(_ origin: String) -> APIError {
+        APIError(403, "Forbidden", "The origin \(origin) is not allowed to call this API; start the server with --allow-origin \(origin).")
+    }
+
+    /// For initialisers that throw plainly.
+    static func wrapAny<T>(_ body: () throws(OperationError) -> T) throws -> T { try body() }
 }

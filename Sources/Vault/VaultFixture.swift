@@ -35,15 +35,16 @@ public enum VaultFixture {
         return (passwords.count, passkeys.count)
     }
 
-    /// The whole vault as a canonical fixture, secrets in the clear.
-    public static func export(_ vault: Vault) throws(VaultError) -> String {
+    /// The whole vault as a canonical fixture. Private keys and passwords are in it, in the clear, only with
+    /// `includeSecrets`; without them the export lists what the vault holds but cannot be imported.
+    public static func export(_ vault: Vault, includeSecrets: Bool) throws(VaultError) -> String {
         var passwords: [JSONValue] = []
         for p in try vault.allPasswords() {
-            passwords.append(passwordJSON(p, password: try vault.password(for: p)))
+            passwords.append(passwordJSON(p, password: includeSecrets ? try vault.password(for: p) : nil))
         }
         var passkeys: [JSONValue] = []
         for k in try vault.allPasskeys() {
-            passkeys.append(passkeyJSON(k, privateKey: try vault.privateKey(for: k.credentialID)))
+            passkeys.append(passkeyJSON(k, privateKey: includeSecrets ? try vault.privateKey(for: k.credentialID) : nil))
         }
         return JSONValue.object([
             ("format", .string(format)),

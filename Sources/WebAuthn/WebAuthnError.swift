@@ -35,6 +35,6 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
 
     /// `{"error": {"name": ..., "message": ...}}`, the CLI's and the API's error body.
     public var json: JSONValue {
-        .object([("error", .object([("name", .string(name.rawValue)), ("message", .string(message))]))])
+        ErrorBody.json(name: name.rawValue, message: message)
     }
 }

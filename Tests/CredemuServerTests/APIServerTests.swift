@@ -14,8 +14,12 @@ final class APIServerTests: XCTestCase {
         return (api, directory)
     }
 
+    /// A request as a loopback client sends it: a loopback Host, and JSON for anything but GET.
     func request(_ method: String, _ path: String, _ body: String = "", headers: [String: String] = [:], tooLarge: Bool = false) -> HTTPRequest {
-        HTTPRequest(method: method, path: path, query: [:], headers: headers, body: Array(body.utf8), bodyTooLarge: tooLarge)
+        var all = ["host": "127.0.0.1:8765"]
+        if method != "GET" { all["content-type"] = "application/json" }
+        all.merge(headers) { $1 }
+        return HTTPRequest(method: method, path: path, query: [:], headers: all, body: Array(body.utf8), bodyTooLarge: tooLarge)
     }
 
     func json(_ response: HTTPResponse) throws -> JSONValue { try JSONValue.parse(response.body) }

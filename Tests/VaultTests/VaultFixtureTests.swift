@@ -22,7 +22,7 @@ final class VaultFixtureTests: XCTestCase {
             let text = try String(contentsOfFile: path, encoding: .utf8)
             let (vault, _) = try makeTestVault()
             try VaultFixture.importFixture(text, into: vault)
-            XCTAssertEqual(try VaultFixture.export(vault), text, path)
+            XCTAssertEqual(try VaultFixture.export(vault, includeSecrets: true), text, path)
         }
     }
 
@@ -31,10 +31,10 @@ final class VaultFixtureTests: XCTestCase {
         let text = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
         try VaultFixture.importFixture(text, into: vault)
         try vault.savePassword(origin: "https://new.example", username: "zoe", password: "p\"w\n", at: Date(vaultMillis: 1_800_000_000_123))
-        let exported = try VaultFixture.export(vault)
+        let exported = try VaultFixture.export(vault, includeSecrets: true)
         let (copy, _) = try makeTestVault()
         try VaultFixture.importFixture(exported, into: copy)
-        XCTAssertEqual(try VaultFixture.export(copy), exported)
+        XCTAssertEqual(try VaultFixture.export(copy, includeSecrets: true), exported)
     }
 
     func testABadRecordImportsNothing() throws {
@@ -54,9 +54,9 @@ final class VaultFixtureTests: XCTestCase {
         let (vault, _) = try makeTestVault()
         let text = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
         try VaultFixture.importFixture(text, into: vault)
-        let before = try VaultFixture.export(vault)
+        let before = try VaultFixture.export(vault, includeSecrets: true)
         XCTAssertThrowsError(try VaultFixture.importFixture(text, into: vault)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
-        XCTAssertEqual(try VaultFixture.export(vault), before)
+        XCTAssertEqual(try VaultFixture.export(vault, includeSecrets: true), before)
     }
 
     func testMalformedFixturesNameTheirFault() throws {

@@ -63,7 +63,7 @@ class Server:
     def call(self, method, path, body=None, headers=None, raw=None):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.url + path, data=data, method=method)
-        if data is not None:
+        if data is not None or method in ("POST", "PATCH"):
             request.add_header("Content-Type", "application/json")
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")

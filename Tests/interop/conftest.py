@@ -57,7 +57,7 @@ class Credemu:
     def export(self):
         if not self.vault.exists():
             return None
-        return self.run("vault", "export", check_exit=0).stdout
+        return self.run("vault", "export", "--include-secrets", check_exit=0).stdout
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def test_profiles_crud_and_bad_settings(server):
     assert status == 201 and created["platform"] == "ios"
     assert server.call("POST", "/profiles", {"name": "ios"})[0] == 409
     assert server.call("POST", "/profiles", {"name": "x", "platform": "windows"})[0] == 400
-    assert server.call("POST", "/profiles", {"name": "y", "pack": "nope"})[0] == 400
+    assert server.call("POST", "/profiles", {"name": "y", "pack": "nope"})[0] == 422, "a pack that cannot be loaded is InvalidPolicyPack (422) everywhere"
     assert server.call("POST", "/profiles", {"name": "z", "passcodeSet": "maybe"})[0] == 400
     assert server.call("PATCH", "/profiles/ios", {"automaticPasskeyUpgrades": False})[1]["automaticPasskeyUpgrades"] is False
     assert server.call("GET", "/profiles/ios")[1]["automaticPasskeyUpgrades"] is False

@@ -1,0 +1,90 @@
+import CredemuEngine
+import Vault
+import WebAuthn
+
+extension Operations {
+    /// The most events one read returns.
+    public static let eventLimit = 10_000
+
+    /// The event log after an event ID, oldest first.
+    public func events(_ name: String, kind: String?, allProfiles: Bool = false, after: Int64 = 0,
+                       limit: Int = Operations.eventLimit) throws(OperationError) -> [JSONValue] {
+        _ = try profile(name)
+        guard after >= 0 else { throw .invalidInput("'after' takes an event ID, 0 or more.") }
+        guard (1...Operations.eventLimit).contains(limit) else { throw .invalidInput("'limit' takes 1 to \(Operations.eventLimit).") }
+        return try stored { () throws(VaultError) in
+            try vault.scoped(to: name).events(kind: kind, allProfiles: allProfiles, after: after, limit: limit)
+        }.map(\.json)
+    }
+
+    /// Parses an event ID or count given as text (a query value or a flag): ASCII digits only.
+    public static func count(_ text: String, _ what: String, in range: ClosedRange<Int64>) throws(OperationError) -> Int64 {
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let n = Int64(text), range.contains(n) else {
+            throw .invalidInput("'\(what)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'.")
+        }
+        return n
+    }
+
+    /// The RP integration findings recorded for the profile.
+    public func findings(_ name: String) throws(OperationError) -> [JSONValue] {
+        _ = try profile(name)
+        do {
+            return try Finding.list(vault.scoped(to: name)).map(\.json)
+        } catch let error as VaultError {
+            throw .vault(error)
+        } catch {
+            throw OperationError(.storage, "VaultError", "\(error)")
+        }
+    }
+
+    /// Queues the simulated user's next decisions (accept, cancel, timeout, pick:ID).
+    public func queueDecisions(_ name: String, _ texts: [String]) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        var decisions: [UserDecision] = []
+        for text in texts {
+            guard let decision = UserDecision(text) else {
+                throw .invalidInput("'\(text)' is not a decision: accept, cancel, timeout or pick:CREDENTIAL_ID.")
+            }
+            decisions.append(decision)
+        }
+        let scoped = vault.scoped(to: name)
+        try stored { () throws(VaultError) in try scoped.transaction { () throws(VaultError) in for d in decisions { try scoped.pushDecision(d.description) } } }
+        return try pendingDecisions(name)
+    }
+
+    public func clearDecisions(_ name: String) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        try stored { () throws(VaultError) in try vault.scoped(to: name).clearDecisions() }
+        return try pendingDecisions(name)
+    }
+
+    public func pendingDecisions(_ name: String) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        let pending = try stored { () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }
+        return .object([("pending", .array(pending.map(JSONValue.string)))])
+    }
+
+    // MARK: Holds
+
+    /// Arms a hold: the profile's next ceremony waits until released or `timeoutMillis` passes.
+    public func armHold(_ name: String, timeoutMillis: Double?) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        let timeout = timeoutMillis ?? 30_000
+        guard timeout.isFinite, timeout.rounded() == timeout, (1...Double(HoldBoard.maxTimeoutMillis)).contains(timeout) else {
+            throw .invalidInput("'timeoutMs' takes whole milliseconds from 1 to \(HoldBoard.maxTimeoutMillis).")
+        }
+        guard let hold = holds.arm(profile: name, timeoutMillis: Int(timeout)) else {
+            throw .conflict("\(HoldBoard.maxArmed) holds are armed already; release one first.")
+        }
+        return hold.json
+    }
+
+    public func releaseHold(_ id: String, outcome text: String?) throws(OperationError) -> JSONValue {
+        guard let outcome = HoldBoard.Outcome(rawValue: text ?? "proceed") else { throw .invalidInput("'outcome' must be proceed or cancel.") }
+        guard let hold = holds.release(id: id, outcome: outcome) else { throw .notFound("No hold '\(id)'.") }
+        return hold.json
+    }
+
+    public func listHolds() -> JSONValue { .object([("holds", .array(holds.all.map(\.json)))]) }
+}

@@ -1,0 +1,79 @@
+import CredemuEngine
+import Vault
+import WebAuthn
+
+extension Operations {
+    /// Every profile's settings; `default` is created first if it is missing.
+    public func listProfiles() throws(OperationError) -> [JSONValue] {
+        _ = try profile(Vault.defaultProfile)
+        return try stored { () throws(VaultError) in try vault.allProfiles() }.map(\.settings)
+    }
+
+    /// A new profile with `settings` applied over the defaults.
+    ///
+    /// `packPath` names a file to read, so only a trusted front end (the CLI) may set it.
+    public func createProfile(_ name: String, settings: [(String, JSONValue)], allowPackPath: Bool) throws(OperationError) -> Profile {
+        try Operations.checkProfileName(name)
+        if try stored({ () throws(VaultError) in try vault.profileSettings(name) }) != nil {
+            throw .conflict("The profile '\(name)' exists already.")
+        }
+        var profile = Profile(name: name)
+        try apply(settings, to: &profile, allowPackPath: allowPackPath)
+        try save(profile, outcome: "created", changed: settings)
+        return profile
+    }
+
+    /// Changes settings of an existing profile (`default` is created first if missing).
+    public func updateProfile(_ name: String, settings: [(String, JSONValue)], allowPackPath: Bool) throws(OperationError) -> Profile {
+        var profile = try profile(name)
+        try apply(settings, to: &profile, allowPackPath: allowPackPath)
+        try save(profile, outcome: "changed", changed: settings)
+        return profile
+    }
+
+    public func removeProfile(_ name: String) throws(OperationError) {
+        guard try stored({ () throws(VaultError) in try vault.removeProfile(name) }) else { throw .notFound("No profile '\(name)'.") }
+        forget(name)
+    }
+
+    /// Letters, digits, '-', '_' and '.', 1 to 64 of them: a name that is safe in a URL path and a file name.
+    static func checkProfileName(_ name: String) throws(OperationError) {
+        guard (1...64).contains(name.utf8.count),
+              name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || "-_.".utf8.contains($0) }),
+              name != ".", name != ".." else {
+            throw .invalidInput("A profile name is 1 to 64 letters, digits, '-', '_' and '.'.")
+        }
+    }
+
+    /// Applies settings in order, then checks the result against its pack: the pack must load and model the
+    /// platform. A pack change without a platform moves to the new pack's default platform when the old one
+    /// is not modelled.
+    private func apply(_ settings: [(String, JSONValue)], to profile: inout Profile, allowPackPath: Bool) throws(OperationError) {
+        for (key, value) in settings where key != "name" {
+            if key == "packPath" && !allowPackPath && !value.isNull {
+                throw .invalidInput("packPath can only be set from the command line: the API does not read files a request names.")
+            }
+            do {
+                try profile.set(key, value)
+            } catch {
+                throw OperationError(.configuration, "InvalidProfileSetting", error.message)
+            }
+        }
+        let policy = try policy(for: profile)
+        guard !policy.platforms.contains(profile.platform) else { return }
+        if settings.contains(where: { $0.0 == "platform" }) {
+            _ = try platform(profile.platform.rawValue, for: policy)
+        }
+        profile.platform = (policy as? PolicyPack)?.defaultPlatform ?? policy.platforms.first ?? profile.platform
+    }
+
+    private func save(_ profile: Profile, outcome: String, changed: [(String, JSONValue)]) throws(OperationError) {
+        let now = clock.now()
+        try stored { () throws(VaultError) in
+            try vault.saveProfile(profile.name, settings: profile.json, at: now)
+            try vault.scoped(to: profile.name).appendEvent(kind: "setting", outcome: outcome, reason: "success",
+                                                           detail: .object(changed.filter { $0.0 != "name" }), at: now)
+        }
+        forget(profile.name)
+    }
+}

@@ -1,0 +1,138 @@
+import CredemuEngine
+import Foundation
+import Vault
+import WebAuthn
+
+/// Everything credemu does on request, once: the CLI and the server are thin adapters over this layer, so a
+/// rule (the profile name rule, an origin check, a range check on the clock) lives in one place.
+///
+/// One instance owns a vault handle, the policy registry and the clock; it keeps an engine per (profile,
+/// platform) so parsed keys stay in memory while the server runs.
+public final class Operations: @unchecked Sendable {
+    /// The vault, not scoped to a profile; operations scope it themselves.
+    public let vault: Vault
+    public let registry: PolicyRegistry
+    /// Shared by every profile: `clock set` moves time for all of them at once.
+    public let clock: AdjustableClock
+    /// Ceremonies a test asked to hold (the server's; a CLI process ends before any hold could matter).
+    public let holds = HoldBoard()
+
+    private let cacheLock = NSLock()
+    private var engines: [String: Engine] = [:]
+    /// Profiles as last read, valid while no other process has written to the vault (`PRAGMA data_version`).
+    private var profiles: [String: Profile] = [:]
+    private var profilesVersion: Int64 = -1
+
+    /// Opens the layer over `vault`; the clock carries over from the vault (a virtual time set by one front
+    /// end holds for the other).
+    public init(vault: Vault, registry: PolicyRegistry) throws(OperationError) {
+        self.vault = vault
+        self.registry = registry
+        clock = AdjustableClock(virtual: try Operations.stored { () throws(VaultError) in try vault.storedClockTime() })
+    }
+
+    /// Runs a vault call, mapping its failure to an operation error.
+    static func stored<T>(_ body: () throws(VaultError) -> T) throws(OperationError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .vault(error)
+        }
+    }
+
+    func stored<T>(_ body: () throws(VaultError) -> T) throws(OperationError) -> T { try Operations.stored(body) }
+
+    /// Runs an engine call; a failure becomes the ceremony's error with every dialect.
+    func run<T>(_ engine: Engine, _ operation: Dialect.Operation, _ body: () throws(CeremonyError) -> T) throws(OperationError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .ceremony(error, operation, engine)
+        }
+    }
+
+    // MARK: Profiles and engines
+
+    /// A profile by name; `default` (GPM on Chrome desktop) is created on first use.
+    public func profile(_ name: String) throws(OperationError) -> Profile {
+        let version = try stored { () throws(VaultError) in try vault.dataVersion() }
+        cacheLock.lock()
+        if version != profilesVersion {
+            profiles = [:]
+            profilesVersion = version
+        }
+        let cached = profiles[name]
+        cacheLock.unlock()
+        if let cached { return cached }
+        let profile: Profile
+        if let settings = try stored({ () throws(VaultError) in try vault.profileSettings(name) }) {
+            do {
+                profile = try Profile(name: name, json: settings)
+            } catch {
+                throw OperationError(.configuration, "InvalidProfileSetting", "The stored settings of profile '\(name)' are unreadable: \(error.message)")
+            }
+        } else if name == Vault.defaultProfile {
+            profile = Profile(name: name)
+            try stored { () throws(VaultError) in try vault.saveProfile(name, settings: profile.json, at: clock.now()) }
+        } else {
+            throw .notFound("No profile '\(name)'; create it with 'credemu profile create \(name) --pack ID' or POST /profiles.")
+        }
+        cacheLock.lock()
+        if version == profilesVersion { profiles[name] = profile }
+        cacheLock.unlock()
+        return profile
+    }
+
+    /// The policy a profile plays; a missing or malformed pack is a configuration error.
+    func policy(for profile: Profile) throws(OperationError) -> any ProviderPolicy {
+        do {
+            return try registry.policy(for: profile)
+        } catch {
+            throw OperationError(.configuration, "InvalidPolicyPack", error.message)
+        }
+    }
+
+    /// A platform name the policy models; anything else is refused, never silently mapped to another.
+    func platform(_ text: String, for policy: any ProviderPolicy) throws(OperationError) -> Platform {
+        guard let platform = Platform(rawValue: text) else {
+            throw .invalidInput("'\(text)' is not a platform: \(Platform.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        guard policy.platforms.contains(platform) else {
+            throw .invalidInput("The pack '\(policy.id)' does not model the platform '\(text)'; it models \(policy.platforms.map(\.rawValue).joined(separator: ", ")).")
+        }
+        return platform
+    }
+
+    /// The engine of a profile, on its own platform or another its pack models, cached between calls.
+    public func engine(_ name: String, platform: String? = nil) throws(OperationError) -> Engine {
+        var profile = try profile(name)
+        let policy = try policy(for: profile)
+        if let platform { profile.platform = try self.platform(platform, for: policy) }
+        let key = "\(name)|\(profile.platform.rawValue)"
+        cacheLock.lock()
+        defer { cacheLock.unlock() }
+        if let cached = engines[key], cached.profile == profile { return cached }
+        let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
+        engines[key] = engine
+        return engine
+    }
+
+    /// Drops what is cached for a profile after its settings or credentials changed.
+    func forget(_ name: String) {
+        cacheLock.lock()
+        engines = engines.filter { !$0.key.hasPrefix(name + "|") }
+        profiles[name] = nil
+        cacheLock.unlock()
+    }
+
+    /// Logs an event for a profile; the log never makes an operation fail.
+    func log(_ name: String, _ kind: String, _ outcome: String, _ detail: [(String, JSONValue)]) {
+        _ = try? vault.scoped(to: name).appendEvent(kind: kind, outcome: outcome, reason: "success", detail: .object(detail), at: clock.now())
+    }
+
+    /// Refuses a caller restricted to one origin (a page, by its `Origin` header) acting for another.
+    static func checkSpeaksFor(_ origin: String, restrictedTo allowed: String?) throws(OperationError) {
+        guard let allowed, origin != allowed else { return }
+        throw .wrongOrigin("A request from \(allowed) cannot act for \(origin): a page acts only for its own origin.")
+    }
+}

@@ -1,0 +1,171 @@
+import CredemuEngine
+import CredemuOperations
+import Foundation
+import Vault
+import WebAuthn
+
+extension APIServer {
+    /// Every route of the API, as `openapi.json` documents it (a test checks the two agree). Routing, 404
+    /// versus 405 and the guards all follow from this table.
+    static let routes: [Route] = [
+        Route("GET", "/health", open: true) { (s, _) throws(APIError) in s.json(200, s.health()) },
+        Route("GET", "/openapi.json", open: true) { (s, _) throws(APIError) in s.resource("openapi.json", type: "application/json") },
+        Route("GET", "/shim.js", open: true) { (s, r) throws(APIError) in s.shim(r.http) },
+        Route("GET", "/providers") { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
+        Route("GET", "/clock") { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
+        Route("POST", "/clock") { (s, r) throws(APIError) in try s.setClock(r) },
+        Route("GET", "/holds") { (s, _) throws(APIError) in s.json(200, s.operations.listHolds()) },
+        Route("POST", "/holds/{id}/release") { (s, r) throws(APIError) in
+            let body = try r.body(allowEmpty: true)
+            let outcome = try body.string("outcome")
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.releaseHold(r.first, outcome: outcome) })
+        },
+        Route("GET", "/profiles") { (s, _) throws(APIError) in
+            s.json(200, .object([("profiles", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listProfiles() }))]))
+        },
+        Route("POST", "/profiles") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let name = try body.requiredString("name")
+            let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
+            return s.json(201, try APIError.wrap { () throws(OperationError) in
+                try s.operations.createProfile(name, settings: settings, allowPackPath: false).json
+            })
+        },
+        Route("GET", "/profiles/{profile}") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.profile(r.first).json })
+        },
+        Route("PATCH", "/profiles/{profile}") { (s, r) throws(APIError) in
+            let settings = try r.body().value.objectValue ?? []
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.updateProfile(r.first, settings: settings, allowPackPath: false).json
+            })
+        },
+        Route("DELETE", "/profiles/{profile}") { (s, r) throws(APIError) in
+            try APIError.wrap { () throws(OperationError) in try s.operations.removeProfile(r.first) }
+            return s.json(200, .object([("removed", .string(r.first))]))
+        },
+        Route("POST", "/profiles/{profile}/credentials/create", mayBlock: true) { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.create(r.first, request) })
+        },
+        Route("POST", "/profiles/{profile}/credentials/get", mayBlock: true) { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.get(r.first, request) })
+        },
+        Route("POST", "/profiles/{profile}/signals/{kind}") { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            try APIError.wrap { () throws(OperationError) in try s.operations.signal(r.first, kind: r.second, request) }
+            return s.json(200, .object([("resolved", true)]))
+        },
+        Route("GET", "/profiles/{profile}/capabilities") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(r.first, platform: r.query("platform")) })
+        },
+        Route("GET", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
+            s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasswords(r.first) }))]))
+        },
+        Route("POST", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
+            return s.json(201, try APIError.wrap { () throws(OperationError) in
+                try s.operations.savePassword(r.first, origin: origin, username: username, password: password, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route("POST", "/profiles/{profile}/passwords/use") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, username) = (try body.requiredString("origin"), try body.requiredString("username"))
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.usePassword(r.first, origin: origin, username: username, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route("POST", "/profiles/{profile}/autofill") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
+            let submit = try body.bool("submit") ?? false
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.autofill(r.first, origin: origin, androidPackage: package, username: username, submit: submit, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route("GET", "/profiles/{profile}/passkeys") { (s, r) throws(APIError) in
+            s.json(200, .object([("passkeys", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasskeys(r.first) }))]))
+        },
+        Route("GET", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second) })
+        },
+        Route("DELETE", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second) })
+        },
+        Route("GET", "/profiles/{profile}/events") { (s, r) throws(APIError) in
+            let after = try r.query("after").map { (t) throws(APIError) in try APIError.wrap { () throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } } ?? 0
+            let limit = try r.query("limit").map { (t) throws(APIError) in
+                try APIError.wrap { () throws(OperationError) in try Operations.count(t, "limit", in: 1...Int64(Operations.eventLimit)) }
+            } ?? Int64(Operations.eventLimit)
+            let list = try APIError.wrap { () throws(OperationError) in try s.operations.events(r.first, kind: r.query("kind"), after: after, limit: Int(limit)) }
+            return s.json(200, .object([("events", .array(list))]))
+        },
+        Route("GET", "/profiles/{profile}/findings") { (s, r) throws(APIError) in
+            s.json(200, .object([("findings", .array(try APIError.wrap { () throws(OperationError) in try s.operations.findings(r.first) }))]))
+        },
+        Route("GET", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pendingDecisions(r.first) })
+        },
+        Route("POST", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+            let body = try r.body()
+            guard let decisions = try body.strings("decisions") else { throw APIError(.invalidInput("body.decisions must be an array of decisions.")) }
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.queueDecisions(r.first, decisions) })
+        },
+        Route("DELETE", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.clearDecisions(r.first) })
+        },
+        Route("POST", "/profiles/{profile}/holds") { (s, r) throws(APIError) in
+            let timeout = try r.body(allowEmpty: true).number("timeoutMs")
+            return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.armHold(r.first, timeoutMillis: timeout) })
+        },
+    ]
+
+    /// A ceremony's members from the body: options, origin, top origin, Android package, platform,
+    /// mediation, pick; the page's `Origin` restricts whom it may speak for.
+    func ceremonyRequest(_ r: RouteRequest) throws(APIError) -> CeremonyRequest {
+        let body = try r.body()
+        return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
+                               androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
+                               mediation: try body.string("mediation"), pick: try body.string("pick"), restrictedTo: r.restrictedTo)
+    }
+
+    func health() -> JSONValue {
+        let clock = operations.clockState()
+        return .object([("status", "ok"), ("vault", .string(operations.vault.path)), ("clock", clock["now"] ?? .null),
+                        ("clockMode", clock["mode"] ?? .null)])
+    }
+
+    /// POST /clock: `set` a time, `advance` by seconds or a duration, or `"mode": "system"`; logged under
+    /// `profile` (default `default`).
+    func setClock(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
+        let body = try r.body()
+        let profile = try body.string("profile") ?? Vault.defaultProfile
+        let state = try APIError.wrap { () throws(OperationError) -> JSONValue in
+            _ = try operations.profile(profile)
+            if body.value["mode"]?.stringValue == "system" { return try operations.systemClock(profile: profile) }
+            if let set = body.value["set"]?.stringValue { return try operations.setClock(set, profile: profile) }
+            if let advance = body.value["advance"], !advance.isNull {
+                if let seconds = advance.numberValue { return try operations.advanceClock(seconds: seconds, profile: profile) }
+                if let text = advance.stringValue { return try operations.advanceClock(text, profile: profile) }
+                throw .invalidInput("body.advance must be seconds or a duration such as 90s, 6m, 2h.")
+            }
+            throw .invalidInput("Give 'set', 'advance' or \"mode\": \"system\".")
+        }
+        return json(200, state)
+    }
+
+    /// The browser shim, configured by its query: `profile`, and `autofill=0` to turn password filling off.
+    func shim(_ request: HTTPRequest) -> HTTPResponse {
+        guard let url = Bundle.module.url(forResource: "shim.js", withExtension: nil), let data = try? Data(contentsOf: url) else {
+            return json(500, ErrorBody.json(name: "InternalError", message: "The resource shim.js is missing from this build."))
+        }
+        let profile = request.query["profile"] ?? Vault.defaultProfile
+        let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
+        let config = JSONValue.object([("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
+                                       ("token", request.query["token"].map(JSONValue.string) ?? .null)])
+        let prefix = "/* credemu browser shim */\nvar __credemuConfig = \(config.serialized());\n"
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/javascript")], body: Array(prefix.utf8) + Array(data))
+    }
+}
