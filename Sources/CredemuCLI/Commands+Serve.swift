@@ -28,6 +28,7 @@ extension Context {
         } catch {
             throw UsageError(error.description)
         }
+        let termination = Termination()
         // The server owns the vault while it runs: other processes use its API.
         let ops = try operations(exclusive: true)
         let vault = ops.vault
@@ -58,7 +59,7 @@ extension Context {
         }
         terminal.write("\(url)\n")
         terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
-        Serve.waitForTermination()
+        termination.wait()
         server.stop()
         vault.close()
         terminal.writeError("credemu: stopped; the vault is closed.\n")
@@ -66,18 +67,24 @@ extension Context {
     }
 }
 
-enum Serve {
-    /// Blocks until SIGTERM or SIGINT arrives.
-    static func waitForTermination() {
-        let done = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
+/// SIGTERM and SIGINT, caught from before the server is reachable: a signal that arrives as soon as the port
+/// file exists still stops the server cleanly.
+final class Termination: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var sources: [DispatchSourceSignal] = []
+
+    init() {
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { done.signal() }
+            source.setEventHandler { [done] in done.signal() }
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// Blocks until one of the signals arrives.
+    func wait() {
         done.wait()
         sources.forEach { $0.cancel() }
     }

@@ -152,8 +152,13 @@ public final class APIServer: @unchecked Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
     }
 
+    /// A file shipped with the server (`Resources/`).
+    static func bundled(_ name: String) -> Data? {
+        Bundle.module.url(forResource: name, withExtension: nil).flatMap { try? Data(contentsOf: $0) }
+    }
+
     func resource(_ name: String, type: String) -> HTTPResponse {
-        guard let url = Bundle.module.url(forResource: name, withExtension: nil), let data = try? Data(contentsOf: url) else {
+        guard let data = APIServer.bundled(name) else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource \(name) is missing from this build."))
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: Array(data))

@@ -1,0 +1,48 @@
+import Foundation
+import WebAuthn
+import XCTest
+@testable import CredemuServer
+
+/// The route table is the API: the OpenAPI document describes exactly its routes, and the guards follow from it.
+final class RouteTableTests: XCTestCase {
+    func testTheRouteTableAndTheOpenAPIDocumentNameTheSameRoutes() throws {
+        let document = try JSONValue.parse(Array(try XCTUnwrap(APIServer.bundled("openapi.json"))))
+        var documented: Set<String> = []
+        for (path, item) in document["paths"]?.objectValue ?? [] {
+            for (method, _) in item.objectValue ?? [] where ["get", "post", "patch", "delete", "put"].contains(method) {
+                documented.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        let routed = Set(APIServer.routes.map { "\($0.method) \($0.template)" })
+        XCTAssertEqual(routed.subtracting(documented), [], "routes the OpenAPI document does not describe")
+        XCTAssertEqual(documented.subtracting(routed), [], "documented routes the server does not serve")
+        XCTAssertEqual(routed.count, APIServer.routes.count, "no route is in the table twice")
+    }
+
+    func testOnlyTheShimHealthAndDocumentAreServedWithoutTheToken() {
+        XCTAssertEqual(Set(APIServer.routes.filter(\.open).map(\.template)), ["/health", "/openapi.json", "/shim.js"])
+        XCTAssertTrue(APIServer.routes.filter(\.open).allSatisfy { $0.method == "GET" })
+    }
+
+    func testTemplatesMatchWholeSegmentsOnly() throws {
+        let route = try XCTUnwrap(APIServer.routes.first { $0.template == "/profiles/{profile}/passkeys/{id}" })
+        XCTAssertEqual(route.match(["profiles", "alice", "passkeys", "AAAA"]), ["alice", "AAAA"])
+        XCTAssertNil(route.match(["profiles", "alice", "passkeys"]))
+        XCTAssertNil(route.match(["profiles", "alice", "passwords", "AAAA"]))
+        XCTAssertNil(route.match(["profiles", "alice", "passkeys", "AAAA", "x"]))
+    }
+
+    func testHostNamesAreParsedStrictly() {
+        XCTAssertEqual(HostCheck.name("LocalHost:8765"), "localhost")
+        XCTAssertEqual(HostCheck.name("[::1]:80"), "[::1]")
+        XCTAssertEqual(HostCheck.name("127.0.0.1"), "127.0.0.1")
+        for bad in ["", "a:b:c", "host:99999", "host:", ":80", "a b", "user@host", "host/x", "[::1", "[::1]x"] {
+            XCTAssertNil(HostCheck.name(bad), bad)
+        }
+        XCTAssertTrue(HostCheck.isLoopbackName("127.255.0.1"))
+        XCTAssertTrue(HostCheck.isLoopbackName("app.localhost"))
+        for name in ["127.0.0.1.evil.example", "localhost.evil.example", "128.0.0.1", "127.0.0.256", "0177.0.0.1", "0.0.0.0"] {
+            XCTAssertFalse(HostCheck.isLoopbackName(name), name)
+        }
+    }
+}
