@@ -3,19 +3,22 @@ import Vault
 import WebAuthn
 
 extension Operations {
-    /// The profile's passkeys as listings: metadata and public keys, never a private key.
-    public func listPasskeys(_ name: String) throws(OperationError) -> [JSONValue] {
+    /// The profile's passkeys as listings: metadata and public keys, never a private key. A page
+    /// (`restrictedTo`) sees only the passkeys its origin could use.
+    public func listPasskeys(_ name: String, restrictedTo page: String? = nil) throws(OperationError) -> [JSONValue] {
         _ = try profile(name)
-        return try stored { () throws(VaultError) in try vault.scoped(to: name).allPasskeys() }.map { VaultFixture.passkeyJSON($0, privateKey: nil) }
+        let all = try stored { () throws(VaultError) in try vault.scoped(to: name).allPasskeys() }
+        let origin = try page.map { (p) throws(OperationError) in try Operations.pageOrigin(p) }
+        return all.filter { origin.map(Operations.usable(by: $0)) ?? true }.map { VaultFixture.passkeyJSON($0, privateKey: nil) }
     }
 
-    public func passkey(_ name: String, id: String) throws(OperationError) -> JSONValue {
-        VaultFixture.passkeyJSON(try record(name, id), privateKey: nil)
+    public func passkey(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        VaultFixture.passkeyJSON(try record(name, id, restrictedTo: page), privateKey: nil)
     }
 
-    /// Removes a passkey, as the user deleting it in the password manager would.
-    public func removePasskey(_ name: String, id: String) throws(OperationError) -> JSONValue {
-        let record = try record(name, id)
+    /// Removes a passkey, as the user deleting it in the password manager would; a page only its own RP's.
+    public func removePasskey(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        let record = try record(name, id, restrictedTo: page)
         let scoped = vault.scoped(to: name)
         try stored { () throws(VaultError) in
             _ = try scoped.removePasskey(credentialID: record.credentialID)
@@ -26,12 +29,29 @@ extension Operations {
         return .object([("removed", VaultFixture.passkeyJSON(record, privateKey: nil))])
     }
 
-    private func record(_ name: String, _ id: String) throws(OperationError) -> PasskeyRecord {
+    private func record(_ name: String, _ id: String, restrictedTo page: String?) throws(OperationError) -> PasskeyRecord {
         _ = try profile(name)
         guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw .invalidInput("'\(id)' is not a base64url credential ID.") }
-        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes) }) else {
+        let origin = try page.map { (p) throws(OperationError) in try Operations.pageOrigin(p) }
+        // A page is told nothing of another RP's passkey, not even that it exists.
+        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes) }),
+              origin.map(Operations.usable(by: record)) ?? true else {
             throw .notFound("No passkey \(id) in profile \(name).")
         }
         return record
+    }
+
+    static func pageOrigin(_ text: String) throws(OperationError) -> Origin {
+        do {
+            return try Origin(text)
+        } catch {
+            throw .wrongOrigin("The page's origin \(text) is not one WebAuthn serves: \(error.message)")
+        }
+    }
+
+    /// Whether a page at `origin` could use the passkey: its RP ID is the origin's host or a registrable
+    /// suffix of it (WebAuthn L3 §5.1.3 step 8).
+    static func usable(by record: PasskeyRecord) -> (Origin) -> Bool {
+        { origin in (try? RelyingPartyID.validate(record.rpID, for: origin)) != nil }
     }
 }

@@ -24,9 +24,14 @@ extension Operations {
         return .object([("used", .object([("origin", .string(realm)), ("username", .string(username))]))])
     }
 
-    /// The passwords' listings (never the secrets unless `reveal`, which only a trusted front end asks for).
-    public func listPasswords(_ name: String, origin: String? = nil, reveal: Bool = false) throws(OperationError) -> [JSONValue] {
+    /// The passwords' listings (never the secrets unless `reveal`, which only a trusted front end asks for);
+    /// a page (`restrictedTo`) sees only its own origin's.
+    public func listPasswords(_ name: String, origin: String? = nil, reveal: Bool = false, restrictedTo page: String? = nil) throws(OperationError) -> [JSONValue] {
         _ = try profile(name)
+        if let page {
+            try Operations.checkSpeaksFor(origin ?? page, restrictedTo: page)
+            return try listPasswords(name, origin: page, reveal: false)
+        }
         let scoped = vault.scoped(to: name)
         let records = try stored { () throws(VaultError) in
             if let origin { return try scoped.passwords(origin: origin) }

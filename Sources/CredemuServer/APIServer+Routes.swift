@@ -61,7 +61,7 @@ extension APIServer {
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(r.first, platform: r.query("platform")) })
         },
         Route("GET", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
-            s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasswords(r.first) }))]))
+            s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasswords(r.first, restrictedTo: r.restrictedTo) }))]))
         },
         Route("POST", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
             let body = try r.body()
@@ -86,13 +86,13 @@ extension APIServer {
             })
         },
         Route("GET", "/profiles/{profile}/passkeys") { (s, r) throws(APIError) in
-            s.json(200, .object([("passkeys", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasskeys(r.first) }))]))
+            s.json(200, .object([("passkeys", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasskeys(r.first, restrictedTo: r.restrictedTo) }))]))
         },
         Route("GET", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second) })
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
         Route("DELETE", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second) })
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
         Route("GET", "/profiles/{profile}/events") { (s, r) throws(APIError) in
             let after = try r.query("after").map { (t) throws(APIError) in try APIError.wrap { () throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } } ?? 0

@@ -286,3 +286,22 @@ def test_vault_export_leaves_secrets_out_unless_asked(tmp_path):
     assert len(exported["passkeys"]) == 1 and len(exported["passwords"]) == 1
     full = json.loads(cli(tmp_path, "vault", "export", "--include-secrets").stdout)
     assert full["passwords"][0]["password"] == "s3cret" and full["passkeys"][0]["privateKey"]
+
+
+def test_a_page_sees_and_removes_only_its_own_sites_entries(tmp_path):
+    s = Server(BINARY, tmp_path, "--allow-origin", "https://login.example.com")
+    try:
+        other = json.loads(options_to_json(generate_registration_options(rp_id="other.test", rp_name="Other", user_name="carol")))
+        theirs = post_json(s, "/profiles/default/credentials/create", {"origin": "https://other.test", "options": other})[1]
+        ours = post_json(s, "/profiles/default/credentials/create", {"origin": "https://login.example.com", "options": registration_options()})[1]
+        post_json(s, "/profiles/default/passwords", {"origin": "https://other.test", "username": "carol", "password": "theirs"})
+        page = {"Origin": "https://login.example.com"}
+        listing = raw(s, "GET", "/profiles/default/passkeys", headers=page)[1]["passkeys"]
+        assert [k["credentialId"] for k in listing] == [ours["id"]], "example.com's passkey only"
+        assert raw(s, "GET", "/profiles/default/passwords", headers=page)[1]["passwords"] == []
+        assert raw(s, "GET", f"/profiles/default/passkeys/{theirs['id']}", headers=page)[0] == 404
+        assert raw(s, "DELETE", f"/profiles/default/passkeys/{theirs['id']}", headers=page)[0] == 404
+        assert len(raw(s, "GET", "/profiles/default/passkeys")[1]["passkeys"]) == 2, "the other site's passkey is still there"
+        assert raw(s, "DELETE", f"/profiles/default/passkeys/{ours['id']}", headers=page)[0] == 200
+    finally:
+        assert s.stop() == 0
