@@ -14,7 +14,7 @@ CREDEMU     := .build/debug/credemu
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
-	@echo "make test   install missing packages, build, run the Swift and interop tests"
+	@echo "make test   install missing packages, build, run the Swift and interop tests, then make sanitize"
 	@echo "make bench  in-process ceremonies/s beside raw keygen and signature costs"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
 
