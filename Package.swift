@@ -15,13 +15,15 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // The vault's "credemu" SQLite VFS, in C: the default VFS with a WAL's writes gathered into one call per commit.
+        .target(name: "CSQLiteVFS", dependencies: ["CSQLite"]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
         .target(name: "WebAuthn", dependencies: ["CPSL"]),
         // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium.
         .target(name: "Signing", dependencies: ["COpenSSL", "CSodium", "WebAuthn"]),
         // The encrypted SQLite vault: passwords, passkeys, fixtures.
-        .target(name: "Vault", dependencies: ["CSQLite", "CSodium", "Signing", "WebAuthn"]),
+        .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
         .target(name: "CredemuEngine", dependencies: ["WebAuthn", "Signing", "Vault"]),
         // What credemu does on request, once: the CLI and the server are thin adapters over it.

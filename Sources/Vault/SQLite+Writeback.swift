@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteVFS
 import Dispatch
 import Foundation
 
@@ -42,8 +43,8 @@ final class WALWriteback: @unchecked Sendable {
     }
 
     private func committed(db: OpaquePointer?, name: UnsafePointer<CChar>?, frames: Int32) {
-        // The commit is done: whatever of it the VFS still buffers goes to the kernel now (see CSQLite/shim.h).
-        csqlite_wal_flush_connection(db, name)
+        // The commit is done: whatever of it the VFS still buffers goes to the kernel now (see CSQLiteVFS).
+        credemu_vfs_write_out_wal(db, name)
         if frames >= WALWriteback.checkpointFrames {
             // As SQLite's default hook: a passive checkpoint that never waits for readers.
             sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteVFS
 
 /// A thin SQLite connection: prepared statements, typed binds and reads, errors as `VaultError`.
 final class SQLiteDatabase {
@@ -25,8 +26,8 @@ final class SQLiteDatabase {
     deinit { close() }
 
     /// The VFS every connection uses: the default one, with a WAL's writes gathered into one call per commit
-    /// (see `csqlite_register_wal_coalescing_vfs` in the CSQLite shim). Nil, should it not register: the default.
-    nonisolated(unsafe) private static let vfs: UnsafePointer<CChar>? = csqlite_register_wal_coalescing_vfs()
+    /// (the `CSQLiteVFS` target). Nil, should it not register: the default.
+    nonisolated(unsafe) private static let vfs: UnsafePointer<CChar>? = credemu_vfs_register()
 
     /// Hands the WAL's syncs and checkpoints to a `WALWriteback`.
     func startWALWriteback() {

@@ -124,9 +124,13 @@ final class PublicSuffixList: @unchecked Sendable {
         return psl_is_public_suffix2(context, domain, PSL_TYPE_ICANN | PSL_TYPE_PRIVATE | PSL_TYPE_NO_STAR_RULE) != 0
     }
 
+    /// libpsl answers with a pointer into `domain`'s bytes, so the answer is copied while they are alive: a String
+    /// passed straight to the call would be bridged to a temporary C string, freed before `String(cString:)` ran.
     func registrableDomain(_ domain: String) -> String? {
-        guard let context, let result = psl_registrable_domain(context, domain) else { return nil }
-        return String(cString: result)
+        guard let context else { return nil }
+        return domain.withCString { input in
+            psl_registrable_domain(context, input).map { String(cString: $0) }
+        }
     }
 
     func isCookieDomainAcceptable(host: String, domain: String) -> Bool {

@@ -1,3 +1,4 @@
+import CSQLite
 import CredemuTestSupport
 import Foundation
 import Signing
@@ -18,6 +19,16 @@ final class VaultWALTests: XCTestCase {
                                        publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
             try vault.insertPasskey(record, privateKey: signing.pkcs8)
         }
+    }
+
+    func testTheVaultsConnectionIsOnTheCredemuVFS() throws {
+        // Should the VFS fail to register, SQLite would quietly open the default one and every test here still pass.
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { vault.close() }
+        var vfs: UnsafeMutablePointer<sqlite3_vfs>?
+        XCTAssertEqual(sqlite3_file_control(vault.db.handle, "main", SQLITE_FCNTL_VFS_POINTER, &vfs), SQLITE_OK)
+        XCTAssertEqual(vfs?.pointee.zName.map { String(cString: $0) }, "credemu")
     }
 
     func testACommitLargerThanOneWriteCallLandsWhole() throws {

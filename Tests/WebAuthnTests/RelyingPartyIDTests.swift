@@ -70,4 +70,30 @@ final class RelyingPartyIDTests: XCTestCase {
         XCTAssertThrowsError(try RelyingPartyID.validate("co.uk", for: origin))
         XCTAssertThrowsError(try RelyingPartyID.defaultID(for: origin)) { XCTAssertEqual(($0 as? WebAuthnError)?.name, .typeError) }
     }
+
+    func testRegistrableDomainIsReadWhileItsInputIsAlive() {
+        // libpsl answers with a pointer into the string it was given: the answer must be copied before that string
+        // goes. Short hosts (Swift's inline strings, bridged through a temporary), long ones, built ones and
+        // substrings, many times over, so that AddressSanitizer (`make sanitize`) sees any read of freed memory.
+        var cases: [(host: String, registrable: String)] = [
+            ("example.com", "example.com"), ("a.example.com", "example.com"), ("shop.example.co.uk", "example.co.uk"),
+            ("alice.github.io", "alice.github.io"), ("x.alice.github.io", "alice.github.io"), ("localhost", "localhost"),
+            ("co.uk", "co.uk"),
+        ]
+        for n in 0..<300 {
+            cases.append(("h\(n).example.com", "example.com"))
+            cases.append(("service-\(n).login.department.example.co.uk", "example.co.uk"))
+            let long = String(repeating: "label\(n % 7).", count: 1 + n % 9) + "rp\(n).example.org"
+            cases.append((String(long.dropFirst(7)), "example.org"))
+        }
+        var answers: [String] = []
+        for _ in 0..<3 {
+            for (host, registrable) in cases {
+                let answer = RelyingPartyID.registrableDomain(host)
+                XCTAssertEqual(answer, registrable, host)
+                answers.append(answer)
+            }
+        }
+        XCTAssertEqual(answers.count, cases.count * 3)
+    }
 }

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""A short, bounded API workload against a sanitizer-built `credemu serve` (`make sanitize`).
+
+    workload.py CREDEMU_BINARY
+
+Starts the server on a free port over a fresh vault, drives every route group (profiles, passwords and
+autofill, create and get ceremonies with py_webauthn-shaped options, the three signals, the clock, holds,
+user decisions, events and findings), some malformed and extreme input, and a few concurrent clients; then
+stops it with SIGTERM and reopens the vault with the CLI. Fails when the server dies, answers 5xx, does not
+exit cleanly, or when its stderr (or the CLI's) carries a sanitizer report. Python's standard library only.
+"""
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ORIGIN = "https://shop.example.com"
+RP_ID = "example.com"
+# py_webauthn 3's default pubKeyCredParams, in its order.
+PY_WEBAUTHN_ALGORITHMS = [-7, -8, -36, -37, -38, -39, -257, -258, -259]
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "WARNING: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "runtime error:", "ThreadSanitizer: reported")
+
+
+class Failure(Exception):
+    pass
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def registration_options(user, user_id=None, exclude=(), resident_key="preferred"):
+    """Shaped like py_webauthn's `options_to_json(generate_registration_options(...))`."""
+    return {
+        "rp": {"name": "Shop", "id": RP_ID},
+        "user": {"id": user_id or b64url(os.urandom(16)), "name": user, "displayName": user},
+        "challenge": b64url(os.urandom(32)),
+        "pubKeyCredParams": [{"type": "public-key", "alg": alg} for alg in PY_WEBAUTHN_ALGORITHMS],
+        "timeout": 60000,
+        "excludeCredentials": [{"type": "public-key", "id": cid} for cid in exclude],
+        "authenticatorSelection": {"residentKey": resident_key, "requireResidentKey": resident_key == "required",
+                                   "userVerification": "preferred"},
+        "attestation": "none",
+    }
+
+
+def authentication_options(allow=()):
+    """Shaped like py_webauthn's `options_to_json(generate_authentication_options(...))`."""
+    return {"rpId": RP_ID, "challenge": b64url(os.urandom(32)), "timeout": 60000,
+            "allowCredentials": [{"type": "public-key", "id": cid} for cid in allow], "userVerification": "preferred"}
+
+
+class Server:
+    def __init__(self, binary, directory):
+        self.binary = binary
+        self.directory = Path(directory)
+        self.vault = self.directory / "vault.db"
+        self.stderr_path = self.directory / "server.stderr"
+        port_file = self.directory / "port"
+        port_file.unlink(missing_ok=True)
+        self.stderr = open(self.stderr_path, "w")
+        self.process = subprocess.Popen([binary, "--vault", str(self.vault), "serve", "--port", "0", "--port-file",
+                                         str(port_file), "--threads", "4"],
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr)
+        deadline = time.time() + 60
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if self.process.poll() is not None:
+                raise Failure(f"the server exited with {self.process.returncode} before it listened")
+            if time.time() > deadline:
+                raise Failure("the server did not write its port file within 60 s")
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+        self.requests = 0
+        self.lock = threading.Lock()
+
+    def call(self, method, path, body=None, raw=None, expect=None):
+        """One request; `expect` is a status or a tuple of them. Every POST, PATCH and DELETE says it is JSON."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None or method in ("POST", "PATCH", "DELETE"):
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, payload = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, payload = error.code, error.read()
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            raise Failure(f"{method} {path}: no answer ({error}); server exit status {self.process.poll()}") from error
+        with self.lock:
+            self.requests += 1
+        if status >= 500:
+            raise Failure(f"{method} {path} answered {status}: {payload[:300]!r}")
+        if expect is not None and status not in (expect if isinstance(expect, tuple) else (expect,)):
+            raise Failure(f"{method} {path} answered {status}, expected {expect}: {payload[:300]!r}")
+        try:
+            return status, json.loads(payload) if payload else None
+        except ValueError:
+            return status, payload
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise Failure("the server did not stop within 60 s of SIGTERM")
+        self.stderr.close()
+        return self.process.returncode
+
+
+def create(server, profile="default", user="alice@example.com", expect=200, options=None, **extra):
+    body = {"origin": ORIGIN, "options": options or registration_options(user), **extra}
+    return server.call("POST", f"/profiles/{profile}/credentials/create", body, expect=expect)[1]
+
+
+def get(server, profile="default", allow=(), expect=200, **extra):
+    body = {"origin": ORIGIN, "options": authentication_options(allow), **extra}
+    return server.call("POST", f"/profiles/{profile}/credentials/get", body, expect=expect)[1]
+
+
+def documents_and_profiles(s):
+    s.call("GET", "/health", expect=200)
+    s.call("GET", "/openapi.json", expect=200)
+    s.call("GET", "/shim.js", expect=200)
+    s.call("GET", "/providers", expect=200)
+    s.call("GET", "/profiles", expect=200)
+    s.call("POST", "/profiles", {"name": "ios", "pack": "apple", "platform": "ios", "osVersion": "18.1"}, expect=201)
+    s.call("POST", "/profiles", {"name": "droid", "pack": "gpm", "platform": "android"}, expect=201)
+    s.call("POST", "/profiles", {"name": "spec", "pack": "webauthn-spec"}, expect=201)
+    s.call("POST", "/profiles", {"name": "ios"}, expect=409)
+    s.call("POST", "/profiles", {"name": "x", "platform": "windows"}, expect=400)
+    s.call("PATCH", "/profiles/ios", {"automaticPasskeyUpgrades": False}, expect=200)
+    s.call("GET", "/profiles/ios", expect=200)
+    s.call("GET", "/profiles/ghost", expect=404)
+    for platform in ("desktop", "android", "ios", "macos"):
+        s.call("GET", f"/profiles/default/capabilities?platform={platform}")
+
+
+def passwords_and_upgrade(s):
+    s.call("POST", "/clock", {"set": "2026-11-29T10:00:00Z"}, expect=200)
+    s.call("POST", "/profiles/default/passwords", {"origin": ORIGIN, "username": "alice@example.com", "password": "pw"}, expect=201)
+    s.call("POST", "/profiles/default/passwords", {"origin": ORIGIN, "username": "bob@example.com", "password": "pw2 ünïcode"}, expect=201)
+    s.call("GET", "/profiles/default/passwords", expect=200)
+    s.call("POST", "/clock", {"advance": "1d"}, expect=200)
+    s.call("POST", "/profiles/default/autofill", {"origin": ORIGIN, "username": "alice@example.com", "submit": True}, expect=200)
+    s.call("POST", "/clock", {"advance": 60}, expect=200)
+    create(s, mediation="conditional")  # the automatic upgrade
+    s.call("POST", "/clock", {"advance": "6m"}, expect=200)
+    create(s, user="again@example.com", mediation="conditional", expect=422)  # no recent password: silent
+    s.call("POST", "/profiles/default/passwords/use", {"origin": ORIGIN, "username": "alice@example.com"}, expect=200)
+    s.call("GET", "/clock", expect=200)
+
+
+def ceremonies_signals_and_decisions(s):
+    carol = registration_options("carol@example.com")
+    created = create(s, options=carol)
+    for profile in ("spec", "ios", "droid"):
+        create(s, profile=profile, user=f"{profile}@example.com")
+        get(s, profile=profile)
+    get(s, allow=[created["id"]])
+    get(s, pick=created["id"])
+    s.call("POST", "/profiles/default/user", {"decisions": ["cancel", "timeout"]}, expect=200)
+    get(s, expect=422)
+    create(s, user="dave@example.com", expect=422)
+    s.call("POST", "/profiles/default/user", {"decisions": ["accept"]}, expect=200)
+    s.call("GET", "/profiles/default/user", expect=200)
+    s.call("DELETE", "/profiles/default/user", expect=200)
+    for passkey in s.call("GET", "/profiles/default/passkeys", expect=200)[1]["passkeys"]:
+        s.call("GET", f"/profiles/default/passkeys/{passkey['credentialId']}", expect=200)
+    signal_base = {"origin": ORIGIN}
+    s.call("POST", "/profiles/default/signals/unknown",
+           {**signal_base, "options": {"rpId": RP_ID, "credentialId": created["id"]}}, expect=200)
+    s.call("POST", "/profiles/default/signals/accepted",
+           {**signal_base, "options": {"rpId": RP_ID, "userId": carol["user"]["id"], "allAcceptedCredentialIds": [created["id"]]}},
+           expect=200)
+    s.call("POST", "/profiles/default/signals/details",
+           {**signal_base, "options": {"rpId": RP_ID, "userId": carol["user"]["id"], "name": "carol2", "displayName": "Carol Two"}},
+           expect=200)
+    # Android's signal rate limit, until it answers 429.
+    options = registration_options("erin@example.com")
+    s.call("POST", "/profiles/droid/credentials/create", {"origin": ORIGIN, "options": options}, expect=200)
+    details = {**signal_base, "options": {"rpId": RP_ID, "userId": options["user"]["id"], "name": "n", "displayName": "d"}}
+    accepted = {**signal_base, "options": {"rpId": RP_ID, "userId": options["user"]["id"], "allAcceptedCredentialIds": []}}
+    s.call("POST", "/profiles/droid/signals/accepted", accepted)
+    statuses = [s.call("POST", "/profiles/droid/signals/details", details)[0] for _ in range(12)]
+    if 429 not in statuses:
+        raise Failure(f"the Android signal rate limit never answered 429: {statuses}")
+    s.call("DELETE", f"/profiles/default/passkeys/{created['id']}", expect=200)
+    s.call("GET", f"/profiles/default/passkeys/{created['id']}", expect=404)
+    s.call("GET", "/profiles/default/events", expect=200)
+    s.call("GET", "/profiles/default/events?kind=create&limit=5", expect=200)
+    s.call("GET", "/profiles/default/events?after=3", expect=200)
+    s.call("GET", "/profiles/default/findings", expect=200)
+
+
+def holds(s):
+    hold = s.call("POST", "/profiles/default/holds", {"timeoutMs": 10000}, expect=201)[1]
+    result = {}
+
+    def held():
+        try:
+            result["create"] = create(s, user="held@example.com")
+        except Exception as error:  # noqa: BLE001
+            result["error"] = error
+
+    worker = threading.Thread(target=held)
+    worker.start()
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        states = [h["state"] for h in s.call("GET", "/holds", expect=200)[1]["holds"] if h["id"] == hold["id"]]
+        if states == ["holding"]:
+            break
+        time.sleep(0.02)
+    s.call("POST", f"/holds/{hold['id']}/release", {"outcome": "proceed"}, expect=200)
+    worker.join(30)
+    if "error" in result or "create" not in result:
+        raise Failure(f"the held create did not complete: {result}")
+    s.call("POST", "/profiles/default/holds", {"timeoutMs": 50}, expect=201)
+    create(s, user="late@example.com", expect=422)  # the hold times out
+    s.call("POST", "/holds/hold-99/release", {"outcome": "proceed"}, expect=404)
+
+
+def malformed_input(s):
+    """Input a server must refuse without harm: every answer a 4xx, never a crash."""
+    path = "/profiles/default/credentials/create"
+    bad_bodies = [
+        b"", b"{not json", b"[1,2]", b"null", b"\x00\xff\xfe", b'"\\ud800"', b"[" * 5000 + b"]" * 5000,
+        b'{"origin": "' + b"a" * 100_000 + b'"}',
+        json.dumps({"origin": ORIGIN}).encode(),
+        json.dumps({"origin": 5, "options": {}}).encode(),
+        json.dumps({"origin": "http://evil.example", "options": registration_options("m")}).encode(),
+        json.dumps({"origin": ORIGIN, "options": {**registration_options("m"), "challenge": "a+b/"}}).encode(),
+        json.dumps({"origin": ORIGIN, "options": {**registration_options("m"), "pubKeyCredParams": [{"type": "public-key", "alg": 1e300}]}}).encode(),
+        json.dumps({"origin": ORIGIN, "options": {**registration_options("m"), "rp": {"name": "x", "id": "co.uk"}}}).encode(),
+        json.dumps({"origin": ORIGIN, "options": {**registration_options("m"), "user": {"id": "", "name": "", "displayName": ""}}}).encode(),
+    ]
+    for body in bad_bodies:
+        status, _ = s.call("POST", path, raw=body)
+        if not 400 <= status < 500:
+            raise Failure(f"malformed create body {body[:60]!r} answered {status}")
+    odd = [  # refused or accepted as the server sees fit (a browser clamps a huge timeout): just never a 5xx
+        ("POST", path, {"origin": ORIGIN, "options": {**registration_options("huge-timeout"), "timeout": 1e300}}),
+        ("POST", "/profiles/default/credentials/get", {"origin": ORIGIN, "options": {"challenge": "AA"}, "pick": "%%"}),
+        ("POST", "/profiles/default/credentials/get", {"origin": ORIGIN, "options": {**authentication_options(), "timeout": -1e300}}),
+        ("POST", "/profiles/default/signals/unknown", {"origin": ORIGIN, "options": {"rpId": RP_ID, "credentialId": "a+b"}}),
+        ("POST", "/profiles/default/signals/unknown", {"origin": ORIGIN, "options": {"rpId": "127.0.0.1", "credentialId": "AA"}}),
+        ("POST", "/profiles/default/signals/accepted", {"origin": ORIGIN, "options": {"rpId": RP_ID}}),
+        ("POST", "/profiles/default/signals/details", {"origin": ORIGIN, "options": {"rpId": RP_ID, "userId": 7}}),
+        ("POST", "/profiles/default/signals/nonsense", {"origin": ORIGIN, "options": {}}),
+        ("POST", "/profiles/default/user", {"decisions": ["dance"]}),
+        ("POST", "/profiles/default/user", {"decisions": "accept"}),
+        ("POST", "/clock", {"set": "yesterday"}),
+        ("POST", "/clock", {"set": 1e300}),
+        ("POST", "/profiles/default/passwords", {"origin": ORIGIN, "username": 3}),
+        ("POST", "/profiles/default/passwords", {"origin": "not an origin", "username": "u", "password": "p"}),
+        ("POST", "/profiles/default/autofill", {"origin": ORIGIN, "username": "nobody"}),
+        ("PATCH", "/profiles/default", {"osVersion": "1" * 5000}),
+        ("POST", "/profiles", {"name": "\u0000evil/..", "pack": "gpm"}),
+        ("GET", "/profiles/default/events?limit=-5&after=abc", None),
+        ("GET", "/profiles/default/passkeys/%ff%fe", None),
+        ("GET", "/nope", None),
+        ("DELETE", "/health", None),
+    ]
+    for method, route, body in odd:
+        status, _ = s.call(method, route, body)
+        if status >= 500:
+            raise Failure(f"{method} {route} answered {status}")
+    status, _ = s.call("POST", "/profiles/default/passwords", raw=b"{" + b" " * 300_000 + b"}")
+    if status != 413:
+        raise Failure(f"an oversized body answered {status}, not 413")
+
+
+def concurrent_clients(s, clients=6, rounds=5):
+    """Ceremonies on several connections at once, while another client changes profiles and the clock under them
+    (the server's engine and profile caches, the vault's lock, the event writer, the WAL writeback)."""
+    errors = []
+    done = threading.Event()
+
+    def client(n):
+        try:
+            profile = ("default", "spec", "droid")[n % 3]
+            for r in range(rounds):
+                made = create(s, profile=profile, user=f"u{n}-{r}@example.com")
+                get(s, profile=profile, allow=[made["id"]])
+                s.call("GET", f"/profiles/{profile}/events?limit=3", expect=200)
+                s.call("POST", f"/profiles/{profile}/signals/unknown",
+                       {"origin": ORIGIN, "options": {"rpId": RP_ID, "credentialId": b64url(os.urandom(16))}})
+                s.call("POST", f"/profiles/{profile}/passwords",
+                       {"origin": ORIGIN, "username": f"u{n}-{r}", "password": "pw"}, expect=201)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    def meddler():
+        try:
+            flip = False
+            while not done.is_set():
+                flip = not flip
+                s.call("PATCH", "/profiles/spec", {"passcodeSet": flip}, expect=200)
+                s.call("POST", "/clock", {"advance": "1s"}, expect=200)
+                s.call("GET", "/profiles", expect=200)
+                s.call("GET", "/holds", expect=200)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    side = threading.Thread(target=meddler)
+    side.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    done.set()
+    side.join(60)
+    if errors:
+        raise Failure(f"concurrent clients failed: {errors[0]}")
+
+
+def sanitizer_reports(text):
+    return [line for line in text.splitlines() if any(marker in line for marker in SANITIZER_MARKERS)]
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = os.path.abspath(sys.argv[1])
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="credemu-sanitize-") as directory:
+        server = Server(binary, directory)
+        failure = None
+        try:
+            for step in (documents_and_profiles, passwords_and_upgrade, ceremonies_signals_and_decisions, holds,
+                         malformed_input, concurrent_clients):
+                step(server)
+                if server.process.poll() is not None:
+                    raise Failure(f"the server died during {step.__name__} (exit {server.process.returncode})")
+            server.call("DELETE", "/profiles/ios", expect=200)
+            server.call("POST", "/clock", {"mode": "system"}, expect=200)
+        except Exception as error:  # noqa: BLE001 - a bug in this script fails the run too, after the server stops
+            failure = f"{type(error).__name__}: {error}"
+        status = server.stop()
+        log = server.stderr_path.read_text(errors="replace")
+        reports = sanitizer_reports(log)
+        # The vault the server closed opens again, in a new sanitized process.
+        listed = subprocess.run([binary, "--vault", str(server.vault), "vault", "list"], capture_output=True, text=True,
+                                timeout=120)
+        reports += sanitizer_reports(listed.stderr)
+        if failure is None and status != 0:
+            failure = f"the server exited with {status} after SIGTERM"
+        if failure is None and listed.returncode != 0:
+            failure = f"`credemu vault list` on the server's vault exited with {listed.returncode}: {listed.stderr[-500:]}"
+        if reports:
+            failure = (failure + "; " if failure else "") + f"{len(reports)} sanitizer report line(s)"
+        if failure:
+            print(log[-20000:], file=sys.stderr)
+            print(listed.stderr[-5000:], file=sys.stderr)
+            print(f"sanitize workload: FAILED: {failure}", file=sys.stderr)
+            return 1
+        print(f"sanitize workload: {server.requests} requests, server exited 0, no sanitizer reports "
+              f"({time.time() - started:.1f} s)")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
