@@ -148,7 +148,7 @@ extension Engine {
             if isExempt(rpID) { return true }
             let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
             if tokens >= 1 { return true }
-            let wait = Int((last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
+            let wait = Int(saturating: (last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
             return try overQuotaOutcome(overQuota, retryAfterMillis: max(wait, 0))
         case let .window(max, windowSeconds, overQuota):
             let key = "window"
@@ -157,10 +157,10 @@ extension Engine {
             let cutoff = now.timeIntervalSince1970 * 1000 - Double(windowSeconds) * 1000
             calls = calls.filter { Double($0) > cutoff }
             if calls.count >= max {
-                let wait = Int((Double(calls[0]) - cutoff).rounded(.up))
+                let wait = Int(saturating: (Double(calls[0]) - cutoff).rounded(.up))
                 return try overQuotaOutcome(overQuota, retryAfterMillis: wait)
             }
-            calls.append(Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            calls.append(Timestamp.millis(now))
             let state = calls.map(String.init).joined(separator: ",")
             try store { () throws(VaultError) in try vault.setQuotaState(key, state) }
             return true
@@ -181,7 +181,7 @@ extension Engine {
         guard case let .tokenBucket(capacity, refill, _, _) = knobs.rateLimit, !isExempt(rpID) else { return }
         let now = clock.now()
         let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
-        let state = "\(tokens - 1),\(Int64((last.timeIntervalSince1970 * 1000).rounded()))"
+        let state = "\(tokens - 1),\(Timestamp.millis(last))"
         try store { () throws(VaultError) in try vault.setQuotaState("bucket:" + RelyingPartyID.registrableDomain(rpID), state) }
     }
 
@@ -192,7 +192,8 @@ extension Engine {
         guard let parts, parts.count == 2 else { return (capacity, now) }
         var tokens = Int(parts[0])
         var last = Date(timeIntervalSince1970: Double(parts[1]) / 1000)
-        let periods = Int(now.timeIntervalSince(last) / Double(refillSeconds))
+        // More periods than the capacity fill the bucket all the same; counting them all could overflow.
+        let periods = min(Int(saturating: now.timeIntervalSince(last) / Double(refillSeconds)), capacity)
         if periods > 0 {
             tokens = min(capacity, tokens + periods)
             last = tokens == capacity ? now : last.addingTimeInterval(Double(periods * refillSeconds))
