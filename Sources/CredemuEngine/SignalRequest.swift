@@ -33,30 +33,20 @@ public enum SignalRequest: Equatable, Sendable {
     }
 
     public init(kind: String, document: JSONValue) throws(WebAuthnError) {
-        guard document.objectValue != nil else { throw .typeError("The signal options must be a JSON object.") }
-        func string(_ key: String) throws(WebAuthnError) -> String {
-            guard let v = document[key] else { throw .typeError("The signal options need '\(key)'.") }
-            guard let s = v.stringValue else { throw .typeError("'\(key)' must be a string, not \(v.typeName).") }
-            return s
-        }
+        let dictionary = ["unknown": "UnknownCredentialOptions", "accepted": "AllAcceptedCredentialsOptions",
+                          "details": "CurrentUserDetailsOptions"][kind]
+        guard let dictionary else { throw .typeError("'\(kind)' is not a signal; the signals are unknown, accepted and details.") }
+        let o = try OptionsReader(document, path: .root(dictionary))
         switch kind {
         case "unknown":
-            self = .unknownCredential(rpId: try string("rpId"), credentialId: try string("credentialId"))
+            self = .unknownCredential(rpId: try o.requiredString("rpId"), credentialId: try o.requiredString("credentialId"))
         case "accepted":
-            guard let list = document["allAcceptedCredentialIds"]?.arrayValue else {
-                throw .typeError("The signal options need 'allAcceptedCredentialIds' as an array.")
-            }
-            var ids: [String] = []
-            for item in list {
-                guard let s = item.stringValue else { throw .typeError("'allAcceptedCredentialIds' must hold strings.") }
-                ids.append(s)
-            }
-            self = .allAcceptedCredentials(rpId: try string("rpId"), userId: try string("userId"), allAcceptedCredentialIds: ids)
-        case "details":
-            self = .currentUserDetails(rpId: try string("rpId"), userId: try string("userId"), name: try string("name"),
-                                       displayName: try string("displayName"))
+            _ = try o.required("allAcceptedCredentialIds", o.array)
+            let ids = try o.strings("allAcceptedCredentialIds")
+            self = .allAcceptedCredentials(rpId: try o.requiredString("rpId"), userId: try o.requiredString("userId"), allAcceptedCredentialIds: ids)
         default:
-            throw .typeError("'\(kind)' is not a signal; the signals are unknown, accepted and details.")
+            self = .currentUserDetails(rpId: try o.requiredString("rpId"), userId: try o.requiredString("userId"),
+                                       name: try o.requiredString("name"), displayName: try o.requiredString("displayName"))
         }
     }
 }

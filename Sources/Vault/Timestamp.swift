@@ -125,3 +125,12 @@ public enum Timestamp {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
+
+extension JSONFields {
+    /// A member holding a `Timestamp`.
+    func time(_ key: String) throws(Failure) -> Date? {
+        guard let s = try string(key) else { return nil }
+        guard let date = Timestamp.parse(s) else { throw invalid(key, "must be an RFC 3339 UTC time such as 2026-01-31T09:30:00Z") }
+        return date
+    }
+}
