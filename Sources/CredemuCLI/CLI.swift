@@ -27,14 +27,10 @@ public enum CLI {
         } catch let error as WebAuthnError {
             terminal.write(error.json.pretty())
             return .webAuthnError
-        } catch let error as Scenario.Invalid {
-            terminal.writeError("credemu: \(error.description)\n")
-            return .usage
-        } catch let error as PolicyPack.InvalidPack {
-            let body = JSONValue.object([("error", .object([("name", "InvalidPolicyPack"), ("message", .string(error.message))]))])
-            terminal.write(body.pretty())
+        } catch let error as InvalidConfiguration {
+            terminal.write(error.json.pretty())
             terminal.writeError("credemu: \(error.message)\n")
-            return .vaultError
+            return .usage
         } catch {
             terminal.writeError("credemu: \(error)\n")
             return .vaultError

@@ -35,7 +35,7 @@ def test_a_pack_the_validator_refuses_is_named_in_the_error(credemu, tmp_path):
     pack = json.loads((ROOT / "providers" / "gpm.json").read_text())
     del pack["knobs"]["signals.rateLimit"]
     (tmp_path / "bad.json").write_text(json.dumps(pack))
-    result = credemu.json("providers", "validate", str(tmp_path / "bad.json"), exit_code=3)
+    result = credemu.json("providers", "validate", str(tmp_path / "bad.json"), exit_code=2)
     assert result["error"]["name"] == "InvalidPolicyPack"
     assert "knobs.signals.rateLimit is missing" in result["error"]["message"]
     with pytest.raises(jsonschema.ValidationError):
