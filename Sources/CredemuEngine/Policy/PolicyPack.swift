@@ -35,7 +35,6 @@ public struct PolicyPack: ProviderPolicy {
     }
 
     private init(document: JSONValue) throws(InvalidConfiguration.Field) {
-        guard document.objectValue != nil else { throw .invalidField("a policy pack is a JSON object") }
         let pack = try ConfigurationFields(document, path: "pack")
         try pack.onlyKeys(["schema", "id", "name", "version", "provider", "description", "sources", "platforms", "defaultPlatform",
                            "knobs", "variants"])
