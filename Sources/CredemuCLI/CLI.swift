@@ -26,11 +26,8 @@ public enum CLI {
         } catch let error as WebAuthnError {
             terminal.write(error.json.pretty())
             return .webAuthnError
-        } catch let error as Scenario.Invalid {
-            terminal.writeError("credemu: \(error.description)\n")
-            return .usage
-        } catch let error as PolicyPack.InvalidPack {
-            terminal.write(ErrorBody.json(name: "InvalidPolicyPack", message: error.message).pretty())
+        } catch let error as InvalidConfiguration {
+            terminal.write(error.json.pretty())
             terminal.writeError("credemu: \(error.message)\n")
             return .usage
         } catch {

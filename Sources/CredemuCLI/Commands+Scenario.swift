@@ -15,7 +15,7 @@ extension Context {
         let providers: [(any ProviderPolicy, Platform)]
         do {
             providers = try registry().select(args.value("providers") ?? "all", for: scenario)
-        } catch let error as PolicyPack.InvalidPack {
+        } catch let error as InvalidConfiguration {
             throw UsageError(error.message)
         }
         let directory = NSTemporaryDirectory() + "credemu-scenario-" + UUID().uuidString

@@ -105,7 +105,7 @@ extension Engine {
         let window = TimeInterval(knobs.windowSeconds)
         let latest = matching.compactMap { lastCountedUse($0) }.max()
         guard let latest, now.timeIntervalSince(latest) <= window else {
-            let ago = latest.map { "\(Int(now.timeIntervalSince($0))) s ago" } ?? "never filled or used"
+            let ago = latest.map { "\(Int(saturating: now.timeIntervalSince($0))) s ago" } ?? "never filled or used"
             throw ineligible(.noRecentlyUsedPassword, "the matching password was last counted \(ago); "
                              + knobs.cite("conditionalCreate.windowSeconds", "\(knobs.windowSeconds)") + ", "
                              + knobs.cite("conditionalCreate.countedTimes", knobs.countedTimes.joined(separator: "+")))

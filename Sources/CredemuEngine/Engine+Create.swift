@@ -120,7 +120,7 @@ extension Engine {
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds an excluded credential (\(match.id))."),
                                  reason: .excludedCredential)
         case .noAnswer:
-            let millis = Int(timeout ?? 300_000)
+            let millis = Int(saturating: timeout ?? 300_000)
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider showed an 'already registered' notice and never answered; the promise settled at the \(millis) ms timeout."),
                                  reason: .noAnswerUntilTimeout, afterTimeoutMillis: millis)
         }

@@ -2,67 +2,6 @@ import Foundation
 import Vault
 import WebAuthn
 
-/// One of the three WebAuthn signals (WebAuthn L3 §5.1.10), as the RP sends it: the dictionaries verbatim.
-public enum SignalRequest: Equatable, Sendable {
-    case unknownCredential(rpId: String, credentialId: String)
-    case allAcceptedCredentials(rpId: String, userId: String, allAcceptedCredentialIds: [String])
-    case currentUserDetails(rpId: String, userId: String, name: String, displayName: String)
-
-    public var kind: String {
-        switch self {
-        case .unknownCredential: return "unknown"
-        case .allAcceptedCredentials: return "accepted"
-        case .currentUserDetails: return "details"
-        }
-    }
-
-    public var rpId: String {
-        switch self {
-        case .unknownCredential(let rp, _), .allAcceptedCredentials(let rp, _, _), .currentUserDetails(let rp, _, _, _): return rp
-        }
-    }
-
-    /// Reads `UnknownCredentialOptions`, `AllAcceptedCredentialsOptions` or `CurrentUserDetailsOptions`
-    /// (`kind`: unknown, accepted, details); a missing or mistyped member is a `TypeError`.
-    public init(kind: String, json text: String) throws(WebAuthnError) {
-        let document: JSONValue
-        do {
-            document = try JSONValue.parse(text)
-        } catch {
-            throw .typeError("The signal options are not valid JSON: \(error.description).")
-        }
-        try self.init(kind: kind, document: document)
-    }
-
-    public init(kind: String, document: JSONValue) throws(WebAuthnError) {
-        guard document.objectValue != nil else { throw .typeError("The signal options must be a JSON object.") }
-        func string(_ key: String) throws(WebAuthnError) -> String {
-            guard let v = document[key] else { throw .typeError("The signal options need '\(key)'.") }
-            guard let s = v.stringValue else { throw .typeError("'\(key)' must be a string, not \(v.typeName).") }
-            return s
-        }
-        switch kind {
-        case "unknown":
-            self = .unknownCredential(rpId: try string("rpId"), credentialId: try string("credentialId"))
-        case "accepted":
-            guard let list = document["allAcceptedCredentialIds"]?.arrayValue else {
-                throw .typeError("The signal options need 'allAcceptedCredentialIds' as an array.")
-            }
-            var ids: [String] = []
-            for item in list {
-                guard let s = item.stringValue else { throw .typeError("'allAcceptedCredentialIds' must hold strings.") }
-                ids.append(s)
-            }
-            self = .allAcceptedCredentials(rpId: try string("rpId"), userId: try string("userId"), allAcceptedCredentialIds: ids)
-        case "details":
-            self = .currentUserDetails(rpId: try string("rpId"), userId: try string("userId"), name: try string("name"),
-                                       displayName: try string("displayName"))
-        default:
-            throw .typeError("'\(kind)' is not a signal; the signals are unknown, accepted and details.")
-        }
-    }
-}
-
 extension Engine {
     /// Sends a signal to the provider. It resolves telling the caller nothing, as the spec requires; the
     /// event log records what the provider did. It throws only what the platform throws: `TypeError` for bad
@@ -209,7 +148,7 @@ extension Engine {
             if isExempt(rpID) { return true }
             let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
             if tokens >= 1 { return true }
-            let wait = Int((last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
+            let wait = Int(saturating: (last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
             return try overQuotaOutcome(overQuota, retryAfterMillis: max(wait, 0))
         case let .window(max, windowSeconds, overQuota):
             let key = "window"
@@ -218,10 +157,10 @@ extension Engine {
             let cutoff = now.timeIntervalSince1970 * 1000 - Double(windowSeconds) * 1000
             calls = calls.filter { Double($0) > cutoff }
             if calls.count >= max {
-                let wait = Int((Double(calls[0]) - cutoff).rounded(.up))
+                let wait = Int(saturating: (Double(calls[0]) - cutoff).rounded(.up))
                 return try overQuotaOutcome(overQuota, retryAfterMillis: wait)
             }
-            calls.append(Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            calls.append(Timestamp.millis(now))
             let state = calls.map(String.init).joined(separator: ",")
             try store { () throws(VaultError) in try vault.setQuotaState(key, state) }
             return true
@@ -242,7 +181,7 @@ extension Engine {
         guard case let .tokenBucket(capacity, refill, _, _) = knobs.rateLimit, !isExempt(rpID) else { return }
         let now = clock.now()
         let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
-        let state = "\(tokens - 1),\(Int64((last.timeIntervalSince1970 * 1000).rounded()))"
+        let state = "\(tokens - 1),\(Timestamp.millis(last))"
         try store { () throws(VaultError) in try vault.setQuotaState("bucket:" + RelyingPartyID.registrableDomain(rpID), state) }
     }
 
@@ -253,7 +192,8 @@ extension Engine {
         guard let parts, parts.count == 2 else { return (capacity, now) }
         var tokens = Int(parts[0])
         var last = Date(timeIntervalSince1970: Double(parts[1]) / 1000)
-        let periods = Int(now.timeIntervalSince(last) / Double(refillSeconds))
+        // More periods than the capacity fill the bucket all the same; counting them all could overflow.
+        let periods = min(Int(saturating: now.timeIntervalSince(last) / Double(refillSeconds)), capacity)
         if periods > 0 {
             tokens = min(capacity, tokens + periods)
             last = tokens == capacity ? now : last.addingTimeInterval(Double(periods * refillSeconds))

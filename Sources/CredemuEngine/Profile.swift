@@ -51,46 +51,53 @@ public struct Profile: Equatable, Sendable {
     public static let settingNames = ["pack", "packPath", "platform", "osVersion", "playServicesVersion", "passcodeSet",
                                       "automaticPasskeyUpgrades", "passkeysEnabled"]
 
-    public init(name: String, json: JSONValue) throws(WebAuthnError) {
+    /// The profile from its stored settings.
+    public init(name: String, json: JSONValue) throws(InvalidConfiguration) {
         self.init(name: name)
-        for (key, value) in json.objectValue ?? [] where key != "name" {
-            try set(key, value)
+        try InvalidConfiguration.reading(.profileSetting) { () throws(InvalidConfiguration.Field) in
+            for (key, value) in try ConfigurationFields(json, path: "profile").members where key != "name" {
+                try apply(key, value, at: "profile")
+            }
         }
     }
 
-    /// Changes one setting; a wrong name or value is a `TypeError` naming it.
-    public mutating func set(_ key: String, _ value: JSONValue) throws(WebAuthnError) {
-        func string() throws(WebAuthnError) -> String {
-            guard let s = value.stringValue else { throw .typeError("The profile setting \(key) takes a string.") }
+    /// Changes one setting; a wrong name or value is an `InvalidConfiguration` naming it.
+    public mutating func set(_ key: String, _ value: JSONValue) throws(InvalidConfiguration) {
+        try InvalidConfiguration.reading(.profileSetting) { () throws(InvalidConfiguration.Field) in try apply(key, value, at: "profile") }
+    }
+
+    /// Changes one setting; failures name `path.key` (a scenario's setting step gives the step's path).
+    mutating func apply(_ key: String, _ value: JSONValue, at path: OptionsPath) throws(InvalidConfiguration.Field) {
+        let setting = try ConfigurationFields(.object([(key, value)]), path: path)
+        func version() throws(InvalidConfiguration.Field) -> String? {
+            guard let s = try setting.string(key) else { return nil }
+            guard Version(s) != nil else { throw setting.invalid(key, "must be a dotted version such as 25.13, not \"\(s)\"") }
             return s
         }
-        func optionalVersion() throws(WebAuthnError) -> String? {
-            if value.isNull { return nil }
-            let s = try string()
-            guard Version(s) != nil else { throw .typeError("The profile setting \(key) takes a dotted version such as 25.13, not '\(s)'.") }
-            return s
-        }
-        func bool() throws(WebAuthnError) -> Bool {
-            if let b = value.boolValue { return b }
-            if let s = value.stringValue, let b = ["true": true, "false": false, "on": true, "off": false][s] { return b }
-            throw .typeError("The profile setting \(key) takes true or false.")
+        func bool() throws(InvalidConfiguration.Field) -> Bool {
+            // The command line gives every value as text.
+            let words = ["true": true, "false": false, "on": true, "off": false]
+            guard let b = value.boolValue ?? value.stringValue.flatMap({ words[$0] }) else {
+                throw setting.invalid(key, "must be true or false, not \(value.serialized())")
+            }
+            return b
         }
         switch key {
-        case "pack": pack = try string()
-        case "packPath": packPath = value.isNull ? nil : try string()
+        case "pack": pack = try setting.requiredString(key)
+        case "packPath": packPath = try setting.string(key)
         case "platform":
-            let s = try string()
+            let s = try setting.requiredString(key)
             guard let p = Platform(rawValue: s) else {
-                throw .typeError("The platform '\(s)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw setting.invalid(key, "must be one of \(Platform.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(s)\"")
             }
             platform = p
-        case "osVersion": osVersion = try optionalVersion()
-        case "playServicesVersion": playServicesVersion = try optionalVersion()
+        case "osVersion": osVersion = try version()
+        case "playServicesVersion": playServicesVersion = try version()
         case "passcodeSet": passcodeSet = try bool()
         case "automaticPasskeyUpgrades": automaticPasskeyUpgrades = try bool()
         case "passkeysEnabled": passkeysEnabled = try bool()
         default:
-            throw .typeError("'\(key)' is not a profile setting; the settings are \(Profile.settingNames.joined(separator: ", ")).")
+            throw .invalidField("'\(key)' is not a profile setting; the settings are \(Profile.settingNames.joined(separator: ", ")).")
         }
     }
 }

@@ -50,7 +50,7 @@ extension Engine {
         case .cancel:
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the user cancelled."), reason: .userCancelled)
         case .timeout:
-            let millis = Int(timeout ?? 300_000)
+            let millis = Int(saturating: timeout ?? 300_000)
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the prompt timed out after \(millis) ms."),
                                  reason: .timedOut, afterTimeoutMillis: millis)
         default:

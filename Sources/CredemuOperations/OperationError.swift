@@ -52,6 +52,11 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         return e
     }
 
+    /// A profile setting, pack or scenario that cannot be used.
+    public static func configuration(_ error: InvalidConfiguration) -> OperationError {
+        OperationError(.configuration, error.kind.rawValue, error.message)
+    }
+
     /// A vault failure: missing and duplicate rows are the caller's; the rest is the store's.
     public static func vault(_ error: VaultError) -> OperationError {
         var e: OperationError

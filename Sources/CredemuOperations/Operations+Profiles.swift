@@ -56,7 +56,7 @@ extension Operations {
             do {
                 try profile.set(key, value)
             } catch {
-                throw OperationError(.configuration, "InvalidProfileSetting", error.message)
+                throw .configuration(error)
             }
         }
         let policy = try policy(for: profile)

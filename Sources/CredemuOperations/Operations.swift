@@ -69,7 +69,7 @@ public final class Operations: @unchecked Sendable {
             do {
                 profile = try Profile(name: name, json: settings)
             } catch {
-                throw OperationError(.configuration, "InvalidProfileSetting", "The stored settings of profile '\(name)' are unreadable: \(error.message)")
+                throw OperationError(.configuration, error.kind.rawValue, "The stored settings of profile '\(name)' are unreadable: \(error.message)")
             }
         } else if name == Vault.defaultProfile {
             profile = Profile(name: name)
@@ -88,7 +88,7 @@ public final class Operations: @unchecked Sendable {
         do {
             return try registry.policy(for: profile)
         } catch {
-            throw OperationError(.configuration, "InvalidPolicyPack", error.message)
+            throw .configuration(error)
         }
     }
 

@@ -259,8 +259,9 @@ final class EventBuffer {
     }
 }
 
-/// Milliseconds since the Unix epoch, the vault's time unit.
+/// Milliseconds since the Unix epoch, the vault's time unit; a date outside `Timestamp.earliest...latest` is stored
+/// as the bound it passes.
 extension Date {
-    var vaultMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    var vaultMillis: Int64 { Timestamp.millis(self) }
     init(vaultMillis: Int64) { self.init(timeIntervalSince1970: Double(vaultMillis) / 1000) }
 }

@@ -1,3 +1,5 @@
+import WebAuthn
+
 /// Why the vault could not be opened or changed. Every such failure leaves the file as it was.
 public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
@@ -30,4 +32,9 @@ public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+/// A fixture member that is missing or malformed is `invalidInput`.
+extension VaultError: JSONFieldFailure {
+    public static func invalidField(_ message: String) -> VaultError { VaultError(.invalidInput, message) }
 }

@@ -104,192 +104,69 @@ public enum VaultFixture {
     }
 
     static func read(_ document: JSONValue) throws(VaultError) -> ([Password], [(PasskeyRecord, [UInt8])]) {
-        let root = try Fields(document, path: "fixture")
-        guard try root.string("format") == format else { throw VaultError(.invalidInput, "fixture.format must be \"\(format)\".") }
+        let root = try JSONFields<VaultError>(document, path: "fixture")
+        guard try root.string("format") == format else { throw root.invalid("format", "must be \"\(format)\"") }
         guard try root.number("version") == Double(version) else {
-            throw VaultError(.invalidInput, "fixture.version must be \(version); this credemu reads version \(version) fixtures.")
+            throw root.invalid("version", "must be \(version); this credemu reads version \(version) fixtures")
         }
         try root.onlyKeys(["format", "version", "passwords", "passkeys"])
         var passwords: [Password] = []
-        for (i, item) in try root.array("passwords", optional: true).enumerated() {
-            let f = try Fields(item, path: "fixture.passwords[\(i)]")
+        for f in try root.objects("passwords") {
             try f.onlyKeys(["origin", "username", "password", "created", "lastFilled", "lastUsed"])
-            passwords.append(Password(origin: try f.string("origin"), username: try f.string("username"),
-                                      password: try f.string("password"), created: try f.time("created"),
-                                      lastFilled: try f.optionalTime("lastFilled"), lastUsed: try f.optionalTime("lastUsed")))
+            passwords.append(Password(origin: try f.requiredString("origin"), username: try f.requiredString("username"),
+                                      password: try f.requiredString("password"), created: try f.required("created", f.time),
+                                      lastFilled: try f.time("lastFilled"), lastUsed: try f.time("lastUsed")))
         }
         var passkeys: [(PasskeyRecord, [UInt8])] = []
         var seen = Set<[UInt8]>()
-        for (i, item) in try root.array("passkeys", optional: true).enumerated() {
-            let f = try Fields(item, path: "fixture.passkeys[\(i)]")
+        for f in try root.objects("passkeys") {
             try f.onlyKeys(["credentialId", "rpId", "userHandle", "userName", "displayName", "algorithm", "privateKey",
                             "signCount", "counter", "backupEligible", "backupState", "aaguid", "discoverable", "attestation",
                             "hidden", "hiddenAt", "created", "lastUsed"])
-            let credentialID = try f.base64URL("credentialId")
+            let credentialID = try f.requiredBase64URL("credentialId")
             guard (16...1023).contains(credentialID.count) else { throw f.invalid("credentialId", "must be 16 to 1023 bytes") }
             guard seen.insert(credentialID).inserted else { throw f.invalid("credentialId", "appears twice in the fixture") }
-            let rpID = try f.string("rpId")
+            let rpID = try f.requiredString("rpId")
             guard RelyingPartyID.isValidDomain(rpID) || rpID == "localhost" else { throw f.invalid("rpId", "is not a valid domain") }
-            let userHandle = try f.base64URL("userHandle")
+            let userHandle = try f.requiredBase64URL("userHandle")
             guard (1...64).contains(userHandle.count) else { throw f.invalid("userHandle", "must be 1 to 64 bytes") }
-            guard let algorithm = COSEAlgorithm(name: try f.string("algorithm")) else {
+            guard let algorithm = COSEAlgorithm(name: try f.requiredString("algorithm")) else {
                 throw f.invalid("algorithm", "must be ES256, EdDSA or RS256")
             }
-            let pkcs8 = try f.base64URL("privateKey")
+            let pkcs8 = try f.requiredBase64URL("privateKey")
             let key: any SigningKey
             do {
                 key = try SigningKeys.importPKCS8(pkcs8, expecting: algorithm)
             } catch {
                 throw f.invalid("privateKey", error.message)
             }
-            let signCount = try f.optionalNumber("signCount") ?? 0
-            guard signCount >= 0, signCount <= Double(UInt32.max), signCount == signCount.rounded() else {
-                throw f.invalid("signCount", "must be an unsigned 32-bit integer")
-            }
+            let signCount = try f.integer("signCount", in: 0...Int64(UInt32.max)) ?? 0
             let defaults = PasskeySettings.syncedPasskey
-            guard let counter = CounterMode(rawValue: try f.optionalString("counter") ?? defaults.counter.rawValue) else {
+            guard let counter = CounterMode(rawValue: try f.string("counter") ?? defaults.counter.rawValue) else {
                 throw f.invalid("counter", "must be \"zero\" or \"increment\"")
             }
-            guard let attestation = AttestationCapability(rawValue: try f.optionalString("attestation") ?? "none") else {
+            guard let attestation = AttestationCapability(rawValue: try f.string("attestation") ?? "none") else {
                 throw f.invalid("attestation", "must be \"none\" or \"packed\"")
             }
-            let aaguidText = try f.optionalString("aaguid") ?? AAGUID.format(defaults.aaguid)
+            let aaguidText = try f.string("aaguid") ?? AAGUID.format(defaults.aaguid)
             guard let aaguid = AAGUID.parse(aaguidText) else { throw f.invalid("aaguid", "must be a UUID") }
-            let backupEligible = try f.optionalBool("backupEligible") ?? defaults.backupEligible
-            let backupState = try f.optionalBool("backupState") ?? defaults.backupState
+            let backupEligible = try f.bool("backupEligible") ?? defaults.backupEligible
+            let backupState = try f.bool("backupState") ?? defaults.backupState
             guard backupEligible || !backupState else {
                 throw f.invalid("backupState", "cannot be true when backupEligible is false (WebAuthn L3 §6.1.3)")
             }
-            let hidden = try f.optionalBool("hidden") ?? false
+            let hidden = try f.bool("hidden") ?? false
             let settings = PasskeySettings(backupEligible: backupEligible, backupState: backupState, counter: counter,
                                            aaguid: aaguid, attestation: attestation,
-                                           discoverable: try f.optionalBool("discoverable") ?? true)
+                                           discoverable: try f.bool("discoverable") ?? true)
             let record = PasskeyRecord(
-                credentialID: credentialID, rpID: rpID, userHandle: userHandle, userName: try f.string("userName"),
-                displayName: try f.optionalString("displayName") ?? "", algorithm: algorithm, publicKey: key.publicKey,
+                credentialID: credentialID, rpID: rpID, userHandle: userHandle, userName: try f.requiredString("userName"),
+                displayName: try f.string("displayName") ?? "", algorithm: algorithm, publicKey: key.publicKey,
                 signCount: UInt32(signCount), settings: settings, hidden: hidden,
-                hiddenAt: hidden ? try f.optionalTime("hiddenAt") : nil, createdAt: try f.time("created"),
-                lastUsedAt: try f.optionalTime("lastUsed"))
+                hiddenAt: hidden ? try f.time("hiddenAt") : nil, createdAt: try f.required("created", f.time),
+                lastUsedAt: try f.time("lastUsed"))
             passkeys.append((record, pkcs8))
         }
         return (passwords, passkeys)
-    }
-}
-
-/// Typed member reads with `invalidInput` errors that name the member.
-private struct Fields {
-    let value: JSONValue
-    let path: String
-
-    init(_ value: JSONValue, path: String) throws(VaultError) {
-        guard value.objectValue != nil else { throw VaultError(.invalidInput, "\(path) must be an object.") }
-        self.value = value
-        self.path = path
-    }
-
-    func invalid(_ key: String, _ why: String) -> VaultError { VaultError(.invalidInput, "\(path).\(key) \(why).") }
-
-    func onlyKeys(_ allowed: Set<String>) throws(VaultError) {
-        for (key, _) in value.objectValue! where !allowed.contains(key) {
-            throw VaultError(.invalidInput, "\(path) has an unknown member \"\(key)\".")
-        }
-    }
-
-    private func present(_ key: String) -> JSONValue? {
-        guard let v = value[key], !v.isNull else { return nil }
-        return v
-    }
-
-    func optionalString(_ key: String) throws(VaultError) -> String? {
-        guard let v = present(key) else { return nil }
-        guard let s = v.stringValue else { throw invalid(key, "must be a string") }
-        return s
-    }
-
-    func string(_ key: String) throws(VaultError) -> String {
-        guard let s = try optionalString(key) else { throw invalid(key, "is required") }
-        return s
-    }
-
-    func optionalNumber(_ key: String) throws(VaultError) -> Double? {
-        guard let v = present(key) else { return nil }
-        guard let n = v.numberValue else { throw invalid(key, "must be a number") }
-        return n
-    }
-
-    func number(_ key: String) throws(VaultError) -> Double {
-        guard let n = try optionalNumber(key) else { throw invalid(key, "is required") }
-        return n
-    }
-
-    func optionalBool(_ key: String) throws(VaultError) -> Bool? {
-        guard let v = present(key) else { return nil }
-        guard let b = v.boolValue else { throw invalid(key, "must be true or false") }
-        return b
-    }
-
-    func array(_ key: String, optional: Bool) throws(VaultError) -> [JSONValue] {
-        guard let v = present(key) else {
-            if optional { return [] }
-            throw invalid(key, "is required")
-        }
-        guard let a = v.arrayValue else { throw invalid(key, "must be an array") }
-        return a
-    }
-
-    func base64URL(_ key: String) throws(VaultError) -> [UInt8] {
-        guard let bytes = Base64URL.decode(try string(key)) else { throw invalid(key, "is not unpadded base64url") }
-        return bytes
-    }
-
-    func optionalTime(_ key: String) throws(VaultError) -> Date? {
-        guard let s = try optionalString(key) else { return nil }
-        guard let date = Timestamp.parse(s) else { throw invalid(key, "must be an RFC 3339 UTC time such as 2026-01-31T09:30:00Z") }
-        return date
-    }
-
-    func time(_ key: String) throws(VaultError) -> Date {
-        guard let d = try optionalTime(key) else { throw invalid(key, "is required") }
-        return d
-    }
-}
-
-/// RFC 3339 UTC times, with milliseconds only when there are any.
-public enum Timestamp {
-    public static func format(_ date: Date) -> String {
-        let millis = date.vaultMillis
-        var seconds = time_t(millis >= 0 ? millis / 1000 : (millis - 999) / 1000)
-        let fraction = Int(millis - Int64(seconds) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        var out = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
-        if fraction != 0 { out += "." + String(String(fraction + 1000).dropFirst()) }
-        return out + "Z"
-    }
-
-    public static func parse(_ s: String) -> Date? {
-        guard s.hasSuffix("Z") else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = s.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
-        return formatter.date(from: s).map { Date(vaultMillis: $0.vaultMillis) }
-    }
-
-    public static func json(_ date: Date?) -> JSONValue { date.map { .string(format($0)) } ?? .null }
-}
-
-/// AAGUIDs as lower-case UUID strings.
-public enum AAGUID {
-    public static func format(_ bytes: [UInt8]) -> String {
-        let hex = Hex.encode(bytes)
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return parts.joined(separator: "-")
-    }
-
-    /// 16 bytes from "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (ASCII hex digits, either case); nil for anything else.
-    public static func parse(_ s: String) -> [UInt8]? {
-        let utf8 = Array(s.utf8)
-        guard utf8.count == 36, [8, 13, 18, 23].allSatisfy({ utf8[$0] == UInt8(ascii: "-") }) else { return nil }
-        return Hex.decode(String(decoding: utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self)).flatMap { $0.count == 16 ? $0 : nil }
     }
 }

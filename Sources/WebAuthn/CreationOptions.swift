@@ -47,22 +47,19 @@ public struct CreationOptions: Equatable, Sendable {
         self.rp = RelyingParty(id: try rp.string("id"), name: try rp.requiredString("name"))
 
         let user = try o.requiredObject("user")
-        let userID = try user.base64URL("id", required: true)!
+        let userID = try user.requiredBase64URL("id")
         guard (1...64).contains(userID.count) else {
             throw .typeError("publicKey.user.id must be between 1 and 64 bytes long; it is \(userID.count).")
         }
         self.user = User(id: userID, name: try user.requiredString("name"), displayName: try user.requiredString("displayName"))
 
-        self.challenge = try o.base64URL("challenge", required: true)!
+        self.challenge = try o.requiredBase64URL("challenge")
 
-        guard let params = try o.array("pubKeyCredParams") else { throw .typeError("publicKey.pubKeyCredParams is required.") }
+        _ = try o.required("pubKeyCredParams", o.array)
         var parsed: [Parameter] = []
-        for (i, item) in params.enumerated() {
-            let p = try OptionsReader(item, path: .element(o.path, "pubKeyCredParams", i))
-            guard let alg = try p.number("alg") else { throw .typeError("publicKey.pubKeyCredParams[\(i)].alg is required.") }
-            guard alg == alg.rounded(), abs(alg) < 2_147_483_648 else {
-                throw .typeError("publicKey.pubKeyCredParams[\(i)].alg must be an integer COSE algorithm identifier.")
-            }
+        for p in try o.objects("pubKeyCredParams") {
+            // A COSEAlgorithmIdentifier is a WebIDL long.
+            let alg = try p.required("alg") { (key) throws(WebAuthnError) in try p.integer(key, in: -2_147_483_647...2_147_483_647) }
             parsed.append(Parameter(type: try p.requiredString("type"), alg: Int(alg)))
         }
         self.pubKeyCredParams = parsed
@@ -78,10 +75,7 @@ public struct CreationOptions: Equatable, Sendable {
         let attestation = try o.string("attestation") ?? "none"
         self.attestation = ["none", "indirect", "direct", "enterprise"].contains(attestation) ? attestation : "none"
         self.hints = try o.strings("hints")
-        self.extensions = o.value["extensions"].flatMap { $0.isNull ? nil : $0 }
-        if let ext = extensions, ext.objectValue == nil {
-            throw .typeError("publicKey.extensions must be an object, not \(ext.typeName).")
-        }
+        self.extensions = try o.object("extensions")?.value
     }
 
     /// Whether the RP asked for the credProps extension (§10.1.3).

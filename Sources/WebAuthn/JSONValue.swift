@@ -29,6 +29,15 @@ public enum JSONValue: Equatable, Sendable {
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     public var numberValue: Double? { if case .number(let n) = self { return n } else { return nil } }
+    /// The number as an integer in `range`; nil for anything else, a fraction or a number outside the range. The
+    /// checks come before any conversion, so no number (1e300, -1e300) can trap.
+    public func integerValue(in range: ClosedRange<Int64>) -> Int64? {
+        guard case .number(let n) = self, n.isFinite, n.rounded(.towardZero) == n,
+              n >= Double(range.lowerBound), n <= Double(range.upperBound),
+              // Double(Int64.max) rounds up to 2^63, which the comparison lets through; `exactly` refuses it.
+              let integer = Int64(exactly: n), range.contains(integer) else { return nil }
+        return integer
+    }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
     public var objectValue: [(String, JSONValue)]? { if case .object(let o) = self { return o } else { return nil } }
     public var isNull: Bool { if case .null = self { return true } else { return false } }

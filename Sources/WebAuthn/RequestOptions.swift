@@ -17,15 +17,12 @@ public struct RequestOptions: Equatable, Sendable {
         let (inner, mediation) = try unwrapPublicKey(document, what: "request options")
         let o = try OptionsReader(inner, path: "publicKey")
         self.mediation = mediation
-        self.challenge = try o.base64URL("challenge", required: true)!
+        self.challenge = try o.requiredBase64URL("challenge")
         self.timeout = try o.number("timeout")
         self.rpId = try o.string("rpId")
         self.allowCredentials = try o.descriptors("allowCredentials")
         self.userVerification = UserVerification(try o.string("userVerification"))
         self.hints = try o.strings("hints")
-        self.extensions = o.value["extensions"].flatMap { $0.isNull ? nil : $0 }
-        if let ext = extensions, ext.objectValue == nil {
-            throw .typeError("publicKey.extensions must be an object, not \(ext.typeName).")
-        }
+        self.extensions = try o.object("extensions")?.value
     }
 }

@@ -46,6 +46,23 @@ final class ModalCreateTests: XCTestCase {
         XCTAssertNil(scenario.failure { try scenario.modalCreate() }, "then the user accepts again")
     }
 
+    func testAHugeTimeoutOrAClockFarInTheFutureDoesNotTrap() throws {
+        let scenario = try ProviderScenario(pack: "keepassxc")
+        let first = try scenario.modalCreate()
+        var options = try scenario.creationOptions(exclude: [first.credentialID], conditional: false)
+        options.timeout = 1e300
+        let engine = scenario.engine()
+        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.afterTimeoutMillis, Int.max,
+                       "the no-answer timeout saturates")
+        options.excludeCredentials = []
+        try engine.queue(.timeout)
+        options.timeout = -1e300
+        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.afterTimeoutMillis, Int.min)
+        scenario.advance(1e300)
+        XCTAssertNil(scenario.failure { try scenario.signIn() }, "times past 9999 are stored as 9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(try scenario.passkeys().first?.lastUsedAt, Timestamp.latest)
+    }
+
     func testUserPicksACredentialInTheAccountChooser() throws {
         let scenario = try ProviderScenario(pack: "gpm")
         let alice = try scenario.modalCreate(user: "alice@example.com")

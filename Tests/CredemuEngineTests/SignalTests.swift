@@ -87,6 +87,19 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(try scenario.passkeys().filter(\.hidden).count, 11, "one token back every 2 minutes")
     }
 
+    func testRateLimitsSurviveAClockMovedFarIntoTheFuture() throws {
+        for platform in [Platform.chromeDesktop, .android] {
+            let scenario = try ProviderScenario(pack: "gpm", platform: platform)
+            var ids: [[UInt8]] = []
+            for i in 0..<12 { ids.append(try passkey(scenario, user: "user\(i)@example.com").credentialID) }
+            for id in ids.prefix(11) { _ = scenario.failure { try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: id.base64url)) } }
+            scenario.advance(1e300)
+            XCTAssertNil(scenario.failure { try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: ids[11].base64url)) },
+                         "\(platform): the bucket is full again and the window empty")
+            XCTAssertEqual(try scenario.passkeys().first { $0.credentialID == ids[11] }?.hidden, true, "\(platform)")
+        }
+    }
+
     func testSignalsThatChangeNothingSpendNoChromeToken() throws {
         let scenario = try ProviderScenario(pack: "gpm")
         let id = try passkey(scenario).credentialID

@@ -82,6 +82,10 @@ def test_usage_errors_exit_2_and_vault_errors_exit_3(credemu, tmp_path):
     assert credemu.run("frobnicate", check_exit=2)
     assert "create" in credemu.run("--help", check_exit=0).stdout
     assert "--pick" in credemu.run("get", "--help", check_exit=0).stdout
+    bad_setting = credemu.run("profile", "set", "default", "--passcodeSet", "maybe", check_exit=2)
+    assert json.loads(bad_setting.stdout)["error"] == {"name": "InvalidProfileSetting",
+                                                       "message": 'profile.passcodeSet must be true or false, not "maybe".'}
+    assert bad_setting.stderr == 'credemu: profile.passcodeSet must be true or false, not "maybe".\n'
     credemu.run("vault", "list", check_exit=0)
     (tmp_path / "vault.db.key").write_bytes(b"\x00" * 32)
     proc = credemu.run("vault", "list", check_exit=3)

@@ -21,67 +21,64 @@ public struct PolicyPack: ProviderPolicy {
         var unconfirmed: String?
     }
 
-    /// A pack that cannot be used, with what is wrong and where.
-    public struct InvalidPack: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
-    }
-
-    /// Reads and validates a pack; every problem names the pack, the knob and what was expected.
-    public init(json text: String, origin: String = "pack") throws(InvalidPack) {
+    /// Reads and validates a pack; every problem names the pack file, the knob and what was expected.
+    public init(json text: String, origin: String = "pack") throws(InvalidConfiguration) {
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
         } catch {
-            throw InvalidPack(message: "\(origin): not valid JSON: \(error.description)")
+            throw InvalidConfiguration(.policyPack, "\(origin): not valid JSON: \(error.description)")
         }
-        func fail(_ m: String) -> InvalidPack { InvalidPack(message: "\(origin): \(m)") }
-        guard let members = document.objectValue else { throw fail("a policy pack is a JSON object") }
-        let allowed: Set = ["schema", "id", "name", "version", "provider", "description", "sources", "platforms",
-                            "defaultPlatform", "knobs", "variants"]
-        if let extra = members.first(where: { !allowed.contains($0.0) }) { throw fail("unknown member \"\(extra.0)\"") }
-        guard document["schema"]?.stringValue == "credemu-policy-pack/1" else { throw fail("schema must be \"credemu-policy-pack/1\"") }
-        guard let id = document["id"]?.stringValue, !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
-            throw fail("id must be a non-empty string of letters, digits and '-'")
+        self = try InvalidConfiguration.reading(.policyPack, from: origin) { () throws(InvalidConfiguration.Field) in
+            try PolicyPack(document: document)
         }
-        guard let name = document["name"]?.stringValue, let version = document["version"]?.stringValue else {
-            throw fail("name and version are required strings")
+    }
+
+    private init(document: JSONValue) throws(InvalidConfiguration.Field) {
+        let pack = try ConfigurationFields(document, path: "pack")
+        try pack.onlyKeys(["schema", "id", "name", "version", "provider", "description", "sources", "platforms", "defaultPlatform",
+                           "knobs", "variants"])
+        guard try pack.string("schema") == "credemu-policy-pack/1" else { throw pack.invalid("schema", "must be \"credemu-policy-pack/1\"") }
+        let id = try pack.requiredString("id")
+        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+            throw pack.invalid("id", "must be a non-empty string of letters, digits and '-'")
         }
-        guard let sourceMembers = document["sources"]?.objectValue, !sourceMembers.isEmpty else {
-            throw fail("sources must be a non-empty object of source ID to citation")
-        }
+        let name = try pack.requiredString("name")
+        let version = try pack.requiredString("version")
+        _ = try pack.string("provider")
+        _ = try pack.string("description")
+        let sourceFields = try pack.requiredObject("sources")
+        guard !sourceFields.members.isEmpty else { throw pack.invalid("sources", "must be a non-empty object of source ID to citation") }
         var sources: [(String, String)] = []
-        for (key, value) in sourceMembers {
-            guard let citation = value.stringValue, !citation.isEmpty else { throw fail("sources.\(key) must be a citation string") }
+        for (key, value) in sourceFields.members {
+            guard let citation = value.stringValue, !citation.isEmpty else { throw sourceFields.invalid(key, "must be a citation string") }
             sources.append((key, citation))
         }
         let sourceIDs = Set(sources.map(\.0))
-        guard let platformNames = document["platforms"]?.arrayValue, !platformNames.isEmpty else {
-            throw fail("platforms must list at least one of \(Platform.allCases.map(\.rawValue))")
-        }
         var platforms: [Platform] = []
-        for p in platformNames {
-            guard let platform = p.stringValue.flatMap(Platform.init(rawValue:)) else {
-                throw fail("platforms: \(p.serialized()) is not one of \(Platform.allCases.map(\.rawValue))")
+        for platformName in try pack.strings("platforms") {
+            guard let platform = Platform(rawValue: platformName) else {
+                throw pack.invalid("platforms", "has \"\(platformName)\", which is not one of \(Platform.allCases.map(\.rawValue))")
             }
             platforms.append(platform)
         }
-        guard let defaultName = document["defaultPlatform"]?.stringValue, let defaultPlatform = Platform(rawValue: defaultName),
-              platforms.contains(defaultPlatform) else {
-            throw fail("defaultPlatform must be one of the pack's platforms")
+        guard !platforms.isEmpty else { throw pack.invalid("platforms", "must list at least one of \(Platform.allCases.map(\.rawValue))") }
+        guard let defaultPlatform = Platform(rawValue: try pack.requiredString("defaultPlatform")), platforms.contains(defaultPlatform) else {
+            throw pack.invalid("defaultPlatform", "must be one of the pack's platforms")
         }
-        guard let knobMembers = document["knobs"]?.objectValue else { throw fail("knobs is required") }
-        let base = try PolicyPack.readKnobs(knobMembers, at: "knobs", sourceIDs: sourceIDs, origin: origin)
+        let knobs = try pack.requiredObject("knobs")
+        let base = try PolicyPack.readKnobs(knobs, sourceIDs: sourceIDs)
         if let missing = KnobSpec.all.keys.sorted().first(where: { base[$0] == nil }) {
-            throw fail("knobs.\(missing) is missing: every knob needs a value and a source in the base knobs")
+            throw knobs.invalid(missing, "is missing: every knob needs a value and a source in the base knobs")
         }
         var variants: [Platform: [String: Knob]] = [:]
-        for (platformName, value) in document["variants"]?.objectValue ?? [] {
-            guard let platform = Platform(rawValue: platformName), platforms.contains(platform) else {
-                throw fail("variants.\(platformName) is not one of the pack's platforms")
+        if let variantFields = try pack.object("variants") {
+            for (platformName, _) in variantFields.members {
+                guard let platform = Platform(rawValue: platformName), platforms.contains(platform) else {
+                    throw variantFields.invalid(platformName, "is not one of the pack's platforms")
+                }
+                variants[platform] = try PolicyPack.readKnobs(try variantFields.requiredObject(platformName), sourceIDs: sourceIDs)
             }
-            guard let members = value.objectValue else { throw fail("variants.\(platformName) must be an object of knobs") }
-            variants[platform] = try PolicyPack.readKnobs(members, at: "variants.\(platformName)", sourceIDs: sourceIDs, origin: origin)
         }
         self.id = id
         self.name = name
@@ -96,31 +93,26 @@ public struct PolicyPack: ProviderPolicy {
     }
 
     /// Loads a pack file.
-    public static func load(path: String) throws(InvalidPack) -> PolicyPack {
-        guard let data = FileManager.default.contents(atPath: path) else { throw InvalidPack(message: "\(path): cannot be read") }
+    public static func load(path: String) throws(InvalidConfiguration) -> PolicyPack {
+        guard let data = FileManager.default.contents(atPath: path) else { throw InvalidConfiguration(.policyPack, "\(path): cannot be read") }
         return try PolicyPack(json: String(decoding: data, as: UTF8.self), origin: path)
     }
 
-    private static func readKnobs(_ members: [(String, JSONValue)], at path: String, sourceIDs: Set<String>,
-                                  origin: String) throws(InvalidPack) -> [String: Knob] {
+    private static func readKnobs(_ knobs: ConfigurationFields, sourceIDs: Set<String>) throws(InvalidConfiguration.Field) -> [String: Knob] {
         var out: [String: Knob] = [:]
-        for (name, entry) in members {
-            func fail(_ m: String) -> InvalidPack { InvalidPack(message: "\(origin): \(path).\(name) \(m)") }
-            guard let spec = KnobSpec.all[name] else { throw fail("is not a known knob (see providers/README.md)") }
-            guard let fields = entry.objectValue, let value = entry["value"] else {
-                throw fail("must be {\"value\": ..., \"source\": ...}")
+        for (name, entry) in knobs.members {
+            guard let spec = KnobSpec.all[name] else { throw knobs.invalid(name, "is not a known knob (see providers/README.md)") }
+            guard entry.objectValue != nil, let value = entry["value"] else { throw knobs.invalid(name, "must be {\"value\": ..., \"source\": ...}") }
+            let fields = try ConfigurationFields(entry, path: .member(knobs.path, name))
+            try fields.onlyKeys(["value", "source", "unconfirmed", "note"])
+            guard let source = try fields.string("source"), sourceIDs.contains(source) else {
+                throw knobs.invalid(name, "must name its source, one of the pack's sources: \(sourceIDs.sorted())")
             }
-            if let extra = fields.first(where: { !["value", "source", "unconfirmed", "note"].contains($0.0) }) {
-                throw fail("has an unknown member \"\(extra.0)\"")
-            }
-            guard let source = entry["source"]?.stringValue, sourceIDs.contains(source) else {
-                throw fail("must name its source, one of the pack's sources: \(sourceIDs.sorted())")
-            }
-            if let u = entry["unconfirmed"], u.stringValue?.isEmpty != false {
-                throw fail("unconfirmed must say why this value was chosen")
-            }
-            if let problem = spec.check(value) { throw fail(problem) }
-            out[name] = Knob(value: value, source: source, unconfirmed: entry["unconfirmed"]?.stringValue)
+            let unconfirmed = try fields.string("unconfirmed")
+            if unconfirmed?.isEmpty == true { throw fields.invalid("unconfirmed", "must say why this value was chosen") }
+            _ = try fields.string("note")
+            if let problem = spec.check(value) { throw knobs.invalid(name, problem) }
+            out[name] = Knob(value: value, source: source, unconfirmed: unconfirmed)
         }
         return out
     }
@@ -143,7 +135,7 @@ public struct PolicyPack: ProviderPolicy {
         entries(for: platform).sorted { $0.key < $1.key }.map { ($0.key, $0.value.value, citation($0.value.source), $0.value.unconfirmed) }
     }
 
-    private func resolve(_ platform: Platform) throws(InvalidPack) -> PolicyKnobs {
+    private func resolve(_ platform: Platform) throws(InvalidConfiguration.Field) -> PolicyKnobs {
         let k = entries(for: platform)
         func v(_ name: String) -> JSONValue { k[name]!.value }
         func s(_ name: String) -> String { v(name).stringValue ?? "" }
@@ -164,7 +156,7 @@ public struct PolicyPack: ProviderPolicy {
             rateLimit = .none
         }
         if b("authenticator.backupState") && !b("authenticator.backupEligible") {
-            throw InvalidPack(message: "pack \(id), platform \(platform.rawValue): authenticator.backupState needs authenticator.backupEligible")
+            throw .invalidField("pack \(id), platform \(platform.rawValue): authenticator.backupState needs authenticator.backupEligible")
         }
         var provenance: [String: (source: String, unconfirmed: String?)] = [:]
         for (name, knob) in k { provenance[name] = (citation(knob.source), knob.unconfirmed) }
@@ -203,7 +195,7 @@ public struct PolicyPack: ProviderPolicy {
 /// reading it in `PolicyPack.resolve`, and setting it in every pack.
 enum KnobSpec {
     case bool
-    case int(ClosedRange<Int>)
+    case int(ClosedRange<Int64>)
     case string
     case optionalVersion
     case oneOf([String])
@@ -212,12 +204,15 @@ enum KnobSpec {
     case rateLimit
     case capabilityMap
 
+    /// A rate limit's counts and periods, small enough that no arithmetic on them overflows.
+    static let counts: ClosedRange<Int64> = 1...Int64(Int32.max)
+
     func check(_ v: JSONValue) -> String? {
+        func count(_ n: JSONValue?) -> Bool { n?.integerValue(in: KnobSpec.counts) != nil }
         switch self {
         case .bool: return v.boolValue == nil ? "must be true or false" : nil
         case .int(let range):
-            guard let n = v.numberValue, n == n.rounded(), range.contains(Int(n)) else { return "must be an integer in \(range)" }
-            return nil
+            return v.integerValue(in: range) == nil ? "must be an integer in \(range)" : nil
         case .string: return v.stringValue == nil ? "must be a string" : nil
         case .optionalVersion:
             if v.isNull { return nil }
@@ -237,14 +232,13 @@ enum KnobSpec {
             switch v["kind"]?.stringValue {
             case "none": return nil
             case "tokenBucket":
-                guard (v["capacity"]?.numberValue ?? 0) >= 1, (v["refillSeconds"]?.numberValue ?? 0) >= 1, v["exemptLocalhost"]?.boolValue != nil,
+                guard count(v["capacity"]), count(v["refillSeconds"]), v["exemptLocalhost"]?.boolValue != nil,
                       ["drop", "reject"].contains(v["overQuota"]?.stringValue ?? "")
-                else { return "tokenBucket needs capacity >= 1, refillSeconds >= 1, exemptLocalhost and overQuota (drop or reject)" }
+                else { return "tokenBucket needs capacity and refillSeconds (\(KnobSpec.counts)), exemptLocalhost and overQuota (drop or reject)" }
                 return nil
             case "window":
-                guard (v["max"]?.numberValue ?? 0) >= 1, (v["windowSeconds"]?.numberValue ?? 0) >= 1,
-                      ["drop", "reject"].contains(v["overQuota"]?.stringValue ?? "")
-                else { return "window needs max >= 1, windowSeconds >= 1 and overQuota (drop or reject)" }
+                guard count(v["max"]), count(v["windowSeconds"]), ["drop", "reject"].contains(v["overQuota"]?.stringValue ?? "")
+                else { return "window needs max and windowSeconds (\(KnobSpec.counts)) and overQuota (drop or reject)" }
                 return nil
             default: return "kind must be none, tokenBucket or window"
             }
@@ -291,27 +285,4 @@ enum KnobSpec {
         "capabilities.conditionalMediation": .bool,
         "capabilities.userVerifyingPlatformAuthenticator": .bool,
     ]
-}
-
-/// A dotted version ("25.13", "18.0"), compared component by component.
-public struct Version: Comparable, Sendable, CustomStringConvertible {
-    public let components: [Int]
-
-    public init?(_ s: String) {
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
-        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
-        components = parts.map { $0! }
-    }
-
-    public static func < (a: Version, b: Version) -> Bool {
-        for i in 0..<max(a.components.count, b.components.count) {
-            let x = i < a.components.count ? a.components[i] : 0
-            let y = i < b.components.count ? b.components[i] : 0
-            if x != y { return x < y }
-        }
-        return false
-    }
-
-    public static func == (a: Version, b: Version) -> Bool { !(a < b) && !(b < a) }
-    public var description: String { components.map(String.init).joined(separator: ".") }
 }

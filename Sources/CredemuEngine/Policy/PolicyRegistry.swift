@@ -8,7 +8,7 @@ public struct PolicyRegistry: Sendable {
 
     /// Reads every `*.json` pack in `directory` (files ending in `.schema.json` are skipped); a malformed pack
     /// is an error that names it.
-    public init(directory: String?) throws(PolicyPack.InvalidPack) {
+    public init(directory: String?) throws(InvalidConfiguration) {
         self.directory = directory
         guard let directory else {
             packs = []
@@ -36,7 +36,7 @@ public struct PolicyRegistry: Sendable {
 
     /// The providers a scenario runs on: "all" (every policy on the scenario's platform for it, else its
     /// default), or a list such as "gpm,apple@ios,webauthn-spec".
-    public func select(_ text: String, for scenario: Scenario) throws(PolicyPack.InvalidPack) -> [(any ProviderPolicy, Platform)] {
+    public func select(_ text: String, for scenario: Scenario) throws(InvalidConfiguration) -> [(any ProviderPolicy, Platform)] {
         func platform(_ policy: any ProviderPolicy) -> Platform {
             scenario.platforms[policy.id] ?? (policy as? PolicyPack)?.defaultPlatform ?? .chromeDesktop
         }
@@ -45,20 +45,20 @@ public struct PolicyRegistry: Sendable {
         for item in text.split(separator: ",") {
             let parts = item.split(separator: "@").map(String.init)
             guard let policy = all.first(where: { $0.id == parts[0] }) else {
-                throw PolicyPack.InvalidPack(message: "No pack '\(parts[0])'; the packs are \(all.map(\.id).joined(separator: ", ")).")
+                throw InvalidConfiguration(.policyPack, "No pack '\(parts[0])'; the packs are \(all.map(\.id).joined(separator: ", ")).")
             }
             guard parts.count > 1 else { out.append((policy, platform(policy))); continue }
-            guard let p = Platform(rawValue: parts[1]) else { throw PolicyPack.InvalidPack(message: "'\(parts[1])' is not a platform.") }
+            guard let p = Platform(rawValue: parts[1]) else { throw InvalidConfiguration(.policyPack, "'\(parts[1])' is not a platform.") }
             out.append((policy, p))
         }
         return out
     }
 
     /// The policy a profile plays: its own pack file when it names one, else the pack with its ID.
-    public func policy(for profile: Profile) throws(PolicyPack.InvalidPack) -> any ProviderPolicy {
+    public func policy(for profile: Profile) throws(InvalidConfiguration) -> any ProviderPolicy {
         if let path = profile.packPath { return try PolicyPack.load(path: path) }
         if let found = all.first(where: { $0.id == profile.pack }) { return found }
-        throw PolicyPack.InvalidPack(message: "No policy pack '\(profile.pack)'; the packs are \(all.map(\.id).joined(separator: ", ")).")
+        throw InvalidConfiguration(.policyPack, "No policy pack '\(profile.pack)'; the packs are \(all.map(\.id).joined(separator: ", ")).")
     }
 
     /// The `providers/` directory: `$CREDEMU_PROVIDERS`, else the nearest `providers/` above the executable

@@ -27,59 +27,124 @@ public struct Scenario: Sendable {
     public var platforms: [String: Platform]
     public var steps: [Step]
 
-    public struct Invalid: Error, CustomStringConvertible {
-        public var description: String
-    }
+    /// The members each action takes besides `do`, `label`, `times` and `expect` (scenarios/README.md).
+    static let arguments: [String: Set<String>] = [
+        "savePassword": ["user", "password"], "autofill": ["user", "submit"], "usePassword": ["user"], "advance": ["by"],
+        "create": ["mediation", "as", "exclude", "user", "userId", "userVerification"], "get": ["allow"],
+        "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
+        "removePasskey": ["credential"], "user": ["decisions"], "rp": ["note"],
+    ]
 
-    static let actions: Set<String> = ["savePassword", "autofill", "usePassword", "advance", "create", "get", "setting",
-                                       "signal", "removePasskey", "user", "rp"]
-
-    public init(json text: String, origin file: String = "scenario") throws(Invalid) {
+    /// Reads a scenario strictly: an unknown member, a wrong type or an impossible value is an `InvalidConfiguration`
+    /// naming the file and the member's path.
+    public init(json text: String, origin file: String = "scenario") throws(InvalidConfiguration) {
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
         } catch {
-            throw Invalid(description: "\(file): not valid JSON: \(error.description)")
+            throw InvalidConfiguration(.scenario, "\(file): not valid JSON: \(error.description)")
         }
-        func fail(_ m: String) -> Invalid { Invalid(description: "\(file): \(m)") }
-        guard document["format"]?.stringValue == "credemu-scenario", document["version"]?.numberValue == 1 else {
-            throw fail("format must be \"credemu-scenario\" and version 1")
+        self = try InvalidConfiguration.reading(.scenario, from: file) { () throws(InvalidConfiguration.Field) in
+            try Scenario(document: document)
         }
-        guard let name = document["name"]?.stringValue, let title = document["title"]?.stringValue else {
-            throw fail("name and title are required strings")
-        }
-        self.name = name
-        self.title = title
-        description = document["description"]?.stringValue ?? ""
-        criteria = document["criteria"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let rp = document["rp"]
-        origin = rp?["origin"]?.stringValue ?? "https://shop.example.com"
-        rpID = rp?["rpId"]?.stringValue ?? "example.com"
-        userName = document["user"]?["name"]?.stringValue ?? "alice@example.com"
-        displayName = document["user"]?["displayName"]?.stringValue ?? "Alice"
+    }
+
+    private init(document: JSONValue) throws(InvalidConfiguration.Field) {
+        let s = try ConfigurationFields(document, path: "scenario")
+        try s.onlyKeys(["format", "version", "name", "title", "description", "criteria", "rp", "user", "platforms", "steps"])
+        guard try s.string("format") == "credemu-scenario" else { throw s.invalid("format", "must be \"credemu-scenario\"") }
+        guard try s.number("version") == 1 else { throw s.invalid("version", "must be 1") }
+        name = try s.requiredString("name")
+        title = try s.requiredString("title")
+        description = try s.string("description") ?? ""
+        criteria = try s.strings("criteria")
+        let rp = try s.object("rp")
+        try rp?.onlyKeys(["origin", "rpId"])
+        origin = try rp?.string("origin") ?? "https://shop.example.com"
+        rpID = try rp?.string("rpId") ?? "example.com"
+        let user = try s.object("user")
+        try user?.onlyKeys(["name", "displayName"])
+        userName = try user?.string("name") ?? "alice@example.com"
+        displayName = try user?.string("displayName") ?? "Alice"
         var platforms: [String: Platform] = [:]
-        for (pack, value) in document["platforms"]?.objectValue ?? [] {
-            guard let p = value.stringValue.flatMap(Platform.init(rawValue:)) else { throw fail("platforms.\(pack) is not a platform") }
-            platforms[pack] = p
+        if let p = try s.object("platforms") {
+            for (pack, _) in p.members {
+                guard let platform = Platform(rawValue: try p.requiredString(pack)) else {
+                    throw p.invalid(pack, "is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                platforms[pack] = platform
+            }
         }
         self.platforms = platforms
-        guard let items = document["steps"]?.arrayValue, !items.isEmpty else { throw fail("steps must be a non-empty array") }
+        _ = try s.required("steps", s.array)
         var steps: [Step] = []
-        for (i, item) in items.enumerated() {
-            guard item.objectValue != nil, let action = item["do"]?.stringValue else { throw fail("steps[\(i)] needs \"do\"") }
-            guard Scenario.actions.contains(action) else {
-                throw fail("steps[\(i)].do '\(action)' is not one of \(Scenario.actions.sorted().joined(separator: ", "))")
-            }
-            let times = Int(item["times"]?.numberValue ?? 1)
-            guard (1...100).contains(times) else { throw fail("steps[\(i)].times must be 1 to 100") }
-            steps.append(Step(label: item["label"]?.stringValue ?? "\(i + 1). \(action)", action: action, arguments: item,
-                              expect: item["expect"]?.objectValue ?? [], times: times))
-        }
+        for (i, step) in try s.objects("steps").enumerated() { steps.append(try Scenario.step(step, number: i + 1)) }
+        guard !steps.isEmpty else { throw s.invalid("steps", "must be a non-empty array") }
         self.steps = steps
     }
 
-    public static func load(path: String) throws(Invalid) -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else { throw Invalid(description: "\(path): cannot be read") }
+    private static func step(_ f: ConfigurationFields, number: Int) throws(InvalidConfiguration.Field) -> Step {
+        let action = try f.requiredString("do")
+        guard let allowed = arguments[action] else {
+            throw .invalidField("\(f.path).do '\(action)' is not one of \(arguments.keys.sorted().joined(separator: ", ")).")
+        }
+        try f.onlyKeys(allowed.union(["do", "label", "times", "expect"]))
+        let label = try f.string("label") ?? "\(number). \(action)"
+        let times = try f.integer("times", in: 1...100) ?? 1
+        var expect: [(String, JSONValue)] = []
+        if let e = try f.object("expect") {
+            for (pack, _) in e.members {
+                let cell = try e.requiredObject(pack)
+                try cell.onlyKeys(["outcome", "summary", "reason", "error", "dialect", "vault", "knob"])
+                for (key, _) in cell.members { _ = try cell.requiredString(key) }
+                expect.append((pack, cell.value))
+            }
+        }
+        try checkArguments(f, action)
+        return Step(label: label, action: action, arguments: f.value, expect: expect, times: Int(times))
+    }
+
+    /// Checks the types and values of a step's arguments, as `ScenarioRunner` reads them.
+    private static func checkArguments(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) {
+        for key in ["user", "password", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
+            _ = try f.string(key)
+        }
+        _ = try f.bool("submit")
+        _ = try f.strings("allow")
+        _ = try f.strings("accepted")
+        switch action {
+        case "advance":
+            let by = try f.required("by") { (key) throws(InvalidConfiguration.Field) in f.present(key) }
+            guard by.numberValue.map({ $0 >= 0 }) ?? by.stringValue.flatMap(parseDuration).map({ _ in true }) ?? false else {
+                throw f.invalid("by", "must be a duration such as 90s, 6m, 2h or 1d, or a number of seconds, not \(by.serialized())")
+            }
+        case "create":
+            if let mediation = try f.string("mediation"), !["conditional", "modal"].contains(mediation) {
+                throw f.invalid("mediation", "must be \"conditional\" or \"modal\", not \"\(mediation)\"")
+            }
+            if let exclude = f.present("exclude")?.stringValue {
+                guard exclude == "known" else { throw f.invalid("exclude", "must be \"known\" or a list of labels, not \"\(exclude)\"") }
+            } else {
+                _ = try f.strings("exclude")
+            }
+        case "setting":
+            var probe = Profile(name: "scenario")
+            for (key, value) in f.members where Profile.settingNames.contains(key) { try probe.apply(key, value, at: f.path) }
+        case "signal":
+            if let kind = try f.string("kind"), !["unknown", "accepted", "details"].contains(kind) {
+                throw f.invalid("kind", "must be unknown, accepted or details, not \"\(kind)\"")
+            }
+        case "user":
+            for (i, decision) in try f.strings("decisions").enumerated() where UserDecision(decision) == nil {
+                throw .invalidField("\(f.path).decisions[\(i)] '\(decision)' is not accept, cancel, timeout or pick:ID.")
+            }
+        default:
+            break
+        }
+    }
+
+    public static func load(path: String) throws(InvalidConfiguration) -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path) else { throw InvalidConfiguration(.scenario, "\(path): cannot be read") }
         return try Scenario(json: String(decoding: data, as: UTF8.self), origin: path)
     }
 }

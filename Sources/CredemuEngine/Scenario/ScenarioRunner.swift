@@ -193,7 +193,7 @@ public final class ScenarioRunner {
             case "advance":
                 let seconds = a["by"]?.numberValue ?? a["by"]?.stringValue.flatMap(parseDuration) ?? 0
                 clock.advance(by: seconds)
-                return ok("ok", "clock +\(a["by"]?.stringValue ?? "\(Int(seconds))s")")
+                return ok("ok", "clock +\(a["by"]?.stringValue ?? "\(Int(saturating: seconds))s")")
             case "setting":
                 var changed: [String] = []
                 for (key, value) in a.objectValue ?? [] where Profile.settingNames.contains(key) {

@@ -1,0 +1,45 @@
+import WebAuthn
+
+/// A profile setting, policy pack or scenario that cannot be used, with what is wrong and where. Not a WebAuthn
+/// error: no ceremony ran. The CLI prints `json` and exits with its usage status.
+public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case profileSetting = "InvalidProfileSetting"
+        case policyPack = "InvalidPolicyPack"
+        case scenario = "InvalidScenario"
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidPolicyPack" | "InvalidScenario", "message": ...}}`.
+    public var json: JSONValue {
+        .object([("error", .object([("name", .string(kind.rawValue)), ("message", .string(message))]))])
+    }
+
+    /// What a configuration reader raises before it is known which configuration it reads (a profile setting is
+    /// read on its own, and in a scenario's setting step); `reading` gives it its kind.
+    struct Field: JSONFieldFailure {
+        var message: String
+        static func invalidField(_ message: String) -> Field { Field(message: message) }
+    }
+
+    /// Runs a reader, its failure becoming a configuration error of `kind`, prefixed by the file it came from.
+    static func reading<T>(_ kind: Kind, from origin: String? = nil, _ read: () throws(Field) -> T) throws(InvalidConfiguration) -> T {
+        do {
+            return try read()
+        } catch {
+            throw InvalidConfiguration(kind, origin.map { "\($0): \(error.message)" } ?? error.message)
+        }
+    }
+}
+
+/// Typed reads from profiles, packs and scenarios.
+typealias ConfigurationFields = JSONFields<InvalidConfiguration.Field>
