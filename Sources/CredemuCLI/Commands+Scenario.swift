@@ -12,12 +12,7 @@ extension Context {
             throw UsageError("Usage: credemu scenario run FILE [--providers all|ID[@platform],...] [--format table|markdown|json|html] [--out FILE]")
         }
         let scenario = try Scenario.load(path: args.positionals[1])
-        let providers: [(any ProviderPolicy, Platform)]
-        do {
-            providers = try registry().select(args.value("providers") ?? "all", for: scenario)
-        } catch let error as InvalidConfiguration {
-            throw UsageError(error.message)
-        }
+        let providers = try registry().select(args.value("providers") ?? "all", for: scenario)
         let directory = NSTemporaryDirectory() + "credemu-scenario-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

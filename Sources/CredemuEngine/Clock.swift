@@ -57,9 +57,20 @@ public final class AdjustableClock: Clock, @unchecked Sendable {
     }
 }
 
-/// Seconds in a duration such as "90s", "6m", "2h", "1d", or plain seconds; nil for anything else.
-public func parseDuration(_ s: String) -> TimeInterval? {
-    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-    if let unit = s.last, let factor = units[unit], let n = Double(s.dropLast()), n >= 0 { return n * factor }
-    return Double(s).flatMap { $0 >= 0 ? $0 : nil }
+/// Seconds in "90s", "6m", "2h", "1d" or "42" / "1.5": ASCII digits with at most one point, a whole
+/// duration of at most 10,000 years; nil for anything else.
+public func parseDuration(_ text: String) -> TimeInterval? {
+    let units: [UInt8: Double] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600, UInt8(ascii: "d"): 86400]
+    var digits = Array(text.utf8)
+    var factor = 1.0
+    if let last = digits.last, let f = units[last] {
+        factor = f
+        digits.removeLast()
+    }
+    guard !digits.isEmpty, digits.count <= 24, digits.first != UInt8(ascii: "."), digits.last != UInt8(ascii: "."),
+          digits.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E }), digits.filter({ $0 == 0x2E }).count <= 1,
+          let n = Double(String(decoding: digits, as: UTF8.self)) else { return nil }
+    let seconds = n * factor
+    guard seconds.isFinite, seconds <= 10_000 * 366 * 86400 else { return nil }
+    return seconds
 }

@@ -22,7 +22,7 @@ extension Operations {
 
     /// Moves the clock on by a duration ("90s", "6m", "2h", "1d" or seconds), making it virtual.
     public func advanceClock(_ text: String, profile: String) throws(OperationError) -> JSONValue {
-        guard let seconds = Operations.duration(text) else {
+        guard let seconds = parseDuration(text) else {
             throw .invalidInput("The clock advances by a duration such as 90s, 6m, 2h, 1d or plain seconds (0 or more); not '\(text)'.")
         }
         return try advanceClock(seconds: seconds, profile: profile)
@@ -50,23 +50,5 @@ extension Operations {
         clock.set(date)
         log(profile, "clock", outcome, [("now", .string(Timestamp.format(date)))])
         return clockState()
-    }
-
-    /// Seconds in "90s", "6m", "2h", "1d" or "42" / "1.5": ASCII digits with at most one point, a whole
-    /// duration of at most 10,000 years; nil for anything else.
-    public static func duration(_ text: String) -> Double? {
-        let units: [UInt8: Double] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600, UInt8(ascii: "d"): 86400]
-        var digits = Array(text.utf8)
-        var factor = 1.0
-        if let last = digits.last, let f = units[last] {
-            factor = f
-            digits.removeLast()
-        }
-        guard !digits.isEmpty, digits.count <= 24, digits.first != UInt8(ascii: "."), digits.last != UInt8(ascii: "."),
-              digits.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E }), digits.filter({ $0 == 0x2E }).count <= 1,
-              let n = Double(String(decoding: digits, as: UTF8.self)) else { return nil }
-        let seconds = n * factor
-        guard seconds.isFinite, seconds <= 10_000 * 366 * 86400 else { return nil }
-        return seconds
     }
 }
