@@ -97,6 +97,7 @@ final class Context {
         case "demo": return wantsHelp ? help(Help.demo) : try demo(args)
         case "profile": return wantsHelp ? help(Help.profile) : try profileCommand(args)
         case "autofill": return wantsHelp ? help(Help.autofill) : try autofill(args)
+        case "offer": return wantsHelp ? help(Help.offer) : try offerCommand(args)
         case "signal": return wantsHelp ? help(Help.signal) : try signalCommand(args)
         case "capabilities": return wantsHelp ? help(Help.capabilities) : try capabilitiesCommand(args)
         case "clock": return wantsHelp ? help(Help.clock) : try clockCommand(args)

@@ -22,6 +22,16 @@ extension Context {
         return .success
     }
 
+    /// `credemu offer`: the conditional get's autofill dropdown, as it would open now.
+    func offerCommand(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: ["origin", "options", "platform"])
+        try args.noMorePositionals(after: 0)
+        let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
+                                      platform: args.value("platform"))
+        printJSON(try perform { (ops) throws(OperationError) in try ops.autofillOffer(profileName, request) })
+        return .success
+    }
+
     func signalCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["origin", "options", "platform"])
         guard let kind = args.positionals.first else { throw UsageError("signal needs a kind: \(Operations.signalKinds.joined(separator: ", ")).") }

@@ -9,6 +9,7 @@ enum Help {
       create        Register a passkey (modal, or --mediation conditional for an automatic upgrade).
       get           Sign in with a passkey: request options JSON in, AuthenticationResponseJSON out.
       autofill      Fill a saved password into a sign-in form (what an automatic upgrade looks for).
+      offer         What a conditional get's autofill dropdown offers now (pick with 'user next pick:ID').
       password      Save, mark used and list passwords.
       signal        Send signalUnknownCredential / signalAllAcceptedCredentials / signalCurrentUserDetails.
       capabilities  getClientCapabilities(), isConditionalMediationAvailable(), isUVPAA() for the profile.
@@ -190,14 +191,28 @@ enum Help {
 
     """
 
+    static let offer = """
+    Usage: credemu [GLOBAL OPTIONS] offer --origin ORIGIN [--options FILE] [--platform P]
+
+    What the autofill dropdown of a conditional get with these request options (FILE or standard input)
+    offers now: the RP's usable passkeys, most recently used first; hidden ones never. The offer is logged.
+    From the CLI a conditional get answers at once: queue the pick first ('credemu user next pick:ID').
+    A server keeps a conditional get pending until POST /profiles/{p}/offer/pick.
+
+    """
+
     static let serve = """
     Usage: credemu [GLOBAL OPTIONS] serve [--host 127.0.0.1] [--port 8765|0] [--port-file F] [--token T]
-                                          [--allow-origin O1,O2] [--threads 4] [--max-body 262144]
+                                          [--allow-origin O1,O2] [--allow-host NAME,...] [--threads 4]
+                                          [--max-body 262144]
 
     Serves the JSON API over the vault, the OpenAPI document at /openapi.json and the browser shim at
     /shim.js?profile=NAME. Prints the URL on the first line (--port 0 picks a free port; --port-file writes
-    it). --token requires 'Authorization: Bearer T' on every route but /shim.js and /health. CORS answers
-    only the origins given with --allow-origin ("*" for any). SIGTERM or SIGINT stops it cleanly.
+    it). --token requires 'Authorization: Bearer T' on every route but /shim.js, /health and /openapi.json;
+    a --host that is not a loopback address needs it. Requests must name a loopback host (or the --host
+    address, or an --allow-host name). A page (a request with an Origin header) is served only when its origin
+    is given with --allow-origin ("*" for any), and then acts only for that origin. POST and PATCH take
+    Content-Type: application/json only. SIGTERM or SIGINT stops it cleanly.
 
     """
 
@@ -226,6 +241,6 @@ enum Help {
     static let topics: [String: String] = [
         "create": create, "get": get, "vault": vault, "password": password, "demo": demo, "profile": profile,
         "autofill": autofill, "signal": signal, "capabilities": capabilities, "clock": clock, "providers": providers,
-        "events": events, "user": user, "serve": serve, "scenario": scenario, "findings": findings,
+        "events": events, "user": user, "serve": serve, "offer": offer, "scenario": scenario, "findings": findings,
     ]
 }

@@ -15,6 +15,8 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let noCredential = Reason(rawValue: "noCredential")
     public static let userCancelled = Reason(rawValue: "userCancelled")
     public static let timedOut = Reason(rawValue: "timedOut")
+    /// The page aborted the ceremony (its AbortSignal), or a modal request replaced a waiting conditional get.
+    public static let aborted = Reason(rawValue: "aborted")
     public static let noAnswerUntilTimeout = Reason(rawValue: "noAnswerUntilTimeout")
     public static let passkeysDisabled = Reason(rawValue: "passkeysDisabled")
     public static let storage = Reason(rawValue: "storage")

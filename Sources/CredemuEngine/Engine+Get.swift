@@ -70,6 +70,26 @@ extension Engine {
 
     /// The credentials a get may use (never hidden ones), then the user's choice among them.
     func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(CeremonyError) -> PasskeyRecord {
+        let candidates = try self.candidates(options, rpID: rpID)
+        let allowed = options.allowCredentials.filter { $0.type == "public-key" }
+        guard !candidates.isEmpty else {
+            let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
+                                reason: .noCredential)
+        }
+        if let pick {
+            guard let chosen = candidates.first(where: { $0.credentialID == pick }) else {
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
+                                    reason: .noCredential)
+            }
+            return chosen
+        }
+        return candidates[0]
+    }
+
+    /// What a get may offer: the allowed credentials, or the RP's discoverable ones; never hidden ones. Most
+    /// recently used (or, failing that, newest) first, as an account chooser lists them.
+    func candidates(_ options: RequestOptions, rpID: String) throws(CeremonyError) -> [PasskeyRecord] {
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         var candidates: [PasskeyRecord] = []
         try store { () throws(VaultError) in
@@ -85,20 +105,8 @@ extension Engine {
                 }
             }
         }
-        guard !candidates.isEmpty else {
-            let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
-            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
-                                reason: .noCredential)
+        return candidates.sorted { a, b in
+            (a.lastUsedAt ?? a.createdAt, a.createdAt) > (b.lastUsedAt ?? b.createdAt, b.createdAt)
         }
-        if let pick {
-            guard let chosen = candidates.first(where: { $0.credentialID == pick }) else {
-                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
-                                    reason: .noCredential)
-            }
-            return chosen
-        }
-        return candidates.max { a, b in
-            (a.lastUsedAt ?? a.createdAt, a.createdAt) < (b.lastUsedAt ?? b.createdAt, b.createdAt)
-        }!
     }
 }

@@ -115,7 +115,7 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// Appends an event for the profile; the log never makes a ceremony fail.
-    func log(_ kind: String, _ outcome: String, _ reason: Reason, _ detail: [(String, JSONValue)]) {
+    public func log(_ kind: String, _ outcome: String, _ reason: Reason, _ detail: [(String, JSONValue)]) {
         let base: [(String, JSONValue)] = [("pack", .string(policy.id)), ("platform", .string(profile.platform.rawValue))]
         _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(base + detail), at: clock.now())
     }

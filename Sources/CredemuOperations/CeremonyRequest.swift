@@ -22,12 +22,15 @@ public struct CeremonyRequest: Sendable {
     public var mediation: String?
     /// A base64url credential ID the simulated user picks in a get.
     public var pick: String?
+    /// The caller's ID for the ceremony (the shim sends one), by which it can abort it.
+    public var ceremony: String?
     /// The only origin this caller may act for: a page's `Origin` header. Nil for trusted callers (the CLI,
     /// and HTTP clients that are not pages), which name the origin themselves.
     public var restrictedTo: String?
 
     public init(options: Options, origin: String? = nil, topOrigin: String? = nil, androidPackage: String? = nil,
-                platform: String? = nil, mediation: String? = nil, pick: String? = nil, restrictedTo: String? = nil) {
+                platform: String? = nil, mediation: String? = nil, pick: String? = nil, ceremony: String? = nil,
+                restrictedTo: String? = nil) {
         self.options = options
         self.origin = origin
         self.topOrigin = topOrigin
@@ -35,6 +38,7 @@ public struct CeremonyRequest: Sendable {
         self.platform = platform
         self.mediation = mediation
         self.pick = pick
+        self.ceremony = ceremony
         self.restrictedTo = restrictedTo
     }
 

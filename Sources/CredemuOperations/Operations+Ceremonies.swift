@@ -13,7 +13,10 @@ extension Operations {
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
+        let id = try begin(name, request, caller, conditional: false, engine, .create)
+        defer { ceremonies.finish(profile: name, id: id) }
         try honourHold(engine, .create)
+        try checkNotAborted(name, id, engine, .create)
         return try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
     }
 
@@ -26,11 +29,19 @@ extension Operations {
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
-        let pick = try request.pick.map { (id) throws(OperationError) -> [UInt8] in
+        var pick = try request.pick.map { (id) throws(OperationError) -> [UInt8] in
             guard let bytes = Base64URL.decode(id) else { throw .invalidInput("The pick must be a base64url credential ID.") }
             return bytes
         }
+        let conditional = options.mediation == "conditional"
+        let id = try begin(name, request, caller, conditional: conditional, engine, .get)
+        defer { ceremonies.finish(profile: name, id: id) }
         try honourHold(engine, .get)
+        try checkNotAborted(name, id, engine, .get)
+        let queued = try stored { () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }
+        if conditional && conditionalGetsWait && pick == nil && queued.isEmpty {
+            pick = try waitForPick(name, id, options, caller, engine)
+        }
         return try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }.json
     }
 
@@ -67,6 +78,86 @@ extension Operations {
             let name = WebAuthnError.Name(rawValue: error.name) ?? .typeError
             throw .ceremony(CeremonyError(WebAuthnError(name, error.message)), operation, engine)
         }
+    }
+
+    /// Registers the ceremony on the board (a modal one replaces its origin's waiting conditional gets).
+    private func begin(_ name: String, _ request: CeremonyRequest, _ caller: Caller, conditional: Bool, _ engine: Engine,
+                       _ operation: Dialect.Operation) throws(OperationError) -> String {
+        if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
+            throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
+        }
+        guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, conditional: conditional) else {
+            let failure = CeremonyError(.notAllowed("A request is already pending."), reason: .malformedRequest)
+            throw .ceremony(failure, operation, engine)
+        }
+        return id
+    }
+
+    /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was.
+    private func checkNotAborted(_ name: String, _ id: String, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
+        guard let ending = ceremonies.ending(profile: name, id: id) else { return }
+        throw .ceremony(abortFailure(ending, engine, operation, id), operation, engine)
+    }
+
+    private func abortFailure(_ ending: CeremonyBoard.Ending, _ engine: Engine, _ operation: Dialect.Operation, _ id: String) -> CeremonyError {
+        let failure: CeremonyError
+        switch ending {
+        case .expired:
+            failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: nobody picked a passkey."), reason: .timedOut)
+        case .replaced:
+            failure = CeremonyError(WebAuthnError(.abortError, "The conditional request was replaced by a modal one."), reason: .aborted)
+        default:
+            failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted."), reason: .aborted)
+        }
+        engine.log(operation.rawValue, "aborted", failure.reason, [("ceremony", .string(id)), ("error", .string(failure.error.name.rawValue))])
+        return failure
+    }
+
+    /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
+    /// /profiles/{p}/offer/pick`), the page's abort, or a modal request that replaces it.
+    private func waitForPick(_ name: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine) throws(OperationError) -> [UInt8] {
+        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
+        ceremonies.offer(profile: name, id: id, rpID: rpID, passkeys: offered)
+        let ending = ceremonies.wait(profile: name, id: id)
+        guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
+        engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
+        return credentialID
+    }
+
+    /// The autofill dropdowns open now (one per waiting conditional get).
+    public func offers(_ name: String) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        return .object([("offers", .array(ceremonies.offers(profile: name)))])
+    }
+
+    /// The simulated user picks a passkey from an open dropdown.
+    public func pickOffered(_ name: String, credentialID text: String, ceremony: String?) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        guard let credentialID = Base64URL.decode(text), !credentialID.isEmpty else { throw .invalidInput("'\(text)' is not a base64url credential ID.") }
+        guard let id = ceremonies.pick(profile: name, credentialID: credentialID, ceremony: ceremony) else {
+            throw .notFound("No open autofill dropdown of profile \(name) offers \(text).")
+        }
+        return .object([("picked", .string(text)), ("ceremony", .string(id))])
+    }
+
+    /// What the dropdown would offer a conditional get with these options now, without waiting (the CLI's
+    /// `offer`): a pick is then a queued `pick:ID` decision.
+    public func autofillOffer(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
+        let engine = try engine(name, platform: request.platform)
+        let (options, nativeOrigin) = try run(engine, .get) { () throws(CeremonyError) in
+            do throws(WebAuthnError) { return try PlatformRequest.requestOptions(try request.document()) } catch { throw CeremonyError(error) }
+        }
+        let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
+        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
+        return .object([("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("passkeys", .array(offered.map(\.json)))])
+    }
+
+    /// The page aborted a ceremony: one that is waiting ends with AbortError, one the provider has not yet
+    /// acted on never acts. `aborted` is false when it had answered already.
+    public func abortCeremony(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        _ = try profile(name)
+        guard CeremonyBoard.isValidID(id) else { throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.") }
+        return .object([("aborted", .bool(ceremonies.abort(profile: name, id: id, origin: page)))])
     }
 
     /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony.

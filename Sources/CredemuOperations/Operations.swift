@@ -16,6 +16,11 @@ public final class Operations: @unchecked Sendable {
     public let clock: AdjustableClock
     /// Ceremonies a test asked to hold (the server's; a CLI process ends before any hold could matter).
     public let holds = HoldBoard()
+    /// Ceremonies in flight, for aborts and conditional gets' dropdowns.
+    public let ceremonies = CeremonyBoard()
+    /// A conditional get waits for the simulated user's pick from its dropdown (the server); when false (the
+    /// CLI, one process per call) it answers at once with the queued decision or the most recent passkey.
+    public var conditionalGetsWait = false
 
     private let cacheLock = NSLock()
     private var engines: [String: Engine] = [:]

@@ -52,6 +52,18 @@ extension APIServer {
             let request = try s.ceremonyRequest(r)
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.get(r.first, request) })
         },
+        Route("POST", "/profiles/{profile}/ceremonies/{id}/abort") { (s, r) throws(APIError) in
+            _ = try r.body(allowEmpty: true)
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.abortCeremony(r.first, id: r.second, restrictedTo: r.restrictedTo) })
+        },
+        Route("GET", "/profiles/{profile}/offer") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(r.first) })
+        },
+        Route("POST", "/profiles/{profile}/offer/pick") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pickOffered(r.first, credentialID: credentialID, ceremony: ceremony) })
+        },
         Route("POST", "/profiles/{profile}/signals/{kind}") { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             try APIError.wrap { () throws(OperationError) in try s.operations.signal(r.first, kind: r.second, request) }
@@ -128,7 +140,8 @@ extension APIServer {
         let body = try r.body()
         return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
                                androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
-                               mediation: try body.string("mediation"), pick: try body.string("pick"), restrictedTo: r.restrictedTo)
+                               mediation: try body.string("mediation"), pick: try body.string("pick"), ceremony: try body.string("ceremony"),
+                               restrictedTo: r.restrictedTo)
     }
 
     func health() -> JSONValue {

@@ -38,6 +38,7 @@ public final class APIServer: @unchecked Sendable {
         self.operations = operations
         self.configuration = configuration
         hosts = HostCheck(bindAddress: bindAddress, allowed: configuration.allowedHosts)
+        operations.conditionalGetsWait = true
         _ = try APIError.wrapAny { () throws(OperationError) in try operations.profile(Vault.defaultProfile) }
     }
 
@@ -46,12 +47,20 @@ public final class APIServer: @unchecked Sendable {
         try self.init(operations: try Operations(vault: vault, registry: registry), configuration: configuration, bindAddress: bindAddress)
     }
 
-    /// Whether the request is a ceremony that an armed hold will make wait.
+    /// Whether the request is a ceremony that may wait long: an armed hold makes it wait, and a conditional
+    /// get waits for the simulated user's pick (a body naming "conditional" is taken to be one).
     public func mayBlock(_ request: HTTPRequest) -> Bool {
         let segments = request.segments
         guard let (route, parameters) = APIServer.routes.lazy.compactMap({ r in r.match(segments).map { (r, $0) } })
             .first(where: { $0.0.method == request.method }), route.mayBlock else { return false }
-        return operations.holds.isArmed(profile: parameters[0])
+        return operations.holds.isArmed(profile: parameters[0]) || APIServer.mentionsConditional(request.body)
+    }
+
+    static func mentionsConditional(_ body: [UInt8]) -> Bool {
+        let word = Array("conditional".utf8)
+        guard body.count >= word.count else { return false }
+        for start in 0...(body.count - word.count) where body[start] == word[0] && Array(body[start..<start + word.count]) == word { return true }
+        return false
     }
 
     /// Answers one request. Never throws: every failure is a JSON error with its status.

@@ -144,7 +144,9 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
         state.deferred = true
         MHD_suspend_connection(connection)
         let resumable = SuspendedConnection(connection)
-        DispatchQueue.global().async {
+        // A thread of its own: a request that waits long must not hold one of the shared queue's few threads.
+        // The boards bound how many wait at once.
+        Thread.detachNewThread {
             state.response = server.handler(request)
             MHD_resume_connection(resumable.connection)
         }
