@@ -22,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from api_client import Server
 from conftest import BINARY, ROOT
+from shim_drivers import install_in_selenium
 
 ARTIFACTS = ROOT / "artifacts" / "e2e"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
@@ -42,7 +43,7 @@ class Stack:
         for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800", "--disable-gpu"]:
             options.add_argument(arg)
         self.driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": shim})
+        install_in_selenium(self.driver, shim)
         self.shots = ARTIFACTS / journey
         self.shots.mkdir(parents=True, exist_ok=True)
         self.step = 0

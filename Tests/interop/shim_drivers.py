@@ -1,0 +1,31 @@
+"""The documented way to put credemu's browser shim into a page, one function per browser driver.
+
+Start credemu with `--allow-origin` for the RP's origin (the shim's requests come from the page), fetch
+`{server}/shim.js?profile=P`, then hand it to the driver before the page loads. The page's own
+Content-Security-Policy applies to the shim's `fetch` to credemu as to any script of the page, so a page with
+`default-src 'self'` (django-otp-webauthn's sandbox, for one) blocks it: the driver bypasses CSP for the shim
+(CDP `Page.setBypassCSP`, Playwright `bypass_csp=True`). Without that, only pages whose CSP allows
+`connect-src` to credemu's URL work. README.md shows these same lines.
+"""
+import urllib.request
+
+
+def fetch_shim(server, profile="default"):
+    """The shim for `profile`, with credemu's URL baked in."""
+    with urllib.request.urlopen(f"{server}/shim.js?profile={profile}", timeout=30) as response:
+        return response.read().decode()
+
+
+def install_in_selenium(driver, shim, bypass_csp=True):
+    """Selenium with Chromium (or any driver with `execute_cdp_cmd`): every document the tab loads from now on
+    runs the shim before its own scripts."""
+    if bypass_csp:
+        driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": shim})
+
+
+def new_playwright_context(browser, shim, bypass_csp=True, **context_options):
+    """Playwright: a browser context whose every page runs the shim before its own scripts."""
+    context = browser.new_context(bypass_csp=bypass_csp, **context_options)
+    context.add_init_script(shim)
+    return context
