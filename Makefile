@@ -84,10 +84,11 @@ sanitize-thread: deps-debian
 	TSAN_OPTIONS=suppressions=$(abspath Tests/sanitize/tsan.supp) swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path $(TSAN_BUILD)
 	TSAN_OPTIONS=suppressions=$(abspath Tests/sanitize/tsan.supp) python3 $(SANITIZE_WORKLOAD) $(TSAN_BUILD)/debug/credemu
 
-bench: deps-debian
+bench: deps-debian deps-browser deps-python
 	swift build -c release --product credemu-bench
 	swift build -c release --product credemu
 	.build/release/credemu-bench 1.5
+	$(PYTHON) bench/browser_ceremonies.py .build/release/credemu 2
 
 clean:
 	rm -rf .build $(VENV)
