@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -40,7 +41,9 @@ from shim_drivers import fetch_shim, install_in_selenium, new_playwright_context
 ARTIFACTS = ROOT / "artifacts" / "e2e"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-SDIST_CACHE = Path(sys.prefix) / "credemu-sdists"
+# Beside the virtual environment (`make clean` removes it with the venv); else in the system's temporary directory.
+SDIST_CACHE = Path(os.environ.get("CREDEMU_SDIST_CACHE") or (
+    Path(sys.prefix) / "credemu-sdists" if sys.prefix != sys.base_prefix else Path(tempfile.gettempdir()) / "credemu-sdists"))
 DRIVERS = ["selenium", "playwright"]
 GPM_AAGUID = "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
 USER, PASSWORD = "alice", "correct horse battery staple"
@@ -56,8 +59,10 @@ def sdist(distribution, pre=False):
         return unpacked
     downloads = SDIST_CACHE / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
+    # The build backends pip runs to read the sdist's metadata are pinned in requirements.txt: no build isolation.
     command = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-               "--no-binary", ":all:", *(["--pre"] if pre else []), f"{distribution}=={version}", "-d", str(downloads)]
+               "--no-binary", ":all:", "--no-build-isolation", *(["--pre"] if pre else []),
+               f"{distribution}=={version}", "-d", str(downloads)]
     subprocess.run(command, check=True, timeout=600)
     normalized = distribution.replace("-", "_")
     [archive] = [p for p in downloads.iterdir() if p.name.lower().startswith(f"{normalized}-{version}".lower())
