@@ -173,8 +173,9 @@ def django_sandbox(django_sandbox_setup, tmp_path):
     database = tmp_path / "db.sqlite3"
     shutil.copy(template, database)
     port = free_port()
+    # Its sessions are files in the temporary directory (SESSION_ENGINE "file"): this test's, through TMPDIR.
     rp = RP("django-sandbox", [sys.executable, "-m", "django", "runserver", "--noreload", f"127.0.0.1:{port}"],
-            source, env(database, f"http://localhost:{port}"), port, tmp_path)
+            source, dict(env(database, f"http://localhost:{port}"), TMPDIR=str(tmp_path)), port, tmp_path)
     yield rp
     rp.stop()
 
