@@ -838,19 +838,25 @@
     input.dispatchEvent(new Event('change', { bubbles: true }));
   }
   const filled = new WeakMap();
+  // Every submitted sign-in form is recorded, filled or typed, whether filling is on or off (`autofill=0` only
+  // stops the filling): a fill used as filled is a password use, anything else typed is a password saved.
+  document.addEventListener('submit', function (event) {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const f = fields(form);
+    if (!f) return;
+    const username = f.username ? f.username.value : '';
+    const fill = filled.get(form);
+    if (fill && username === fill.username && f.password.value === fill.password) {
+      call('POST', '/passwords/use', { origin: location.origin, username: username }, { keepalive: true }).catch(function () { /* reported */ });
+    } else if (username && f.password.value) {
+      call('POST', '/passwords', { origin: location.origin, username: username, password: f.password.value }, { keepalive: true }).catch(function () { /* reported */ });
+    }
+  }, true);
   async function autofill() {
     const forms = Array.prototype.slice.call(document.querySelectorAll('form')).filter(function (f) { return fields(f); });
     for (const form of forms) {
       const f = fields(form);
-      form.addEventListener('submit', function () {
-        const username = f.username ? f.username.value : '';
-        const fill = filled.get(form);
-        if (fill && username === fill.username && f.password.value === fill.password) {
-          call('POST', '/passwords/use', { origin: location.origin, username: username }, { keepalive: true }).catch(function () { /* reported */ });
-        } else if (username && f.password.value) {
-          call('POST', '/passwords', { origin: location.origin, username: username, password: f.password.value }, { keepalive: true }).catch(function () { /* reported */ });
-        }
-      });
       let result;
       try { result = await call('POST', '/autofill', { origin: location.origin }); } catch (e) { return; }
       if (result.status !== 200) {
