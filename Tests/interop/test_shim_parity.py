@@ -11,6 +11,7 @@ password recording with autofill off.
 import http.server
 import json
 import os
+import re
 import socketserver
 import threading
 import time
@@ -29,6 +30,7 @@ RUN = CHECKS + """
 const done = arguments[arguments.length - 1];
 runParity(arguments[0]).then(done, (e) => done({crashed: String(e && e.stack || e)}));
 """
+WARNING = re.compile(r'"?((?:Ignoring unknown publicKey|publicKey\.pubKeyCredParams is missing)[^"]*)"?$')
 VIRTUAL_AUTHENTICATOR = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
                          "isUserVerified": True, "automaticPresenceSimulation": True}
 
@@ -104,6 +106,8 @@ class Session:
     def run(self, phase):
         out = self.driver.execute_async_script(RUN, phase)
         assert "crashed" not in out, out["crashed"]
+        # Chromium's console warnings about the options (unknown values ignored, default algorithms missing).
+        out[f"console/warnings ({phase})"] = [WARNING.search(line).group(1) for line in self.console() if WARNING.search(line)]
         return out
 
     def console(self):
@@ -155,14 +159,14 @@ def shim_summary(s):
     summary.update(s.run("idle"))
     answered = s.driver.execute_script("return window.__credemuShim.log.map((e) => e.path)")
     assert "/credentials/create" in answered and "/credentials/get" in answered, "the shim, not Chromium, answered"
-    if os.environ.get("PARITY_DUMP"):
-        Path(os.environ["PARITY_DUMP"]).write_text(json.dumps(summary, indent=1))
     return summary
 
 
 def test_the_shim_is_indistinguishable_from_chromiums_own_credential_manager(session):
     reference = chromium_summary(session)
     emulated = shim_summary(session)
+    if os.environ.get("PARITY_DUMP"):   # both summaries, to read a difference in full
+        Path(os.environ["PARITY_DUMP"]).write_text(json.dumps({"chromium": reference, "shim": emulated}, indent=1))
     assert len(reference) >= 40
     assert set(reference) == set(emulated), sorted(set(reference) ^ set(emulated))
     differing = {name: (reference[name], emulated[name]) for name in reference if reference[name] != emulated[name]}

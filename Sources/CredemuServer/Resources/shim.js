@@ -284,28 +284,16 @@
   /** The renderer's checks for create(), after the conversion and the abort check; returns the options JSON. */
   function creationJSON(pk) {
     const ext = pk.extensions || {};
-    if (ext.appid !== undefined) throw domError(APPID_IN_CREATE, 'NotSupportedError');
-    // Chromium drops parameters of an unknown type; none left of a non-empty list fails the conversion.
-    const params = pk.pubKeyCredParams.filter(function (p) { return p.type === 'public-key'; });
-    if (params.length === 0 && pk.pubKeyCredParams.length > 0) throw domError(PARAMS_MISSING, 'NotSupportedError');
-    if (ext.credentialProtectionPolicy !== undefined && KNOWN.protection.indexOf(ext.credentialProtectionPolicy) < 0) throw domError(PARAMS_MISSING, 'NotSupportedError');
-    if (pk.user.id.byteLength > 64) throw new TypeError('User handle exceeds 64 bytes.');
-    if (ext.largeBlob && ext.largeBlob.read !== undefined) throw domError("The 'largeBlob' extension's 'read' parameter is only valid when requesting an assertion", 'NotSupportedError');
-    if (ext.largeBlob && ext.largeBlob.write !== undefined) throw domError("The 'largeBlob' extension's 'write' parameter is only valid when requesting an assertion", 'NotSupportedError');
-    if (ext.prf && ext.prf.evalByCredential !== undefined) throw domError("The 'evalByCredential' field cannot be set when creating a credential.", 'NotSupportedError');
     const selection = pk.authenticatorSelection || {};
-    // credProtect: what Chromium refuses as inconsistent (checked against it case by case).
-    const residentKey = KNOWN.residentKey.indexOf(selection.residentKey) >= 0 ? selection.residentKey : (selection.requireResidentKey ? 'required' : 'discouraged');
-    const userVerification = KNOWN.userVerification.indexOf(selection.userVerification) >= 0 ? selection.userVerification : 'preferred';
-    const policy = ext.credentialProtectionPolicy, enforce = !!ext.enforceCredentialProtectionPolicy;
-    if ((enforce && policy === undefined) || (policy === 'userVerificationOptional' && (enforce || residentKey === 'discouraged')) ||
-        (policy === 'userVerificationRequired' && userVerification !== 'required')) throw domError(PROTECTION_INCONSISTENT, 'NotSupportedError');
-    if (ext.appidExclude !== undefined && location.protocol !== 'https:') throw domError(INVALID_DOMAIN, 'SecurityError');
+    if (ext.appid !== undefined) throw domError(APPID_IN_CREATE, 'NotSupportedError');
 
-    // Unknown values of the DOMString "enums" are ignored, with Chromium's console warnings.
+    // Chromium's conversion of the options for the browser process: unknown values of the DOMString "enums" are
+    // ignored with its console warnings, parameters and descriptors of an unknown type are dropped; when nothing
+    // is left of a non-empty pubKeyCredParams, or the protection policy is unknown, the conversion fails.
     const out = { rp: { name: pk.rp.name }, user: { id: encode(pk.user.id), name: pk.user.name, displayName: pk.user.displayName } };
     if (pk.rp.id !== undefined) out.rp.id = pk.rp.id;   // the string "null" stays "null", to fail the RP ID check
     out.challenge = encode(pk.challenge);
+    const params = pk.pubKeyCredParams.filter(function (p) { return p.type === 'public-key'; });
     out.pubKeyCredParams = params.map(function (p) { return { type: p.type, alg: p.alg }; });
     if (pk.timeout !== undefined) out.timeout = pk.timeout;
     if (pk.excludeCredentials !== undefined) out.excludeCredentials = descriptorsJSON(pk.excludeCredentials);
@@ -325,8 +313,23 @@
     }
     if (pk.hints !== undefined) out.hints = pk.hints.filter(function (h) { return KNOWN.hints.indexOf(h) >= 0; });
     if (pk.extensions !== undefined) out.extensions = extensionsJSON(ext);
-    const algs = params.map(function (p) { return p.alg; });
+    // The warning looks at the list as given, whatever the types.
+    const algs = pk.pubKeyCredParams.map(function (p) { return p.alg; });
     if (algs.length > 0 && (algs.indexOf(-7) < 0 || algs.indexOf(-257) < 0)) consoleWarn(MISSING_DEFAULT_ALGORITHMS);
+    if ((params.length === 0 && pk.pubKeyCredParams.length > 0) ||
+        (ext.credentialProtectionPolicy !== undefined && KNOWN.protection.indexOf(ext.credentialProtectionPolicy) < 0)) throw domError(PARAMS_MISSING, 'NotSupportedError');
+
+    if (pk.user.id.byteLength > 64) throw new TypeError('User handle exceeds 64 bytes.');
+    if (ext.largeBlob && ext.largeBlob.read !== undefined) throw domError("The 'largeBlob' extension's 'read' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.largeBlob && ext.largeBlob.write !== undefined) throw domError("The 'largeBlob' extension's 'write' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.prf && ext.prf.evalByCredential !== undefined) throw domError("The 'evalByCredential' field cannot be set when creating a credential.", 'NotSupportedError');
+    // credProtect: what Chromium refuses as inconsistent (checked against it case by case).
+    const residentKey = KNOWN.residentKey.indexOf(selection.residentKey) >= 0 ? selection.residentKey : (selection.requireResidentKey ? 'required' : 'discouraged');
+    const userVerification = KNOWN.userVerification.indexOf(selection.userVerification) >= 0 ? selection.userVerification : 'preferred';
+    const policy = ext.credentialProtectionPolicy, enforce = !!ext.enforceCredentialProtectionPolicy;
+    if ((enforce && policy === undefined) || (policy === 'userVerificationOptional' && (enforce || residentKey === 'discouraged')) ||
+        (policy === 'userVerificationRequired' && userVerification !== 'required')) throw domError(PROTECTION_INCONSISTENT, 'NotSupportedError');
+    if (ext.appidExclude !== undefined && location.protocol !== 'https:') throw domError(INVALID_DOMAIN, 'SecurityError');
     return out;
   }
   /** The renderer's checks for get(), after the conversion and the abort check; returns the options JSON. */
