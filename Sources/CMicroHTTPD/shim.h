@@ -6,17 +6,19 @@
 #include <microhttpd.h>
 
 /// MHD_start_daemon is variadic; this fixes the options credemu uses: an internal thread pool bound to one
-/// address, a completion callback, per-connection memory and idle limits.
+/// address, a completion callback, per-connection memory and idle limits, and the percent-decoding of URLs.
 static inline struct MHD_Daemon *cmhd_start(unsigned int flags, uint16_t port, const struct sockaddr *addr,
                                             unsigned int threads, size_t memory_limit, unsigned int timeout_seconds,
                                             MHD_AccessHandlerCallback handler, void *cls,
-                                            MHD_RequestCompletedCallback completed) {
+                                            MHD_RequestCompletedCallback completed,
+                                            size_t (*unescape)(void *cls, struct MHD_Connection *connection, char *text)) {
     return MHD_start_daemon(flags, port, NULL, NULL, handler, cls,
                             MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                             MHD_OPTION_END);
 }
 

@@ -84,7 +84,7 @@ final class Context {
             }
         }
         guard let command = rest.first else {
-            terminal.write(Help.main)
+            terminal.writeError("credemu: no command given.\n\n" + Help.main)
             return .usage
         }
         let args = Array(rest.dropFirst())

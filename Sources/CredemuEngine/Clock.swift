@@ -57,8 +57,11 @@ public final class AdjustableClock: Clock, @unchecked Sendable {
     }
 }
 
+/// The longest duration a clock may be moved by: 10,000 years, in seconds.
+public let maximumDuration: TimeInterval = 10_000 * 366 * 86400
+
 /// Seconds in "90s", "6m", "2h", "1d" or "42" / "1.5": ASCII digits with at most one point, a whole
-/// duration of at most 10,000 years; nil for anything else.
+/// duration of at most `maximumDuration`; nil for anything else.
 public func parseDuration(_ text: String) -> TimeInterval? {
     let units: [UInt8: Double] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600, UInt8(ascii: "d"): 86400]
     var digits = Array(text.utf8)
@@ -71,6 +74,6 @@ public func parseDuration(_ text: String) -> TimeInterval? {
           digits.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E }), digits.filter({ $0 == 0x2E }).count <= 1,
           let n = Double(String(decoding: digits, as: UTF8.self)) else { return nil }
     let seconds = n * factor
-    guard seconds.isFinite, seconds <= 10_000 * 366 * 86400 else { return nil }
+    guard seconds.isFinite, seconds <= maximumDuration else { return nil }
     return seconds
 }

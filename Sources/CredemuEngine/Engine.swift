@@ -76,9 +76,11 @@ public final class Engine: @unchecked Sendable {
         cacheLock.unlock()
     }
 
-    /// A vault failure during a ceremony, as the caller sees it.
+    /// A vault failure during a ceremony, as the caller sees it: input the vault refuses is the caller's
+    /// mistake (a TypeError), anything else the store's.
     static func storageFailure(_ error: VaultError) -> CeremonyError {
-        CeremonyError(WebAuthnError(.unknownError, "The credential store failed: \(error.message)"), reason: .storage)
+        if error.code == .invalidInput { return CeremonyError(.typeError(error.message), reason: .malformedRequest) }
+        return CeremonyError(WebAuthnError(.unknownError, "The credential store failed: \(error.message)"), reason: .storage)
     }
 
     /// Runs a vault operation, turning its failure into a ceremony failure.

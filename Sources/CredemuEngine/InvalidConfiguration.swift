@@ -21,7 +21,7 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 
     /// `{"error": {"name": "InvalidProfileSetting" | "InvalidPolicyPack" | "InvalidScenario", "message": ...}}`.
     public var json: JSONValue {
-        .object([("error", .object([("name", .string(kind.rawValue)), ("message", .string(message))]))])
+        ErrorBody.json(name: kind.rawValue, message: message)
     }
 
     /// What a configuration reader raises before it is known which configuration it reads (a profile setting is

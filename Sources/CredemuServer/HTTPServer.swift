@@ -69,7 +69,8 @@ public final class HTTPServer: @unchecked Sendable {
                            | MHD_ALLOW_SUSPEND_RESUME.rawValue)
         daemon = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 64 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted)
+                cmhd_start(flags, port, sa, UInt32(max(threads, 1)), 64 * 1024, 60, credemuAccessHandler, cls, credemuRequestCompleted,
+                           credemuUnescape)
             }
         }
         guard let daemon else { throw ServerError("Cannot listen on \(host):\(port) (in use, or not permitted).") }
@@ -190,4 +191,32 @@ func credemuCollectArgument(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKi
     let collector = cls.assumingMemoryBound(to: QueryCollector.self)
     collector.pointee.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
     return MHD_Result.YES
+}
+
+/// Percent-decoding of the URL and query values, in place, as libmicrohttpd's own except that "%00" stays as
+/// written: a decoded NUL would end the C string, and the server would route a shorter path than the one
+/// requested. Returns the new length.
+func credemuUnescape(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ text: UnsafeMutablePointer<CChar>?) -> Int {
+    guard let text else { return 0 }
+    func hex(_ c: CChar) -> UInt8? {
+        switch UInt8(bitPattern: c) {
+        case 0x30...0x39: return UInt8(bitPattern: c) - 0x30
+        case 0x41...0x46: return UInt8(bitPattern: c) - 0x41 + 10
+        case 0x61...0x66: return UInt8(bitPattern: c) - 0x61 + 10
+        default: return nil
+        }
+    }
+    var read = 0, write = 0
+    while text[read] != 0 {
+        if text[read] == 0x25, let high = hex(text[read + 1]), let low = hex(text[read + 2]), high | low != 0 {
+            text[write] = CChar(bitPattern: high << 4 | low)
+            read += 3
+        } else {
+            text[write] = text[read]
+            read += 1
+        }
+        write += 1
+    }
+    text[write] = 0
+    return write
 }

@@ -81,7 +81,8 @@ final class SQLiteDatabase {
             switch value {
             case .null: rc = sqlite3_bind_null(statement, index)
             case .int(let v): rc = sqlite3_bind_int64(statement, index, v)
-            case .text(let v): rc = sqlite3_bind_text(statement, index, v, -1, csqlite_transient())
+            // The byte count, not strlen: a string is stored whole even when it holds a NUL.
+            case .text(let v): rc = sqlite3_bind_text(statement, index, v, Int32(clamping: v.utf8.count), csqlite_transient())
             case .blob(let v):
                 rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count), csqlite_transient()) }
             }
@@ -160,7 +161,7 @@ struct SQLRow {
     func bool(_ i: Int32) -> Bool { int(i) != 0 }
     func text(_ i: Int32) -> String {
         guard let p = sqlite3_column_text(statement, i) else { return "" }
-        return String(cString: p)
+        return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, i))), as: UTF8.self)
     }
     func blob(_ i: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(statement, i))

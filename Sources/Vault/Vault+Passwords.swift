@@ -6,6 +6,10 @@ extension Vault {
     public func savePassword(origin: String, username: String, password: String, at time: Date,
                              lastFilledAt: Date? = nil, lastUsedAt: Date? = nil) throws(VaultError) -> PasswordRecord {
         guard !origin.isEmpty else { throw VaultError(.invalidInput, "A password needs an origin (or signon realm).") }
+        // NUL separates the two in the secret's associated data, so neither may hold one.
+        guard !origin.utf8.contains(0), !username.utf8.contains(0) else {
+            throw VaultError(.invalidInput, "An origin or a user name cannot contain NUL (U+0000).")
+        }
         let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
         try locked { () throws(VaultError) in
             try db.query("""

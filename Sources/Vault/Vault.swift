@@ -117,7 +117,8 @@ public final class Vault: @unchecked Sendable {
     public static func defaultKeyFile(forVault path: String) -> String { path + ".key" }
 
     private static func create(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
-        let directory = (path as NSString).deletingLastPathComponent
+        // By hand: Foundation's deletingLastPathComponent traps on some one-character paths ("-").
+        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? ""
         if !directory.isEmpty {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

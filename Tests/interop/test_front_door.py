@@ -306,3 +306,30 @@ def test_a_page_sees_and_removes_only_its_own_sites_entries(tmp_path):
         assert raw(s, "DELETE", f"/profiles/default/passkeys/{ours['id']}", headers=page)[0] == 200
     finally:
         assert s.stop() == 0
+
+
+def test_a_nul_is_never_cut_out_of_a_request(server):
+    before = snapshot(server)
+    status, error, _ = post_json(server, "/holds/a%00b/release", {})
+    assert status == 404 and "a%00b" in error["error"]["message"], "the path is routed as sent, not as '/holds/a'"
+    status, error, _ = post_json(server, "/profiles/default/passwords", {"origin": OTHER, "username": "a\u0000b", "password": "pw"})
+    assert status == 400 and error["error"]["name"] == "TypeError", error
+    assert snapshot(server) == before, "nothing half-saved"
+
+
+def test_cli_odd_paths_and_lists_are_usage_errors_not_crashes(tmp_path):
+    proc = subprocess.run([BINARY, "--vault", "-", "vault", "list"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode in (0, 3) and "Fatal error" not in proc.stderr, proc.stderr
+    scenario = tmp_path / "s.json"
+    document = {"format": "credemu-scenario", "version": 1, "name": "s", "title": "t", "description": "d", "rp": {"origin": OTHER, "rpId": "example.com"},
+                "user": {"name": "a", "displayName": "A"}, "steps": [{"do": "advance", "label": "later", "by": "1m"}]}
+    scenario.write_text(json.dumps(document))
+    assert cli(tmp_path, "scenario", "run", str(scenario)).returncode == 0, "the scenario itself is valid"
+    proc = cli(tmp_path, "scenario", "run", str(scenario), "--providers", "@")
+    assert proc.returncode == 2 and "Fatal error" not in proc.stderr and json.loads(proc.stdout)["error"]["name"] == "InvalidPolicyPack"
+    document["steps"][0]["by"] = 1e20
+    scenario.write_text(json.dumps(document))
+    proc = cli(tmp_path, "scenario", "run", str(scenario))
+    assert proc.returncode == 2 and "steps[0].by" in proc.stderr, proc.stderr
+    proc = cli(tmp_path)
+    assert proc.returncode == 2 and "no command" in proc.stderr

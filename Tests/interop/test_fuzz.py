@@ -1501,7 +1501,7 @@ class ArgvFuzz:
         if not isinstance(name, str) or not (directory / name).is_file():
             return
         imported = self.spawn(["--vault", "fresh.db", "vault", "import", name], directory, None)
-        exported = self.spawn(["--vault", "fresh.db", "vault", "export"], directory, None)
+        exported = self.spawn(["--vault", "fresh.db", "vault", "export", "--include-secrets"], directory, None)
         response = f"import: exit {imported.returncode} {fz.short(imported.stderr, 200)}; export: exit {exported.returncode}; " \
                    f"stdout: {fz.short(exported.stdout, 400)}; stderr: {fz.short(exported.stderr, 300)}"
         shown = shown.replace("--vault vault.db", "--vault fresh.db") + "\nthen credemu --vault fresh.db vault export"

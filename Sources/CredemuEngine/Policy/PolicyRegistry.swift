@@ -43,9 +43,9 @@ public struct PolicyRegistry: Sendable {
         if text == "all" { return all.map { ($0, platform($0)) } }
         var out: [(any ProviderPolicy, Platform)] = []
         for item in text.split(separator: ",") {
-            let parts = item.split(separator: "@").map(String.init)
-            guard let policy = all.first(where: { $0.id == parts[0] }) else {
-                throw InvalidConfiguration(.policyPack, "No pack '\(parts[0])'; the packs are \(all.map(\.id).joined(separator: ", ")).")
+            let parts = item.split(separator: "@", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count <= 2, let policy = all.first(where: { $0.id == parts[0] }) else {
+                throw InvalidConfiguration(.policyPack, "No pack '\(item)'; name packs as ID or ID@platform, from \(all.map(\.id).joined(separator: ", ")).")
             }
             guard parts.count > 1 else { out.append((policy, platform(policy))); continue }
             guard let p = Platform(rawValue: parts[1]) else { throw InvalidConfiguration(.policyPack, "'\(parts[1])' is not a platform.") }

@@ -115,7 +115,7 @@ public struct Scenario: Sendable {
         switch action {
         case "advance":
             let by = try f.required("by") { (key) throws(InvalidConfiguration.Field) in f.present(key) }
-            guard by.numberValue.map({ $0 >= 0 }) ?? by.stringValue.flatMap(parseDuration).map({ _ in true }) ?? false else {
+            guard by.numberValue.map({ (0...maximumDuration).contains($0) }) ?? by.stringValue.flatMap(parseDuration).map({ _ in true }) ?? false else {
                 throw f.invalid("by", "must be a duration such as 90s, 6m, 2h or 1d, or a number of seconds, not \(by.serialized())")
             }
         case "create":

@@ -2,52 +2,623 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // __credemuConfig ({server, profile, autofill, token}) is prepended by the server.
+//
+// The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
+// instances of the page's real interfaces with the attributes as getters on the prototypes; arguments go through
+// the WebIDL conversions Chromium's bindings make (member order, ToString, BufferSource checks, the same messages);
+// the checks Chromium's renderer makes before asking an authenticator are made here, in its order; and errors
+// carry Chromium's names and messages, with credemu's own detail on a non-enumerable `credemu` property. Every
+// behaviour below was compared with Chromium 156 and its virtual authenticator
+// (Tests/interop/test_shim_parity.py runs the comparison).
 (function () {
   'use strict';
-  if (window.__credemuShim) return;
+  if (Object.prototype.hasOwnProperty.call(window, '__credemuShim')) return;
   const config = __credemuConfig;
-  window.__credemuShim = { config: config, log: [] };
+  const debug = { config: config, log: [] };
+  Object.defineProperty(window, '__credemuShim', { value: debug, configurable: true });
 
-  // ---- base64url ----
-  function toBytes(source) {
-    if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  // ---- what the page may replace later: captured now ----
+  const nativeFetch = window.fetch.bind(window);
+  const consoleError = console.error.bind(console);
+  const consoleWarn = console.warn.bind(console);
+  const setTimer = window.setTimeout.bind(window);
+  const getRandomValues = crypto.getRandomValues.bind(crypto);
+  const jsonStringify = JSON.stringify;
+  const jsonParse = JSON.parse;
+  const abByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+  const signalAborted = window.AbortSignal && Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get;
+  const nativeToString = Function.prototype.toString;
+  const disguised = new WeakSet();   // our functions, which print as native code
+
+  // ---- Chromium's messages ----
+  const NOT_ALLOWED = 'The operation either timed out or was not allowed. See: https://www.w3.org/TR/webauthn-2/#sctn-privacy-considerations-client.';
+  const EXCLUDED = 'The user attempted to register an authenticator that contains one of the credentials already registered with the relying party.';
+  const PENDING = 'A request is already pending.';
+  const UNKNOWN = 'An unknown error occurred while talking to the credential manager.';
+  const BAD_RP_ID = 'The relying party ID is not a registrable domain suffix of, nor equal to the current domain.';
+  const BAD_RP_ID_FETCHED = BAD_RP_ID + ' Subsequently, an attempt to fetch the .well-known/webauthn resource of the claimed RP ID failed.';
+  const INVALID_DOMAIN = 'This is an invalid domain.';
+  const ONLY_ONE_TYPE = "Only exactly one of 'password', 'federated', and 'publicKey' credential types are currently supported.";
+  const PARAMS_MISSING = 'Required parameters missing in `options.publicKey`.';
+  const APPID_IN_CREATE = "The 'appid' extension is only valid when requesting an assertion for a pre-existing credential that was registered using the legacy FIDO U2F API.";
+  const PROTECTION_INCONSISTENT = 'Requested protection policy is inconsistent or incongruent with other requested parameters.';
+  const MISSING_DEFAULT_ALGORITHMS = 'publicKey.pubKeyCredParams is missing at least one of the default algorithm identifiers: ES256 and RS256. This can result in registration failures on incompatible authenticators. See https://chromium.googlesource.com/chromium/src/+/main/content/browser/webauth/pub_key_cred_params.md for details';
+  function executing(operation, iface) { return "Failed to execute '" + operation + "' on '" + iface + "': "; }
+  function domError(message, name) { return new DOMException(message, name); }
+  function withDetail(error, detail) {
+    try { Object.defineProperty(error, 'credemu', { value: Object.freeze(detail), configurable: true }); } catch (e) { /* frozen */ }
+    return error;
+  }
+
+  // ---- base64url (Chromium's rules: the URL alphabet, no padding, no whitespace) ----
+  function bytesOf(source) {
     if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-    throw new TypeError('Expected an ArrayBuffer or ArrayBufferView.');
+    return new Uint8Array(source);
   }
   function encode(source) {
-    const bytes = toBytes(source);
+    const bytes = bytesOf(source);
     let binary = '';
-    for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
     return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
-  function decode(text, field) {
-    if (typeof text !== 'string' || !/^[A-Za-z0-9_-]*$/.test(text)) {
-      throw new TypeError('Invalid base64url string' + (field ? ' for ' + field : '') + '.');
-    }
-    const padded = text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4);
-    const binary = atob(padded);
+  function isBase64URL(text) { return typeof text === 'string' && /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1; }
+  /** The bytes of a base64url string as an ArrayBuffer, or null when it is not base64url. */
+  function decode(text) {
+    if (!isBase64URL(text)) return null;
+    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4));
     const out = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
     return out.buffer;
   }
+  function randomId() { return encode(getRandomValues(new Uint8Array(16))); }
+
+  // ---- WebIDL conversions, as Chromium's bindings make them ----
+  // Each converter takes the value and the message prefix of where it is read ("Failed to execute ...: Failed to
+  // read the 'x' property from 'D': "). Errors thrown by the page's own code (a getter, a toString) pass unchanged.
+  function isArrayBuffer(value) {
+    try { abByteLength.call(value); return true; } catch (e) { return false; }
+  }
+  function isObject(value) { return value !== null && (typeof value === 'object' || typeof value === 'function'); }
+  const DOMString = {
+    convert: function (value, at) {
+      if (typeof value === 'symbol') throw new TypeError(at + 'Cannot convert a Symbol value to a string');
+      return String(value);
+    }
+  };
+  const USVString = {
+    convert: function (value, at) {
+      const text = DOMString.convert(value, at);
+      return text.toWellFormed ? text.toWellFormed() : text;
+    }
+  };
+  const Any = { convert: function (value) { return value; } };
+  const Boolean_ = { convert: function (value) { return !!value; } };
+  function toNumber(value, at) {
+    if (typeof value === 'symbol') throw new TypeError(at + 'Cannot convert a Symbol value to a number');
+    if (typeof value === 'bigint') throw new TypeError(at + 'Cannot convert a BigInt value to a number');
+    return +value;
+  }
+  const Long = { convert: function (value, at) { return toNumber(value, at) | 0; } };
+  const UnsignedLong = { convert: function (value, at) { return toNumber(value, at) >>> 0; } };
+  const BufferSource = {
+    convert: function (value, at) {
+      if (isArrayBuffer(value) || ArrayBuffer.isView(value)) return bytesOf(value).slice().buffer;  // a copy, as WebIDL takes
+      throw new TypeError(at + "The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.");
+    }
+  };
+  const AbortSignalType = {
+    convert: function (value, at) {
+      try { if (signalAborted) { signalAborted.call(value); return value; } } catch (e) { /* not a signal */ }
+      throw new TypeError(at + "Failed to convert value to 'AbortSignal'.");
+    }
+  };
+  function Enum(name, values) {
+    return {
+      convert: function (value, at) {
+        const text = DOMString.convert(value, at);
+        if (values.indexOf(text) < 0) throw new TypeError(at + "The provided value '" + text + "' is not a valid enum value of type " + name + '.');
+        return text;
+      }
+    };
+  }
+  function Sequence(of) {
+    return {
+      convert: function (value, at) {
+        if (!isObject(value)) throw new TypeError(at + 'The provided value cannot be converted to a sequence.');
+        const method = value[Symbol.iterator];
+        if (typeof method !== 'function') throw new TypeError(at + 'The object must have a callable @@iterator property.');
+        const out = [];
+        const iterator = method.call(value);
+        for (let step = iterator.next(); !step.done; step = iterator.next()) out.push(of.convert(step.value, at));
+        return out;
+      }
+    };
+  }
+  function Record(of) {
+    return {
+      convert: function (value, at) {
+        if (!isObject(value)) throw new TypeError(at + 'Only objects can be converted to record<K,V> types');
+        const out = {};
+        Reflect.ownKeys(value).forEach(function (key) {
+          if (typeof key !== 'string') return;
+          const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
+          if (descriptor && descriptor.enumerable) out[USVString.convert(key, at)] = of.convert(value[key], at);
+        });
+        return out;
+      }
+    };
+  }
+  // members: [name, type, {required, fallback}] in WebIDL order (lexicographic, inherited members first).
+  function Dictionary(name, members, parent) {
+    const own = members.map(function (m) { return { name: m[0], type: m[1], required: !!(m[2] && m[2].required), fallback: m[2] && m[2].fallback, owner: name }; });
+    const all = (parent ? parent.members : []).concat(own);
+    const hasRequired = all.some(function (m) { return m.required; });
+    return {
+      name: name,
+      members: all,
+      /** The dictionary's members that the value has; `defaults` adds the IDL defaults of the missing ones. */
+      convert: function (value, at, defaults) {
+        // Chromium takes undefined or null as an empty dictionary only when the dictionary has no required member.
+        if (value === undefined || value === null ? hasRequired : !isObject(value)) throw new TypeError(at + "The provided value is not of type '" + name + "'.");
+        const out = {};
+        all.forEach(function (m) {
+          const member = value === undefined || value === null ? undefined : value[m.name];
+          const inner = at + "Failed to read the '" + m.name + "' property from '" + m.owner + "': ";
+          if (member !== undefined) out[m.name] = m.type.convert(member, inner, defaults);
+          else if (m.required) throw new TypeError(inner + 'Required member is undefined.');
+          else if (defaults && m.fallback !== undefined) out[m.name] = jsonParse(jsonStringify(m.fallback));
+        });
+        return out;
+      }
+    };
+  }
+  /** A value as the dictionary type gives it back to script: its present members in IDL order, defaults added. */
+  function emit(type, value) {
+    if (type.members) {
+      const out = {};
+      type.members.forEach(function (m) {
+        if (value[m.name] !== undefined) out[m.name] = emit(m.type, value[m.name]);
+        else if (m.fallback !== undefined) out[m.name] = jsonParse(jsonStringify(m.fallback));
+      });
+      return out;
+    }
+    if (type.of && Array.isArray(value)) return value.map(function (v) { return emit(type.of, v); });
+    if (type.values && isObject(value)) {
+      const out = {};
+      Object.keys(value).forEach(function (k) { out[k] = emit(type.values, value[k]); });
+      return out;
+    }
+    return value;
+  }
+  function seq(of) { const s = Sequence(of); s.of = of; return s; }
+  function record(of) { const r = Record(of); r.values = of; return r; }
+  const required = { required: true };
+
+  // The dictionaries of Chromium 156 (read with a Proxy: members and their order are what its bindings read).
+  const Entity = Dictionary('PublicKeyCredentialEntity', [['name', DOMString, required]]);
+  const RpEntity = Dictionary('PublicKeyCredentialRpEntity', [['id', DOMString]], Entity);
+  const UserEntity = Dictionary('PublicKeyCredentialUserEntity', [['displayName', DOMString, required], ['id', BufferSource, required]], Entity);
+  const Parameters = Dictionary('PublicKeyCredentialParameters', [['alg', Long, required], ['type', DOMString, required]]);
+  const Descriptor = Dictionary('PublicKeyCredentialDescriptor', [['id', BufferSource, required], ['transports', seq(DOMString)], ['type', DOMString, required]]);
+  const Selection = Dictionary('AuthenticatorSelectionCriteria', [['authenticatorAttachment', DOMString], ['requireResidentKey', Boolean_, { fallback: false }],
+    ['residentKey', DOMString], ['userVerification', DOMString]]);
+  const LargeBlob = Dictionary('AuthenticationExtensionsLargeBlobInputs', [['read', Boolean_], ['support', DOMString], ['write', BufferSource]]);
+  const PRFValues = Dictionary('AuthenticationExtensionsPRFValues', [['first', BufferSource, required], ['second', BufferSource]]);
+  const PRFInputs = Dictionary('AuthenticationExtensionsPRFInputs', [['eval', PRFValues], ['evalByCredential', record(PRFValues)]]);
+  const Extensions = Dictionary('AuthenticationExtensionsClientInputs', [['appid', USVString], ['appidExclude', USVString], ['credBlob', BufferSource],
+    ['credProps', Boolean_, { fallback: false }], ['credentialProtectionPolicy', DOMString], ['enforceCredentialProtectionPolicy', Boolean_, { fallback: false }],
+    ['getCredBlob', Boolean_], ['hmacCreateSecret', Boolean_], ['largeBlob', LargeBlob], ['minPinLength', Boolean_], ['prf', PRFInputs], ['uvm', Boolean_]]);
+  const CreationOptions = Dictionary('PublicKeyCredentialCreationOptions', [['attestation', DOMString, { fallback: 'none' }], ['authenticatorSelection', Selection],
+    ['challenge', BufferSource, required], ['excludeCredentials', seq(Descriptor), { fallback: [] }], ['extensions', Extensions],
+    ['hints', seq(DOMString), { fallback: [] }], ['pubKeyCredParams', seq(Parameters), required], ['rp', RpEntity, required],
+    ['timeout', UnsignedLong], ['user', UserEntity, required]]);
+  const RequestOptions = Dictionary('PublicKeyCredentialRequestOptions', [['allowCredentials', seq(Descriptor), { fallback: [] }],
+    ['challenge', BufferSource, required], ['extensions', Extensions], ['hints', seq(DOMString), { fallback: [] }], ['rpId', DOMString],
+    ['timeout', UnsignedLong], ['userVerification', DOMString, { fallback: 'preferred' }]]);
+  // CredentialMediationRequirement: Chromium 156 has no "immediate" (it is behind a feature): TypeError, as there.
+  const Mediation = Enum('CredentialMediationRequirement', ['silent', 'optional', 'conditional', 'required']);
+  const CredentialCreationOptions = Dictionary('CredentialCreationOptions', [['digital', Any], ['federated', Any], ['mediation', Mediation],
+    ['password', Any], ['publicKey', CreationOptions], ['signal', AbortSignalType]]);
+  const CredentialRequestOptions = Dictionary('CredentialRequestOptions', [['digital', Any], ['federated', Any], ['identity', Any],
+    ['mediation', Mediation], ['otp', Any], ['password', Boolean_], ['publicKey', RequestOptions], ['signal', AbortSignalType], ['uiMode', Any]]);
+  // The JSON forms (WebAuthn L3 §5.1.8, §5.1.9): rp and pubKeyCredParams use the dictionaries above, as in L3.
+  const UserEntityJSON = Dictionary('PublicKeyCredentialUserEntityJSON', [['displayName', DOMString, required], ['id', DOMString, required], ['name', DOMString, required]]);
+  const DescriptorJSON = Dictionary('PublicKeyCredentialDescriptorJSON', [['id', DOMString, required], ['transports', seq(DOMString)], ['type', DOMString, required]]);
+  const LargeBlobJSON = Dictionary('AuthenticationExtensionsLargeBlobInputsJSON', [['read', Boolean_], ['support', DOMString], ['write', DOMString]]);
+  const PRFValuesJSON = Dictionary('AuthenticationExtensionsPRFValuesJSON', [['first', DOMString, required], ['second', DOMString]]);
+  const PRFInputsJSON = Dictionary('AuthenticationExtensionsPRFInputsJSON', [['eval', PRFValuesJSON], ['evalByCredential', record(PRFValuesJSON)]]);
+  const ExtensionsJSON = Dictionary('AuthenticationExtensionsClientInputsJSON', [['appid', USVString], ['appidExclude', USVString], ['credBlob', DOMString],
+    ['credProps', Boolean_], ['credentialProtectionPolicy', DOMString], ['enforceCredentialProtectionPolicy', Boolean_], ['getCredBlob', Boolean_],
+    ['hmacCreateSecret', Boolean_], ['largeBlob', LargeBlobJSON], ['minPinLength', Boolean_], ['prf', PRFInputsJSON]]);
+  const CreationOptionsJSON = Dictionary('PublicKeyCredentialCreationOptionsJSON', [['attestation', DOMString], ['authenticatorSelection', Selection],
+    ['challenge', DOMString, required], ['excludeCredentials', seq(DescriptorJSON)], ['extensions', ExtensionsJSON], ['hints', seq(DOMString)],
+    ['pubKeyCredParams', seq(Parameters), required], ['rp', RpEntity, required], ['timeout', UnsignedLong], ['user', UserEntityJSON, required]]);
+  const RequestOptionsJSON = Dictionary('PublicKeyCredentialRequestOptionsJSON', [['allowCredentials', seq(DescriptorJSON)], ['challenge', DOMString, required],
+    ['extensions', ExtensionsJSON], ['hints', seq(DOMString)], ['rpId', DOMString], ['timeout', UnsignedLong], ['userVerification', DOMString]]);
+  const UnknownCredentialOptions = Dictionary('UnknownCredentialOptions', [['credentialId', DOMString, required], ['rpId', DOMString, required]]);
+  const AllAcceptedCredentialsOptions = Dictionary('AllAcceptedCredentialsOptions', [['allAcceptedCredentialIds', seq(DOMString), required],
+    ['rpId', DOMString, required], ['userId', DOMString, required]]);
+  const CurrentUserDetailsOptions = Dictionary('CurrentUserDetailsOptions', [['displayName', DOMString, required], ['name', DOMString, required],
+    ['rpId', DOMString, required], ['userId', DOMString, required]]);
+
+  // ---- the options as Chromium's renderer checks them, and as the server reads them ----
+  const KNOWN = {
+    attachment: ['platform', 'cross-platform'],
+    residentKey: ['discouraged', 'preferred', 'required'],
+    userVerification: ['required', 'preferred', 'discouraged'],
+    attestation: ['none', 'indirect', 'direct', 'enterprise'],
+    transports: ['usb', 'nfc', 'ble', 'smart-card', 'hybrid', 'internal'],
+    hints: ['security-key', 'client-device', 'hybrid'],
+    protection: ['userVerificationOptional', 'userVerificationOptionalWithCredentialIDList', 'userVerificationRequired'],
+    largeBlobSupport: ['required', 'preferred']
+  };
+  function descriptorsJSON(list) {
+    return list.filter(function (d) { return d.type === 'public-key'; }).map(function (d) {
+      const out = { type: d.type, id: encode(d.id) };
+      if (d.transports) out.transports = d.transports.filter(function (t) { return KNOWN.transports.indexOf(t) >= 0; });
+      return out;
+    });
+  }
+  function extensionsJSON(ext) {
+    const out = {};
+    Object.keys(ext).forEach(function (key) {
+      const value = ext[key];
+      if (key === 'credBlob') out[key] = encode(value);
+      else if (key === 'largeBlob') {
+        out[key] = {};
+        if (value.support !== undefined && KNOWN.largeBlobSupport.indexOf(value.support) >= 0) out[key].support = value.support;
+        if (value.read !== undefined) out[key].read = value.read;
+        if (value.write !== undefined) out[key].write = encode(value.write);
+      } else if (key === 'prf') {
+        const values = function (v) { const o = { first: encode(v.first) }; if (v.second !== undefined) o.second = encode(v.second); return o; };
+        out[key] = {};
+        if (value.eval) out[key].eval = values(value.eval);
+        if (value.evalByCredential) {
+          out[key].evalByCredential = {};
+          Object.keys(value.evalByCredential).forEach(function (id) { out[key].evalByCredential[id] = values(value.evalByCredential[id]); });
+        }
+      } else out[key] = value;
+    });
+    return out;
+  }
+  /** The renderer's checks for create(), after the conversion and the abort check; returns the options JSON. */
+  function creationJSON(pk) {
+    const ext = pk.extensions || {};
+    const selection = pk.authenticatorSelection || {};
+    if (ext.appid !== undefined) throw domError(APPID_IN_CREATE, 'NotSupportedError');
+
+    // Chromium's conversion of the options for the browser process: unknown values of the DOMString "enums" are
+    // ignored with its console warnings, parameters and descriptors of an unknown type are dropped; when nothing
+    // is left of a non-empty pubKeyCredParams, or the protection policy is unknown, the conversion fails.
+    const out = { rp: { name: pk.rp.name }, user: { id: encode(pk.user.id), name: pk.user.name, displayName: pk.user.displayName } };
+    if (pk.rp.id !== undefined) out.rp.id = pk.rp.id;   // the string "null" stays "null", to fail the RP ID check
+    out.challenge = encode(pk.challenge);
+    const params = pk.pubKeyCredParams.filter(function (p) { return p.type === 'public-key'; });
+    out.pubKeyCredParams = params.map(function (p) { return { type: p.type, alg: p.alg }; });
+    if (pk.timeout !== undefined) out.timeout = pk.timeout;
+    if (pk.excludeCredentials !== undefined) out.excludeCredentials = descriptorsJSON(pk.excludeCredentials);
+    if (pk.authenticatorSelection !== undefined) {
+      out.authenticatorSelection = {};
+      [['authenticatorAttachment', KNOWN.attachment], ['userVerification', KNOWN.userVerification], ['residentKey', KNOWN.residentKey]].forEach(function (m) {
+        const value = selection[m[0]];
+        if (value === undefined) return;
+        if (m[1].indexOf(value) >= 0) out.authenticatorSelection[m[0]] = value;
+        else consoleWarn('Ignoring unknown publicKey.authenticatorSelection.' + m[0] + ' value');
+      });
+      if (selection.requireResidentKey !== undefined && selection.requireResidentKey !== false) out.authenticatorSelection.requireResidentKey = true;
+    }
+    if (pk.attestation !== undefined) {
+      if (KNOWN.attestation.indexOf(pk.attestation) >= 0) out.attestation = pk.attestation;
+      else consoleWarn('Ignoring unknown publicKey.attestation value');
+    }
+    if (pk.hints !== undefined) out.hints = pk.hints.filter(function (h) { return KNOWN.hints.indexOf(h) >= 0; });
+    if (pk.extensions !== undefined) out.extensions = extensionsJSON(ext);
+    // The warning looks at the list as given, whatever the types.
+    const algs = pk.pubKeyCredParams.map(function (p) { return p.alg; });
+    if (algs.length > 0 && (algs.indexOf(-7) < 0 || algs.indexOf(-257) < 0)) consoleWarn(MISSING_DEFAULT_ALGORITHMS);
+    if ((params.length === 0 && pk.pubKeyCredParams.length > 0) ||
+        (ext.credentialProtectionPolicy !== undefined && KNOWN.protection.indexOf(ext.credentialProtectionPolicy) < 0)) throw domError(PARAMS_MISSING, 'NotSupportedError');
+
+    if (pk.user.id.byteLength > 64) throw new TypeError('User handle exceeds 64 bytes.');
+    if (ext.largeBlob && ext.largeBlob.read !== undefined) throw domError("The 'largeBlob' extension's 'read' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.largeBlob && ext.largeBlob.write !== undefined) throw domError("The 'largeBlob' extension's 'write' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.prf && ext.prf.evalByCredential !== undefined) throw domError("The 'evalByCredential' field cannot be set when creating a credential.", 'NotSupportedError');
+    // credProtect: what Chromium refuses as inconsistent (checked against it case by case).
+    const residentKey = KNOWN.residentKey.indexOf(selection.residentKey) >= 0 ? selection.residentKey : (selection.requireResidentKey ? 'required' : 'discouraged');
+    const userVerification = KNOWN.userVerification.indexOf(selection.userVerification) >= 0 ? selection.userVerification : 'preferred';
+    const policy = ext.credentialProtectionPolicy, enforce = !!ext.enforceCredentialProtectionPolicy;
+    if ((enforce && policy === undefined) || (policy === 'userVerificationOptional' && (enforce || residentKey === 'discouraged')) ||
+        (policy === 'userVerificationRequired' && userVerification !== 'required')) throw domError(PROTECTION_INCONSISTENT, 'NotSupportedError');
+    if (ext.appidExclude !== undefined && location.protocol !== 'https:') throw domError(INVALID_DOMAIN, 'SecurityError');
+    return out;
+  }
+  /** The renderer's checks for get(), after the conversion and the abort check; returns the options JSON. */
+  function requestJSON(pk) {
+    const ext = pk.extensions || {};
+    const allow = pk.allowCredentials || [];
+    if (ext.largeBlob) {
+      if (ext.largeBlob.support !== undefined) throw domError("The 'largeBlob' extension's 'support' parameter is only valid when creating a credential", 'NotSupportedError');
+      if (ext.largeBlob.read && ext.largeBlob.write !== undefined) throw domError("Only one of the 'largeBlob' extension's 'read' and 'write' parameters is allowed at a time", 'NotSupportedError');
+      if (ext.largeBlob.write !== undefined && allow.length !== 1) throw domError("The 'largeBlob' extension's 'write' parameter can only be used with a single credential present on 'allowCredentials'", 'NotSupportedError');
+    }
+    if (ext.prf && ext.prf.evalByCredential) {
+      const keys = Object.keys(ext.prf.evalByCredential);
+      if (keys.length > 0 && allow.length === 0) throw domError("'prf' extension has 'evalByCredential' with an empty allow list", 'NotSupportedError');
+      const allowed = allow.map(function (d) { return encode(d.id); });
+      keys.forEach(function (key) {
+        const bytes = decode(key);
+        if (bytes === null) throw domError("'prf' extension contains invalid base64url data in 'evalByCredential'", 'SyntaxError');
+        if (allowed.indexOf(encode(bytes)) < 0) throw domError("'prf' extension contains 'evalByCredential' key that doesn't match any in allowedCredentials", 'SyntaxError');
+      });
+    }
+    if (ext.appid !== undefined && location.protocol !== 'https:') throw domError(INVALID_DOMAIN, 'SecurityError');
+    const out = { challenge: encode(pk.challenge) };
+    if (pk.timeout !== undefined) out.timeout = pk.timeout;
+    if (pk.rpId !== undefined) out.rpId = pk.rpId;
+    if (pk.allowCredentials !== undefined) out.allowCredentials = descriptorsJSON(pk.allowCredentials);
+    if (pk.userVerification !== undefined) {
+      if (KNOWN.userVerification.indexOf(pk.userVerification) >= 0) out.userVerification = pk.userVerification;
+      else consoleWarn('Ignoring unknown publicKey.userVerification value');
+    }
+    if (pk.hints !== undefined) out.hints = pk.hints.filter(function (h) { return KNOWN.hints.indexOf(h) >= 0; });
+    if (pk.extensions !== undefined) out.extensions = extensionsJSON(ext);
+    return out;
+  }
+
+  // ---- parseCreationOptionsFromJSON / parseRequestOptionsFromJSON (L3 §5.1.8, §5.1.9) ----
+  function decoder(at) {
+    return function (text, where) {
+      const bytes = decode(text);
+      if (bytes === null) throw domError(at + where, 'EncodingError');
+      return bytes;
+    };
+  }
+  function extensionsFromJSON(ext, bytes) {
+    const out = Object.assign({}, ext);
+    if (ext.largeBlob) {
+      out.largeBlob = Object.assign({}, ext.largeBlob);
+      if (ext.largeBlob.write !== undefined) out.largeBlob.write = bytes(ext.largeBlob.write, "'extensions.largeBlob.write' contains invalid base64url data");
+    }
+    if (ext.credBlob !== undefined) out.credBlob = bytes(ext.credBlob, "'extensions.credBlob' contains invalid base64url data");
+    if (ext.prf) {
+      out.prf = {};
+      const values = function (v, where) {
+        const o = { first: bytes(v.first, where) };
+        if (v.second !== undefined) o.second = bytes(v.second, where);
+        return o;
+      };
+      if (ext.prf.eval) out.prf.eval = values(ext.prf.eval, "'extensions.prf.eval' contains invalid base64url data");
+      if (ext.prf.evalByCredential) {
+        out.prf.evalByCredential = {};
+        Object.keys(ext.prf.evalByCredential).forEach(function (id) {
+          out.prf.evalByCredential[id] = values(ext.prf.evalByCredential[id], "'extensions.prf.evalByCredential' contains invalid base64url data");
+        });
+      }
+    }
+    return out;
+  }
+  function descriptorsFromJSON(list, bytes, field) {
+    return list.map(function (d) {
+      const out = Object.assign({}, d);
+      out.id = bytes(d.id, "'" + field + "' contains PublicKeyCredentialDescriptorJSON with invalid base64url data in 'id'");
+      return out;
+    });
+  }
+  const statics = {
+    parseCreationOptionsFromJSON(options) {
+      const at = executing('parseCreationOptionsFromJSON', 'PublicKeyCredential');
+      if (arguments.length < 1) throw new TypeError(at + '1 argument required, but only 0 present.');
+      const json = CreationOptionsJSON.convert(options, at, false);
+      const bytes = decoder(at);
+      const out = Object.assign({}, json);
+      out.user = { name: json.user.name, displayName: json.user.displayName, id: bytes(json.user.id, "'user.id' contains invalid base64url data") };
+      out.challenge = bytes(json.challenge, "'challenge' contains invalid base64url data");
+      if (json.excludeCredentials) out.excludeCredentials = descriptorsFromJSON(json.excludeCredentials, bytes, 'excludeCredentials');
+      if (json.extensions) out.extensions = extensionsFromJSON(json.extensions, bytes);
+      return emit(CreationOptions, out);
+    },
+    parseRequestOptionsFromJSON(options) {
+      const at = executing('parseRequestOptionsFromJSON', 'PublicKeyCredential');
+      if (arguments.length < 1) throw new TypeError(at + '1 argument required, but only 0 present.');
+      const json = RequestOptionsJSON.convert(options, at, false);
+      const bytes = decoder(at);
+      const out = Object.assign({}, json);
+      out.challenge = bytes(json.challenge, "'challenge' contains invalid base64url data");
+      if (json.allowCredentials) out.allowCredentials = descriptorsFromJSON(json.allowCredentials, bytes, 'allowCredentials');
+      if (json.extensions) out.extensions = extensionsFromJSON(json.extensions, bytes);
+      return emit(RequestOptions, out);
+    }
+  };
+
+  // ---- the interfaces: the page's own where they exist (so instanceof holds), made as Chromium makes them where not ----
+  function illegalConstructor(name) {
+    const f = {
+      [name]: function () { throw new TypeError(new.target ? "Failed to construct '" + name + "': Illegal constructor" : 'Illegal constructor'); }
+    }[name];
+    disguised.add(f);
+    return f;
+  }
+  function iface(name, parent) {
+    if (typeof window[name] === 'function') return window[name];
+    const made = illegalConstructor(name);
+    Object.defineProperty(made, 'length', { value: 0 });
+    made.prototype = Object.create(parent ? parent.prototype : Object.prototype, {
+      constructor: { value: made, writable: true, configurable: true },
+      [Symbol.toStringTag]: { value: name, configurable: true }
+    });
+    Object.defineProperty(made, 'prototype', { writable: false, enumerable: false, configurable: false });
+    if (parent) Object.setPrototypeOf(made, parent);
+    Object.defineProperty(window, name, { value: made, writable: true, configurable: true, enumerable: false });
+    return made;
+  }
+  // Internal state lives here, never on the objects: their own keys stay empty.
+  const slots = new WeakMap();
+  /** Defines `name` on the interface's prototype: ours for our objects, the original for the browser's own. */
+  function attribute(type, name, read) {
+    const proto = type.prototype;
+    const original = Object.getOwnPropertyDescriptor(proto, name);
+    const nativeGet = original && original.get;
+    const getter = Object.getOwnPropertyDescriptor({
+      get [name]() {
+        const slot = slots.get(this);
+        if (slot !== undefined && slot.brands.indexOf(type) >= 0) return read(slot);
+        if (nativeGet) return nativeGet.call(this);
+        throw new TypeError('Illegal invocation');
+      }
+    }, name).get;
+    disguised.add(getter);
+    Object.defineProperty(proto, name, { get: getter, set: undefined, enumerable: original ? original.enumerable : true, configurable: true });
+  }
+  function operation(type, name, run) {
+    const proto = type.prototype;
+    const original = Object.getOwnPropertyDescriptor(proto, name);
+    const nativeMethod = original && typeof original.value === 'function' ? original.value : null;
+    const method = {
+      [name]() {
+        const slot = slots.get(this);
+        if (slot !== undefined && slot.brands.indexOf(type) >= 0) return run(slot);
+        if (nativeMethod) return nativeMethod.apply(this, arguments);
+        throw new TypeError('Illegal invocation');
+      }
+    }[name];
+    disguised.add(method);
+    Object.defineProperty(proto, name, { value: method, writable: true, enumerable: original ? original.enumerable : true, configurable: true });
+  }
+  function sortedCopy(value) {
+    if (Array.isArray(value)) return value.map(sortedCopy);
+    if (isObject(value)) {
+      const out = {};
+      Object.keys(value).sort().forEach(function (k) { out[k] = sortedCopy(value[k]); });
+      return out;
+    }
+    return value;
+  }
+  // Client extension outputs that are ArrayBuffers in getClientExtensionResults() and base64url in toJSON().
+  function extensionOutputs(json) {
+    const out = sortedCopy(json || {});
+    const binary = function (holder, key) { if (holder && typeof holder[key] === 'string') holder[key] = decode(holder[key]) || new ArrayBuffer(0); };
+    if (out.prf && out.prf.results) { binary(out.prf.results, 'first'); binary(out.prf.results, 'second'); }
+    if (out.largeBlob) binary(out.largeBlob, 'blob');
+    binary(out, 'getCredBlob');
+    if (out.hmacGetSecret) { binary(out.hmacGetSecret, 'output1'); binary(out.hmacGetSecret, 'output2'); }
+    return out;
+  }
+
+  let Credential_, PublicKeyCredential_, AuthenticatorResponse_, AuthenticatorAttestationResponse_, AuthenticatorAssertionResponse_;
+  function makeCredential(json, kind) {
+    const r = json.response || {};
+    const response = Object.create((kind === 'create' ? AuthenticatorAttestationResponse_ : AuthenticatorAssertionResponse_).prototype);
+    const bytes = function (text) { return decode(text || '') || new ArrayBuffer(0); };
+    const responseSlot = { brands: [AuthenticatorResponse_], clientDataJSON: bytes(r.clientDataJSON) };
+    if (kind === 'create') {
+      responseSlot.brands.push(AuthenticatorAttestationResponse_);
+      responseSlot.attestationObject = bytes(r.attestationObject);
+      responseSlot.authenticatorData = bytes(r.authenticatorData);
+      responseSlot.publicKey = typeof r.publicKey === 'string' ? bytes(r.publicKey) : null;
+      responseSlot.publicKeyAlgorithm = r.publicKeyAlgorithm;
+      // [[transports]]: unique and in lexicographic order (L3 §5.2.1).
+      responseSlot.transports = (r.transports || []).filter(function (t, i, all) { return all.indexOf(t) === i; }).sort();
+    } else {
+      responseSlot.brands.push(AuthenticatorAssertionResponse_);
+      responseSlot.authenticatorData = bytes(r.authenticatorData);
+      responseSlot.signature = bytes(r.signature);
+      responseSlot.userHandle = typeof r.userHandle === 'string' && r.userHandle !== '' ? bytes(r.userHandle) : null;
+    }
+    slots.set(response, responseSlot);
+    const credential = Object.create(PublicKeyCredential_.prototype);
+    slots.set(credential, {
+      brands: [Credential_, PublicKeyCredential_], kind: kind, id: json.id, rawId: bytes(json.rawId), response: response, responseSlot: responseSlot,
+      authenticatorAttachment: json.authenticatorAttachment === undefined ? null : json.authenticatorAttachment,
+      extensionResults: json.clientExtensionResults || {}
+    });
+    return credential;
+  }
+  /** RegistrationResponseJSON / AuthenticationResponseJSON (L3 §5.1), with Chromium's member order. */
+  function credentialJSON(slot) {
+    const r = slot.responseSlot;
+    const response = {};
+    if (slot.kind === 'create') {
+      response.attestationObject = encode(r.attestationObject);
+      response.authenticatorData = encode(r.authenticatorData);
+      response.clientDataJSON = encode(r.clientDataJSON);
+      if (r.publicKey) response.publicKey = encode(r.publicKey);
+      response.publicKeyAlgorithm = r.publicKeyAlgorithm;
+      response.transports = r.transports.slice();
+    } else {
+      response.authenticatorData = encode(r.authenticatorData);
+      response.clientDataJSON = encode(r.clientDataJSON);
+      response.signature = encode(r.signature);
+      if (r.userHandle) response.userHandle = encode(r.userHandle);
+    }
+    const out = {};
+    if (slot.authenticatorAttachment !== null) out.authenticatorAttachment = slot.authenticatorAttachment;
+    out.clientExtensionResults = sortedCopy(slot.extensionResults);
+    out.id = slot.id;
+    out.rawId = encode(slot.rawId);
+    out.response = response;
+    out.type = 'public-key';
+    return out;
+  }
 
   // ---- the server ----
-  async function call(method, path, body) {
+  function serverURL(path) { return config.server + '/profiles/' + encodeURIComponent(config.profile) + path; }
+  /** A failure to set credemu up (not a WebAuthn outcome): one console line naming the fix, a browser-like error. */
+  const reported = new Set();
+  function setupFailure(reason, line, detail) {
+    if (!reported.has(line)) { reported.add(line); consoleError(line); }
+    return withDetail(domError(UNKNOWN, 'NotReadableError'), Object.assign({ reason: reason, message: line }, detail || {}));
+  }
+  async function unreachable() {
+    // A CORS refusal and a server that is not running look alike to fetch; a no-cors request tells them apart.
+    let running = false;
+    try { await nativeFetch(config.server + '/health', { mode: 'no-cors', cache: 'no-store' }); running = true; } catch (e) { /* not running */ }
+    return running
+      ? setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' does not allow this page: start it with --allow-origin ' + location.origin)
+      : setupFailure('serverUnreachable', 'credemu: no credemu server answers at ' + config.server + ': start it (credemu serve --allow-origin ' + location.origin + ') or load the shim from the server that runs');
+  }
+  async function call(method, path, body, options) {
     const headers = { 'Content-Type': 'application/json' };
     if (config.token) headers.Authorization = 'Bearer ' + config.token;
-    const response = await fetch(config.server + '/profiles/' + encodeURIComponent(config.profile) + path, {
-      method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), keepalive: method !== 'GET'
-    });
-    const json = await response.json();
-    window.__credemuShim.log.push({ path: path, status: response.status, body: json });
+    let response;
+    try {
+      response = await nativeFetch(serverURL(path), {
+        method: method, headers: headers, body: body === undefined ? undefined : jsonStringify(body), cache: 'no-store', credentials: 'omit',
+        keepalive: !!(options && options.keepalive), signal: options && options.signal
+      });
+    } catch (e) {
+      if (options && options.signal && options.signal.aborted) throw e;
+      throw await unreachable();
+    }
+    let json = null;
+    try { json = await response.json(); } catch (e) { /* not JSON */ }
+    debug.log.push({ path: path, status: response.status, body: json });
     return { status: response.status, body: json };
   }
-  function failure(body) {
-    const error = (body && body.error) || { name: 'UnknownError', message: 'credemu gave no answer.' };
-    if (error.name === 'TypeError') return new TypeError(error.message);
-    const exception = new DOMException(error.message, error.name);
-    try { Object.defineProperty(exception, 'credemu', { value: error }); } catch (e) { /* frozen */ }
-    return exception;
+  /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
+  function failure(result, at, rpId) {
+    const error = (result.body && result.body.error) || {};
+    const status = result.status;
+    if (status === 401) return setupFailure('tokenMissing', 'credemu: the server requires its token: load the shim as ' + config.server + '/shim.js?profile=' + encodeURIComponent(config.profile) + '&token=<token>', { status: status, server: error });
+    if (status === 403 && error.name !== 'SecurityError') return setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' refuses this page: start it with --allow-origin ' + location.origin, { status: status, server: error });
+    if (status === 404) return setupFailure('unknownProfile', "credemu: the server has no profile '" + config.profile + "': create it (credemu profile create " + config.profile + ', or POST /profiles) or load /shim.js?profile=<name>', { status: status, server: error });
+    if (error.name === 'InvalidPolicyPack' || error.name === 'InvalidProfileSetting') return setupFailure('invalidConfiguration', 'credemu: the profile cannot be used: ' + error.message, { status: status, server: error });
+    if (!error.name || status >= 500 || status === 413 || status === 415) return setupFailure('serverError', 'credemu: the server answered ' + status + ': ' + (error.message || 'no error body'), { status: status, server: error });
+    const detail = Object.assign({}, error, { status: status });
+    switch (error.name) {
+      case 'TypeError': return withDetail(new TypeError(at + error.message), detail);
+      // Chromium does not expose an authenticator's unsupported algorithm: the request fails as not allowed.
+      case 'NotSupportedError': return withDetail(domError(error.reason === 'unsupportedAlgorithm' ? NOT_ALLOWED : error.message, error.reason === 'unsupportedAlgorithm' ? 'NotAllowedError' : 'NotSupportedError'), detail);
+      case 'NotAllowedError': return withDetail(domError(NOT_ALLOWED, 'NotAllowedError'), detail);
+      case 'InvalidStateError': return withDetail(domError(EXCLUDED, 'InvalidStateError'), detail);
+      case 'SecurityError': return withDetail(domError(rpIdMessage(rpId), 'SecurityError'), detail);
+      case 'UnknownError': return withDetail(domError(UNKNOWN, 'NotReadableError'), detail);
+      default: return withDetail(domError(error.message || UNKNOWN, error.name), detail);
+    }
+  }
+  function rpIdMessage(rpId) {
+    // Chromium tries the RP ID's .well-known/webauthn (related origins) only for something that can be a host name.
+    if (rpId === undefined || rpId === '' || /^[0-9.]+$/.test(rpId) || rpId.indexOf(':') >= 0 || rpId.charAt(0) === '[') return BAD_RP_ID;
+    return BAD_RP_ID_FETCHED;
   }
   function topOrigin() {
     if (window.top === window) return undefined;
@@ -61,149 +632,200 @@
     if (top && top !== location.origin) out.topOrigin = top;
     return Object.assign(out, extra);
   }
+  function sleep(ms) { return new Promise(function (resolve) { setTimer(resolve, ms); }); }
 
-  // ---- options to and from JSON (WebAuthn L3 §5.1.8, §5.1.9, §5.1.10) ----
-  function descriptorsToJSON(list) {
-    return (list || []).map(function (d) { const o = Object.assign({}, d); o.id = encode(d.id); return o; });
+  // ---- navigator.credentials: one request at a time, abortable at any moment ----
+  const pending = new WeakMap();   // container -> the request in flight
+  function tellServerAborted(ceremony) {
+    // Until the server has the route this answers 404, which changes nothing.
+    call('POST', '/ceremonies/' + encodeURIComponent(ceremony) + '/abort', {}, { keepalive: true }).catch(function () { /* nothing to do */ });
   }
-  function creationToJSON(pk) {
-    const o = Object.assign({}, pk);
-    o.challenge = encode(pk.challenge);
-    o.user = Object.assign({}, pk.user, { id: encode(pk.user.id) });
-    if (pk.excludeCredentials) o.excludeCredentials = descriptorsToJSON(pk.excludeCredentials);
-    delete o.signal;
-    return o;
-  }
-  function requestToJSON(pk) {
-    const o = Object.assign({}, pk);
-    o.challenge = encode(pk.challenge);
-    if (pk.allowCredentials) o.allowCredentials = descriptorsToJSON(pk.allowCredentials);
-    return o;
-  }
-  function descriptorsFromJSON(list, field) {
-    return (list || []).map(function (d, i) { const o = Object.assign({}, d); o.id = decode(d.id, field + '[' + i + '].id'); return o; });
-  }
-  function parseCreationOptionsFromJSON(json) {
-    const o = Object.assign({}, json);
-    o.challenge = decode(json.challenge, 'challenge');
-    o.user = Object.assign({}, json.user, { id: decode(json.user && json.user.id, 'user.id') });
-    if (json.excludeCredentials) o.excludeCredentials = descriptorsFromJSON(json.excludeCredentials, 'excludeCredentials');
-    return o;
-  }
-  function parseRequestOptionsFromJSON(json) {
-    const o = Object.assign({}, json);
-    o.challenge = decode(json.challenge, 'challenge');
-    if (json.allowCredentials) o.allowCredentials = descriptorsFromJSON(json.allowCredentials, 'allowCredentials');
-    return o;
-  }
-
-  // ---- credentials that behave like the browser's own ----
-  function define(target, values) {
-    Object.keys(values).forEach(function (key) {
-      Object.defineProperty(target, key, { value: values[key], enumerable: typeof values[key] !== 'function', configurable: true });
+  function ceremony(container, kind, body, signal, at, rpId) {
+    const id = randomId();
+    body.ceremony = id;
+    const fetchAbort = new AbortController();
+    const request = { id: id, abort: null };
+    pending.set(container, request);
+    const started = Date.now();
+    return new Promise(function (resolve, reject) {
+      let settled = false;
+      const settle = function (ok, value) {
+        if (settled) return;
+        settled = true;
+        if (pending.get(container) === request) pending.delete(container);
+        if (signal) signal.removeEventListener('abort', onAbort);
+        (ok ? resolve : reject)(value);
+      };
+      const onAbort = function () {
+        settle(false, signal.reason);
+        tellServerAborted(id);
+        fetchAbort.abort();
+      };
+      request.abort = onAbort;
+      if (signal) signal.addEventListener('abort', onAbort);
+      call('POST', '/credentials/' + kind, body, { signal: fetchAbort.signal }).then(async function (result) {
+        if (settled) return;
+        if (result.status === 200) return settle(true, makeCredential(result.body, kind));
+        const error = failure(result, at, rpId);
+        // A failure the browser shows only when the request times out (the prompt left unanswered) settles then.
+        const after = result.body && result.body.error && result.body.error.settlesAfterMillis;
+        if (typeof after === 'number' && after > 0) await sleep(Math.max(0, after - (Date.now() - started)));
+        settle(false, error);
+      }, function (error) { settle(false, error); });
     });
-    return target;
   }
-  function proto(name) { return window[name] ? window[name].prototype : Object.prototype; }
-  function credential(json, kind) {
-    const r = json.response;
-    let response;
-    if (kind === 'create') {
-      response = define(Object.create(proto('AuthenticatorAttestationResponse')), {
-        clientDataJSON: decode(r.clientDataJSON), attestationObject: decode(r.attestationObject),
-        getTransports: function () { return r.transports.slice(); },
-        getPublicKey: function () { return decode(r.publicKey); },
-        getPublicKeyAlgorithm: function () { return r.publicKeyAlgorithm; },
-        getAuthenticatorData: function () { return decode(r.authenticatorData); }
-      });
-    } else {
-      response = define(Object.create(proto('AuthenticatorAssertionResponse')), {
-        clientDataJSON: decode(r.clientDataJSON), authenticatorData: decode(r.authenticatorData),
-        signature: decode(r.signature), userHandle: r.userHandle ? decode(r.userHandle) : null
-      });
+  window.addEventListener('pagehide', function () {
+    const request = navigator.credentials && pending.get(navigator.credentials);
+    if (request && request.id) tellServerAborted(request.id);
+  });
+  const containers = new WeakSet();
+  const Container = window.CredentialsContainer;
+  const containerProto = Container ? Container.prototype : null;
+  const nativeCreate = containerProto && containerProto.create;
+  const nativeGet = containerProto && containerProto.get;
+  const container = {
+    async create() {
+      const at = executing('create', 'CredentialsContainer');
+      if (!containers.has(this)) throw new TypeError(at + 'Illegal invocation');
+      const options = CredentialCreationOptions.convert(arguments[0], at, false);
+      if (options.signal && options.signal.aborted) throw options.signal.reason;
+      if (options.publicKey === undefined) {
+        if (nativeCreate) return nativeCreate.apply(this, arguments);
+        throw domError(ONLY_ONE_TYPE, 'NotSupportedError');
+      }
+      if (options.password !== undefined || options.federated !== undefined || options.digital !== undefined) throw domError(ONLY_ONE_TYPE, 'NotSupportedError');
+      const json = creationJSON(options.publicKey);
+      if (pending.has(this)) throw domError(PENDING, 'OperationError');
+      const body = caller({ options: json, mediation: options.mediation === 'conditional' ? 'conditional' : 'modal' });
+      return ceremony(this, 'create', body, options.signal, at, json.rp.id);
+    },
+    async get() {
+      const at = executing('get', 'CredentialsContainer');
+      if (!containers.has(this)) throw new TypeError(at + 'Illegal invocation');
+      const options = CredentialRequestOptions.convert(arguments[0], at, false);
+      if (options.signal && options.signal.aborted) throw options.signal.reason;
+      // `password: true` beside publicKey: Chromium 156 answers the public key request alone (the combined
+      // password-or-passkey request belongs to "immediate" mediation, which it does not have), and so does this.
+      // Other credential types beside publicKey are left out the same way.
+      if (options.publicKey === undefined) {
+        if (nativeGet) return nativeGet.apply(this, arguments);
+        throw domError('No credential type was specified in the request.', 'NotSupportedError');
+      }
+      const json = requestJSON(options.publicKey);
+      if (pending.has(this)) throw domError(PENDING, 'OperationError');
+      const body = caller({ options: json });
+      if (options.mediation !== undefined) body.mediation = options.mediation;
+      // A conditional request has no timeout of its own: it waits for the user to pick a passkey (the server
+      // answers then), or for the page to abort it.
+      return ceremony(this, 'get', body, options.signal, at, json.rpId);
     }
-    return define(Object.create(proto('PublicKeyCredential')), {
-      id: json.id, rawId: decode(json.rawId), type: 'public-key', authenticatorAttachment: json.authenticatorAttachment,
-      response: response,
-      getClientExtensionResults: function () { return JSON.parse(JSON.stringify(json.clientExtensionResults || {})); },
-      toJSON: function () { return JSON.parse(JSON.stringify(json)); }
-    });
-  }
-
-  // ---- navigator.credentials ----
-  const container = navigator.credentials;
-  const nativeCreate = container && container.create ? container.create.bind(container) : null;
-  const nativeGet = container && container.get ? container.get.bind(container) : null;
-  function aborted(options) {
-    return options && options.signal && options.signal.aborted ? new DOMException('The operation was aborted.', 'AbortError') : null;
-  }
-  async function create(options) {
-    if (!options || !options.publicKey) return nativeCreate ? nativeCreate(options) : Promise.reject(new DOMException('Not supported.', 'NotSupportedError'));
-    const abort = aborted(options);
-    if (abort) throw abort;
-    let json;
-    try { json = creationToJSON(options.publicKey); } catch (e) { throw new TypeError(e.message); }
-    const body = caller({ options: json });
-    body.mediation = options.mediation === 'conditional' ? 'conditional' : 'modal';
-    const result = await call('POST', '/credentials/create', body);
-    if (result.status !== 200) throw failure(result.body);
-    return credential(result.body, 'create');
-  }
-  async function get(options) {
-    if (!options || !options.publicKey) return nativeGet ? nativeGet(options) : Promise.reject(new DOMException('Not supported.', 'NotSupportedError'));
-    const abort = aborted(options);
-    if (abort) throw abort;
-    let json;
-    try { json = requestToJSON(options.publicKey); } catch (e) { throw new TypeError(e.message); }
-    const body = caller({ options: json });
-    if (options.mediation) body.mediation = options.mediation;
-    const result = await call('POST', '/credentials/get', body);
-    if (result.status !== 200) throw failure(result.body);
-    return credential(result.body, 'get');
-  }
-  if (container) {
-    Object.defineProperty(container, 'create', { value: create, configurable: true, writable: true });
-    Object.defineProperty(container, 'get', { value: get, configurable: true, writable: true });
-  }
+  };
 
   // ---- PublicKeyCredential static methods ----
   let capabilities = null;
   function loadCapabilities() {
     if (!capabilities) {
       capabilities = call('GET', '/capabilities').then(function (r) {
-        if (r.status !== 200) throw failure(r.body);
+        if (r.status !== 200) throw failure(r, '', undefined);
         return r.body;
       });
+      capabilities.catch(function () { capabilities = null; });
     }
-    return capabilities;
+    // Answered after a task, as Chromium answers after asking the browser process.
+    return capabilities.then(function (value) { return sleep(0).then(function () { return value; }); });
   }
-  function signal(kind, names) {
-    return async function (options) {
-      if (!options || typeof options !== 'object') throw new TypeError('The signal options must be an object.');
-      names.forEach(function (name) {
-        if (options[name] === undefined) throw new TypeError("Failed to execute: required member " + name + " is undefined.");
-      });
-      const result = await call('POST', '/signals/' + kind, caller({ options: options }));
-      if (result.status !== 200) throw failure(result.body);
-      return undefined;
-    };
+  function signal(name, type, check, kind) {
+    return {
+      async [name](options) {
+        const at = executing(name, 'PublicKeyCredential');
+        if (arguments.length < 1) throw new TypeError(at + '1 argument required, but only 0 present.');
+        const converted = type.convert(options, at, false);
+        check(converted, function (value, member) { if (!isBase64URL(value)) throw new TypeError(at + 'Invalid base64url string for ' + member + '.'); });
+        // A signal is a request like create() and get(): refused while one is pending, and pending itself meanwhile.
+        const owner = navigator.credentials;
+        if (pending.has(owner)) throw domError(PENDING, 'OperationError');
+        const request = { id: null, abort: null };
+        pending.set(owner, request);
+        try {
+          const result = await call('POST', '/signals/' + kind, caller({ options: converted }));
+          if (result.status !== 200) throw failure(result, at, converted.rpId);
+          return undefined;
+        } finally {
+          if (pending.get(owner) === request) pending.delete(owner);
+        }
+      }
+    }[name];
   }
-  const statics = {
-    getClientCapabilities: async function () { return Object.assign({}, (await loadCapabilities()).getClientCapabilities); },
-    isConditionalMediationAvailable: async function () { return (await loadCapabilities()).isConditionalMediationAvailable; },
-    isUserVerifyingPlatformAuthenticatorAvailable: async function () { return (await loadCapabilities()).isUserVerifyingPlatformAuthenticatorAvailable; },
-    signalUnknownCredential: signal('unknown', ['rpId', 'credentialId']),
-    signalAllAcceptedCredentials: signal('accepted', ['rpId', 'userId', 'allAcceptedCredentialIds']),
-    signalCurrentUserDetails: signal('details', ['rpId', 'userId', 'name', 'displayName']),
-    parseCreationOptionsFromJSON: parseCreationOptionsFromJSON,
-    parseRequestOptionsFromJSON: parseRequestOptionsFromJSON
-  };
-  if (!window.PublicKeyCredential) {
-    window.PublicKeyCredential = function PublicKeyCredential() { throw new TypeError('Illegal constructor'); };
-  }
-  Object.keys(statics).forEach(function (name) {
-    Object.defineProperty(window.PublicKeyCredential, name, { value: statics[name], configurable: true, writable: true });
+  Object.assign(statics, {
+    async getClientCapabilities() {
+      const caps = (await loadCapabilities()).getClientCapabilities || {};
+      // A fresh record each time, its keys in code-unit order as Chromium gives them.
+      const out = {};
+      Object.keys(caps).sort().forEach(function (key) { out[key] = caps[key]; });
+      return out;
+    },
+    async isConditionalMediationAvailable() { return !!(await loadCapabilities()).isConditionalMediationAvailable; },
+    async isUserVerifyingPlatformAuthenticatorAvailable() { return !!(await loadCapabilities()).isUserVerifyingPlatformAuthenticatorAvailable; },
+    signalAllAcceptedCredentials: signal('signalAllAcceptedCredentials', AllAcceptedCredentialsOptions, function (o, check) {
+      o.allAcceptedCredentialIds.forEach(function (id) { check(id, 'allAcceptedCredentialIds'); });
+      check(o.userId, 'userId');
+    }, 'accepted'),
+    signalCurrentUserDetails: signal('signalCurrentUserDetails', CurrentUserDetailsOptions, function (o, check) { check(o.userId, 'userId'); }, 'details'),
+    signalUnknownCredential: signal('signalUnknownCredential', UnknownCredentialOptions, function (o, check) { check(o.credentialId, 'credentialId'); }, 'unknown')
   });
+
+  // ---- install ----
+  if (window.isSecureContext) {   // Chromium exposes none of this to an insecure context
+    Credential_ = iface('Credential');
+    PublicKeyCredential_ = iface('PublicKeyCredential', Credential_);
+    AuthenticatorResponse_ = iface('AuthenticatorResponse');
+    AuthenticatorAttestationResponse_ = iface('AuthenticatorAttestationResponse', AuthenticatorResponse_);
+    AuthenticatorAssertionResponse_ = iface('AuthenticatorAssertionResponse', AuthenticatorResponse_);
+    attribute(Credential_, 'id', function (s) { return s.id; });
+    attribute(Credential_, 'type', function () { return 'public-key'; });
+    attribute(PublicKeyCredential_, 'rawId', function (s) { return s.rawId; });
+    attribute(PublicKeyCredential_, 'response', function (s) { return s.response; });
+    attribute(PublicKeyCredential_, 'authenticatorAttachment', function (s) { return s.authenticatorAttachment; });
+    operation(PublicKeyCredential_, 'getClientExtensionResults', function (s) { return extensionOutputs(s.extensionResults); });
+    operation(PublicKeyCredential_, 'toJSON', credentialJSON);
+    attribute(AuthenticatorResponse_, 'clientDataJSON', function (s) { return s.clientDataJSON; });
+    attribute(AuthenticatorAttestationResponse_, 'attestationObject', function (s) { return s.attestationObject; });
+    operation(AuthenticatorAttestationResponse_, 'getTransports', function (s) { return s.transports.slice(); });
+    operation(AuthenticatorAttestationResponse_, 'getAuthenticatorData', function (s) { return s.authenticatorData; });
+    operation(AuthenticatorAttestationResponse_, 'getPublicKey', function (s) { return s.publicKey; });
+    operation(AuthenticatorAttestationResponse_, 'getPublicKeyAlgorithm', function (s) { return s.publicKeyAlgorithm; });
+    attribute(AuthenticatorAssertionResponse_, 'authenticatorData', function (s) { return s.authenticatorData; });
+    attribute(AuthenticatorAssertionResponse_, 'signature', function (s) { return s.signature; });
+    attribute(AuthenticatorAssertionResponse_, 'userHandle', function (s) { return s.userHandle; });
+    // Static operations are own, enumerable, writable properties of the interface object, as WebIDL makes them.
+    Object.keys(statics).forEach(function (name) {
+      disguised.add(statics[name]);
+      Object.defineProperty(PublicKeyCredential_, name, { value: statics[name], writable: true, enumerable: true, configurable: true });
+    });
+
+    const ContainerType = iface('CredentialsContainer');
+    ['create', 'get'].forEach(function (name) {
+      disguised.add(container[name]);
+      Object.defineProperty(ContainerType.prototype, name, { value: container[name], writable: true, enumerable: true, configurable: true });
+    });
+    if (!navigator.credentials) {   // a browser without any (WebKitGTK): one container, as a getter on Navigator.prototype
+      const made = Object.create(ContainerType.prototype);
+      const getter = Object.getOwnPropertyDescriptor({ get credentials() { return made; } }, 'credentials').get;
+      disguised.add(getter);
+      Object.defineProperty(Navigator.prototype, 'credentials', { get: getter, enumerable: true, configurable: true });
+    }
+    containers.add(navigator.credentials);
+
+    // Our functions print as the browser's own do.
+    const toString = {
+      toString() {
+        if (disguised.has(this)) return 'function ' + this.name + '() { [native code] }';
+        return nativeToString.call(this);
+      }
+    }.toString;
+    disguised.add(toString);
+    Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, enumerable: false, configurable: true });
+  }
 
   // ---- password autofill, as a password manager fills a sign-in form ----
   function fields(form) {
@@ -219,28 +841,38 @@
     input.dispatchEvent(new Event('change', { bubbles: true }));
   }
   const filled = new WeakMap();
+  // Every submitted sign-in form is recorded, filled or typed, whether filling is on or off (`autofill=0` only
+  // stops the filling): a fill used as filled is a password use, anything else typed is a password saved.
+  document.addEventListener('submit', function (event) {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const f = fields(form);
+    if (!f) return;
+    const username = f.username ? f.username.value : '';
+    const fill = filled.get(form);
+    if (fill && username === fill.username && f.password.value === fill.password) {
+      call('POST', '/passwords/use', { origin: location.origin, username: username }, { keepalive: true }).catch(function () { /* reported */ });
+    } else if (username && f.password.value) {
+      call('POST', '/passwords', { origin: location.origin, username: username, password: f.password.value }, { keepalive: true }).catch(function () { /* reported */ });
+    }
+  }, true);
   async function autofill() {
     const forms = Array.prototype.slice.call(document.querySelectorAll('form')).filter(function (f) { return fields(f); });
     for (const form of forms) {
       const f = fields(form);
-      form.addEventListener('submit', function () {
-        const username = f.username ? f.username.value : '';
-        const fill = filled.get(form);
-        if (fill && username === fill.username && f.password.value === fill.password) {
-          call('POST', '/passwords/use', { origin: location.origin, username: username });
-        } else if (username && f.password.value) {
-          call('POST', '/passwords', { origin: location.origin, username: username, password: f.password.value });
-        }
-      });
-      const result = await call('POST', '/autofill', { origin: location.origin });
-      if (result.status !== 200) continue;
+      let result;
+      try { result = await call('POST', '/autofill', { origin: location.origin }); } catch (e) { return; }
+      if (result.status !== 200) {
+        if (result.status !== 422) failure(result, '', undefined);   // 422: no saved password here; anything else is set-up
+        continue;
+      }
       if (f.username) setValue(f.username, result.body.username);
       setValue(f.password, result.body.password);
       filled.set(form, { username: result.body.username, password: result.body.password });
       document.dispatchEvent(new CustomEvent('credemu:autofilled', { detail: { username: result.body.username } }));
     }
   }
-  window.__credemuShim.autofill = autofill;
+  debug.autofill = autofill;
   if (config.autofill) {
     if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', autofill);
     else autofill();
