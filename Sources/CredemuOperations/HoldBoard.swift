@@ -91,6 +91,18 @@ public final class HoldBoard: @unchecked Sendable {
         return holds[index]
     }
 
+    /// Cancels every hold that is armed or holding (the server is stopping).
+    func releaseAll() {
+        condition.lock()
+        for i in holds.indices where holds[i].state == .armed || holds[i].state == .holding {
+            holds[i].state = .released
+            holds[i].outcome = .cancel
+            holds[i].finishedAt = Date()
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
     /// Called by a ceremony: waits while an armed hold for the profile is in force. Returns the outcome, or nil
     /// when no hold applied; `.cancel` also on timeout, as a prompt the user let expire.
     func waitIfHeld(profile: String, operation: String) -> (Outcome, timedOut: Bool)? {
