@@ -33,6 +33,8 @@ public final class CeremonyBoard: @unchecked Sendable {
     private let condition = NSCondition()
     private var entries: [String: Entry] = [:]
     private var counter = 0
+    /// Set when the server stops: nothing waits any more.
+    private var closed = false
 
     public init() {}
 
@@ -79,6 +81,7 @@ public final class CeremonyBoard: @unchecked Sendable {
         defer { condition.unlock() }
         let key = CeremonyBoard.key(profile, id)
         let deadline = Date().addingTimeInterval(CeremonyBoard.maxWaitSeconds)
+        if closed { entries[key]?.ending = .aborted }
         while entries[key] != nil, entries[key]?.ending == nil {
             if !condition.wait(until: deadline) {
                 entries[key]?.ending = .expired
@@ -113,9 +116,11 @@ public final class CeremonyBoard: @unchecked Sendable {
         return true
     }
 
-    /// Ends every waiting ceremony with an abort (the server is stopping).
+    /// Ends every waiting ceremony with an abort, and every later one as it begins to wait (the server is
+    /// stopping).
     func abortAll() {
         condition.lock()
+        closed = true
         for key in entries.keys where entries[key]?.ending == nil { entries[key]?.ending = .aborted }
         condition.broadcast()
         condition.unlock()
