@@ -60,6 +60,7 @@ extension Context {
         terminal.write("\(url)\n")
         terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
         termination.wait()
+        ops.endWaits()
         server.stop()
         vault.close()
         terminal.writeError("credemu: stopped; the vault is closed.\n")

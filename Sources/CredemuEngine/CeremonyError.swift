@@ -15,8 +15,10 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let noCredential = Reason(rawValue: "noCredential")
     public static let userCancelled = Reason(rawValue: "userCancelled")
     public static let timedOut = Reason(rawValue: "timedOut")
-    /// The page aborted the ceremony (its AbortSignal), or a modal request replaced a waiting conditional get.
+    /// The page aborted the ceremony (its AbortSignal).
     public static let aborted = Reason(rawValue: "aborted")
+    /// Another request of the caller is still pending.
+    public static let requestPending = Reason(rawValue: "requestPending")
     public static let noAnswerUntilTimeout = Reason(rawValue: "noAnswerUntilTimeout")
     public static let passkeysDisabled = Reason(rawValue: "passkeysDisabled")
     public static let storage = Reason(rawValue: "storage")

@@ -4,8 +4,8 @@ import Vault
 import WebAuthn
 
 /// Ceremonies in flight on the server, by the ID the caller gave (the shim sends one with every request):
-/// a page's abort reaches them, a conditional get waits here for the simulated user's pick from its autofill
-/// dropdown, and a modal request from the same origin replaces a waiting conditional get.
+/// a page's abort reaches them, and a conditional get waits here for the simulated user's pick from its
+/// autofill dropdown.
 ///
 /// Bounded like the hold board: at most `maxWaiting` conditional gets wait at once; each waits at most
 /// `maxWaitSeconds`.
@@ -14,8 +14,6 @@ public final class CeremonyBoard: @unchecked Sendable {
     public enum Ending: Equatable, Sendable {
         case picked([UInt8])
         case aborted
-        /// A modal request from the same origin took the dropdown's place.
-        case replaced
         case expired
     }
 
@@ -35,6 +33,8 @@ public final class CeremonyBoard: @unchecked Sendable {
     private let condition = NSCondition()
     private var entries: [String: Entry] = [:]
     private var counter = 0
+    /// Set when the server stops: nothing waits any more.
+    private var closed = false
 
     public init() {}
 
@@ -47,17 +47,16 @@ public final class CeremonyBoard: @unchecked Sendable {
         }
     }
 
-    /// Registers a ceremony; a modal one replaces the origin's waiting conditional gets. Returns the ID (the
-    /// given one, or a new one), or nil when the ID is in use or too many wait already.
+    /// Registers a ceremony. Returns the ID (the given one, or a new one), or nil when the ID is in use or too
+    /// many conditional gets wait already.
+    ///
+    /// A waiting conditional get is not replaced by a later request: Chromium 156 refuses the later one with
+    /// "A request is already pending." (OperationError) and the page must abort the conditional get first; the
+    /// shim does that refusing in the page, so API callers may run ceremonies side by side.
     func begin(profile: String, id given: String?, origin: String, conditional: Bool) -> String? {
         condition.lock()
         defer { condition.unlock() }
-        if !conditional {
-            for (key, entry) in entries where entry.profile == profile && entry.origin == origin && entry.conditional && entry.ending == nil {
-                entries[key]?.ending = .replaced
-            }
-            condition.broadcast()
-        } else if entries.values.filter({ $0.conditional && $0.ending == nil }).count >= CeremonyBoard.maxWaiting {
+        if conditional && entries.values.filter({ $0.conditional && $0.ending == nil }).count >= CeremonyBoard.maxWaiting {
             return nil
         }
         counter += 1
@@ -82,6 +81,7 @@ public final class CeremonyBoard: @unchecked Sendable {
         defer { condition.unlock() }
         let key = CeremonyBoard.key(profile, id)
         let deadline = Date().addingTimeInterval(CeremonyBoard.maxWaitSeconds)
+        if closed { entries[key]?.ending = .aborted }
         while entries[key] != nil, entries[key]?.ending == nil {
             if !condition.wait(until: deadline) {
                 entries[key]?.ending = .expired
@@ -114,6 +114,16 @@ public final class CeremonyBoard: @unchecked Sendable {
         entries[key]?.ending = .aborted
         condition.broadcast()
         return true
+    }
+
+    /// Ends every waiting ceremony with an abort, and every later one as it begins to wait (the server is
+    /// stopping).
+    func abortAll() {
+        condition.lock()
+        closed = true
+        for key in entries.keys where entries[key]?.ending == nil { entries[key]?.ending = .aborted }
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it).

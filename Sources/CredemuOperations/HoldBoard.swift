@@ -35,6 +35,8 @@ public final class HoldBoard: @unchecked Sendable {
     private let condition = NSCondition()
     private var holds: [Hold] = []
     private var counter = 0
+    /// Set when the server stops: no ceremony waits any more.
+    private var closed = false
 
     public init() {}
 
@@ -91,11 +93,25 @@ public final class HoldBoard: @unchecked Sendable {
         return holds[index]
     }
 
+    /// Cancels every hold that is armed or holding, and lets no later ceremony wait (the server is stopping).
+    func releaseAll() {
+        condition.lock()
+        closed = true
+        for i in holds.indices where holds[i].state == .armed || holds[i].state == .holding {
+            holds[i].state = .released
+            holds[i].outcome = .cancel
+            holds[i].finishedAt = Date()
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
     /// Called by a ceremony: waits while an armed hold for the profile is in force. Returns the outcome, or nil
     /// when no hold applied; `.cancel` also on timeout, as a prompt the user let expire.
     func waitIfHeld(profile: String, operation: String) -> (Outcome, timedOut: Bool)? {
         condition.lock()
         defer { condition.unlock() }
+        if closed { return nil }
         guard let index = holds.firstIndex(where: { $0.profile == profile && $0.state == .armed }) else { return nil }
         holds[index].state = .holding
         holds[index].operation = operation

@@ -80,14 +80,14 @@ extension Operations {
         }
     }
 
-    /// Registers the ceremony on the board (a modal one replaces its origin's waiting conditional gets).
+    /// Registers the ceremony on the board.
     private func begin(_ name: String, _ request: CeremonyRequest, _ caller: Caller, conditional: Bool, _ engine: Engine,
                        _ operation: Dialect.Operation) throws(OperationError) -> String {
         if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
         guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, conditional: conditional) else {
-            let failure = CeremonyError(.notAllowed("A request is already pending."), reason: .malformedRequest)
+            let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
             throw .ceremony(failure, operation, engine)
         }
         return id
@@ -104,8 +104,6 @@ extension Operations {
         switch ending {
         case .expired:
             failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: nobody picked a passkey."), reason: .timedOut)
-        case .replaced:
-            failure = CeremonyError(WebAuthnError(.abortError, "The conditional request was replaced by a modal one."), reason: .aborted)
         default:
             failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted."), reason: .aborted)
         }
@@ -114,7 +112,7 @@ extension Operations {
     }
 
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
-    /// /profiles/{p}/offer/pick`), the page's abort, or a modal request that replaces it.
+    /// /profiles/{p}/offer/pick`) or the page's abort.
     private func waitForPick(_ name: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine) throws(OperationError) -> [UInt8] {
         let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
         ceremonies.offer(profile: name, id: id, rpID: rpID, passkeys: offered)

@@ -45,17 +45,21 @@ extension Operations {
     }
 
     /// The provider fills a saved password into the caller's sign-in form (and the form is submitted when
-    /// `submit`); a page may only ask for its own origin's password.
+    /// `submit`); a page may only ask for its own origin's password. With `ifSaved`, a realm with no saved
+    /// password answers `{"filled": false}` instead of failing (a page load that finds nothing to fill).
     public func autofill(_ name: String, origin: String?, androidPackage: String? = nil, username: String?, submit: Bool,
-                         restrictedTo: String? = nil) throws(OperationError) -> JSONValue {
+                         ifSaved: Bool = false, restrictedTo: String? = nil) throws(OperationError) -> JSONValue {
         guard let origin = origin ?? restrictedTo else { throw .invalidInput("The origin to fill is required.") }
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         let realm = try signonRealm(origin, androidPackage: androidPackage)
         let engine = try engine(name)
+        if ifSaved, try stored({ () throws(VaultError) in try vault.scoped(to: name).passwords(origin: realm) }).isEmpty {
+            return .object([("origin", .string(realm)), ("filled", false)])
+        }
         let filled = try run(engine, .get) { () throws(CeremonyError) in
             try engine.autofill(origin: realm, username: username, submit: submit)
         }
-        return .object([("origin", .string(filled.record.origin)), ("username", .string(filled.record.username)),
+        return .object([("filled", true), ("origin", .string(filled.record.origin)), ("username", .string(filled.record.username)),
                         ("password", .string(filled.password)),
                         ("filledAt", .string(Timestamp.format(filled.record.lastFilledAt ?? clock.now()))),
                         ("submitted", .bool(submit))])

@@ -36,6 +36,13 @@ public final class Operations: @unchecked Sendable {
         clock = AdjustableClock(virtual: try Operations.stored { () throws(VaultError) in try vault.storedClockTime() })
     }
 
+    /// Ends everything that waits (held ceremonies are cancelled, waiting conditional gets aborted), so a
+    /// stopping server can answer every request before it closes.
+    public func endWaits() {
+        holds.releaseAll()
+        ceremonies.abortAll()
+    }
+
     /// Runs a vault call, mapping its failure to an operation error.
     static func stored<T>(_ body: () throws(VaultError) -> T) throws(OperationError) -> T {
         do {

@@ -92,9 +92,10 @@ extension APIServer {
         Route("POST", "/profiles/{profile}/autofill") { (s, r) throws(APIError) in
             let body = try r.body()
             let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
-            let submit = try body.bool("submit") ?? false
+            let (submit, ifSaved) = (try body.bool("submit") ?? false, try body.bool("ifSaved") ?? false)
             return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.autofill(r.first, origin: origin, androidPackage: package, username: username, submit: submit, restrictedTo: r.restrictedTo)
+                try s.operations.autofill(r.first, origin: origin, androidPackage: package, username: username, submit: submit,
+                                          ifSaved: ifSaved, restrictedTo: r.restrictedTo)
             })
         },
         Route("GET", "/profiles/{profile}/passkeys") { (s, r) throws(APIError) in
@@ -178,7 +179,10 @@ extension APIServer {
         let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
         let config = JSONValue.object([("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
                                        ("token", request.query["token"].map(JSONValue.string) ?? .null)])
-        let prefix = "/* credemu browser shim */\nvar __credemuConfig = \(config.serialized());\n"
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/javascript")], body: Array(prefix.utf8) + Array(data))
+        // The configuration is the wrapper function's argument, not a global a page could read.
+        let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"
+        let suffix = "\n})(\(config.serialized()));\n"
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/javascript")],
+                            body: Array(prefix.utf8) + Array(data) + Array(suffix.utf8))
     }
 }

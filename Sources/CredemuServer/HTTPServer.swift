@@ -44,6 +44,10 @@ public final class HTTPServer: @unchecked Sendable {
     let maxBodyBytes: Int
     private var daemon: OpaquePointer?
     public private(set) var port: UInt16 = 0
+    /// Requests suspended while their handler runs elsewhere, until their answer is queued: libmicrohttpd
+    /// aborts the process if it is stopped while one is suspended.
+    let suspended = NSCondition()
+    var suspendedCount = 0
 
     /// The request headers the API reads.
     /// The headers the API reads: (name as looked up, the lower-case key it is stored under).
@@ -78,10 +82,30 @@ public final class HTTPServer: @unchecked Sendable {
         return self.port
     }
 
-    /// Stops accepting, finishes the requests in flight, and joins the threads.
-    public func stop() {
-        if let daemon { MHD_stop_daemon(daemon) }
-        daemon = nil
+    /// Takes a request out of `suspendedCount`, once.
+    func uncount(_ state: RequestState) {
+        suspended.lock()
+        if state.counted {
+            state.counted = false
+            suspendedCount -= 1
+            suspended.broadcast()
+        }
+        suspended.unlock()
+    }
+
+    /// Stops accepting, waits (up to `drainSeconds`) for suspended requests to be answered, then finishes the
+    /// requests in flight and joins the threads. End whatever the suspended requests wait for first.
+    public func stop(drainSeconds: Double = 10) {
+        guard let daemon else { return }
+        _ = MHD_quiesce_daemon(daemon)
+        let deadline = Date().addingTimeInterval(drainSeconds)
+        suspended.lock()
+        while suspendedCount > 0 && suspended.wait(until: deadline) {}
+        let stuck = suspendedCount
+        suspended.unlock()
+        // A request still suspended here would make MHD_stop_daemon abort: leave the threads to the exit.
+        if stuck == 0 { MHD_stop_daemon(daemon) }
+        self.daemon = nil
     }
 }
 
@@ -97,6 +121,8 @@ final class RequestState: @unchecked Sendable {
     /// The answer of a request handled off the pool thread, waiting for the connection to resume.
     var response: HTTPResponse?
     var deferred = false
+    /// Counted in the server's `suspendedCount` until its answer is queued or the request ends.
+    var counted = false
 }
 
 /// libmicrohttpd's access handler: a plain global function, since a closure captured in `main.swift` would be
@@ -126,7 +152,12 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
-    if let response = state.response { return queue(response, on: connection) }
+    if let response = state.response {
+        state.response = nil
+        let result = queue(response, on: connection)
+        server.uncount(state)
+        return result
+    }
     if state.deferred { return MHD_Result.YES }
     let fullURL = url.map { String(cString: $0) } ?? "/"
     var headers: [String: String] = [:]
@@ -143,6 +174,10 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
                               headers: headers, body: state.body, bodyTooLarge: state.tooLarge)
     if server.mayBlock(request) {
         state.deferred = true
+        server.suspended.lock()
+        server.suspendedCount += 1
+        state.counted = true
+        server.suspended.unlock()
         MHD_suspend_connection(connection)
         let resumable = SuspendedConnection(connection)
         // A thread of its own: a request that waits long must not hold one of the shared queue's few threads.
@@ -177,6 +212,8 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
 func credemuRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                              _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
     guard let requestContext, let raw = requestContext.pointee else { return }
+    // A client that went away while its request was suspended is answered by nobody: uncount it here.
+    if let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().uncount(Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()) }
     Unmanaged<RequestState>.fromOpaque(raw).release()
     requestContext.pointee = nil
 }

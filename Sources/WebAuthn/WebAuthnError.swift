@@ -14,6 +14,8 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
         case abortError = "AbortError"
         case unknownError = "UnknownError"
         case encodingError = "EncodingError"
+        /// Chromium's answer to a second request while one is pending.
+        case operationError = "OperationError"
     }
 
     public var name: Name

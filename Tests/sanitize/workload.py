@@ -231,6 +231,32 @@ def holds(s):
     s.call("POST", "/holds/hold-99/release", {"outcome": "proceed"}, expect=404)
 
 
+def waiting_ceremonies(s):
+    """Conditional gets that wait on other threads for the user's pick or the page's abort, and one left waiting
+    for the server's stop to end (the suspended-connection paths)."""
+    alice = create(s, user="waiting@example.com")["id"]
+    results = []
+
+    def waiting(ceremony):
+        body = {"origin": ORIGIN, "mediation": "conditional", "options": authentication_options(), "ceremony": ceremony}
+        results.append(s.call("POST", "/profiles/default/credentials/get", body)[0])
+    for ceremony, end in (("pick-me", "pick"), ("abort-me", "abort")):
+        thread = threading.Thread(target=waiting, args=(ceremony,), daemon=True)
+        thread.start()
+        deadline = time.time() + 10
+        while not s.call("GET", "/profiles/default/offer", expect=200)[1]["offers"] and time.time() < deadline:
+            time.sleep(0.01)
+        if end == "pick":
+            s.call("POST", "/profiles/default/offer/pick", {"credentialId": alice}, expect=200)
+        else:
+            s.call("POST", f"/profiles/default/ceremonies/{ceremony}/abort", {}, expect=200)
+        thread.join(10)
+    if results != [200, 422]:
+        raise Failure(f"the waiting conditional gets answered {results}, not a pick's 200 and an abort's 422")
+    # Left waiting: SIGTERM must answer it and stop cleanly.
+    threading.Thread(target=waiting, args=("left-waiting",), daemon=True).start()
+
+
 def malformed_input(s):
     """Input a server must refuse without harm: every answer a 4xx, never a crash."""
     path = "/profiles/default/credentials/create"
@@ -348,7 +374,7 @@ def main():
         failure = None
         try:
             for step in (documents_and_profiles, passwords_and_upgrade, ceremonies_signals_and_decisions, holds,
-                         malformed_input, concurrent_clients):
+                         malformed_input, concurrent_clients, waiting_ceremonies):
                 step(server)
                 if server.process.poll() is not None:
                     raise Failure(f"the server died during {step.__name__} (exit {server.process.returncode})")

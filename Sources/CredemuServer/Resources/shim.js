@@ -1,7 +1,8 @@
 // Replaces the page's credential manager with credemu: navigator.credentials.create/get for public keys, the
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
-// __credemuConfig ({server, profile, autofill, token}) is prepended by the server.
+// The server wraps this file in a function whose parameter __credemuConfig ({server, profile, autofill, token})
+// it passes, so no global of credemu's is left for the page to find but the debug handle below.
 //
 // The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
 // instances of the page's real interfaces with the attributes as getters on the prototypes; arguments go through
@@ -861,11 +862,13 @@
     for (const form of forms) {
       const f = fields(form);
       let result;
-      try { result = await call('POST', '/autofill', { origin: location.origin }); } catch (e) { return; }
+      // ifSaved: a page with no saved password gets 200 {filled: false}, so the console stays as a browser's.
+      try { result = await call('POST', '/autofill', { origin: location.origin, ifSaved: true }); } catch (e) { return; }
       if (result.status !== 200) {
-        if (result.status !== 422) failure(result, '', undefined);   // 422: no saved password here; anything else is set-up
+        failure(result, '', undefined);   // set-up failures only
         continue;
       }
+      if (result.body.filled === false) continue;
       if (f.username) setValue(f.username, result.body.username);
       setValue(f.password, result.body.password);
       filled.set(form, { username: result.body.username, password: result.body.password });
