@@ -156,6 +156,9 @@ public enum VaultFixture {
                 throw f.invalid("backupState", "cannot be true when backupEligible is false (WebAuthn L3 §6.1.3)")
             }
             let hidden = try f.bool("hidden") ?? false
+            // Read either way, so a malformed value is refused rather than dropped; only a hidden passkey has one.
+            let hiddenAt = try f.time("hiddenAt")
+            guard hidden || hiddenAt == nil else { throw f.invalid("hiddenAt", "is only for a hidden passkey (\"hidden\": true)") }
             let settings = PasskeySettings(backupEligible: backupEligible, backupState: backupState, counter: counter,
                                            aaguid: aaguid, attestation: attestation,
                                            discoverable: try f.bool("discoverable") ?? true)
@@ -163,7 +166,7 @@ public enum VaultFixture {
                 credentialID: credentialID, rpID: rpID, userHandle: userHandle, userName: try f.requiredString("userName"),
                 displayName: try f.string("displayName") ?? "", algorithm: algorithm, publicKey: key.publicKey,
                 signCount: UInt32(signCount), settings: settings, hidden: hidden,
-                hiddenAt: hidden ? try f.time("hiddenAt") : nil, createdAt: try f.required("created", f.time),
+                hiddenAt: hiddenAt, createdAt: try f.required("created", f.time),
                 lastUsedAt: try f.time("lastUsed"))
             passkeys.append((record, pkcs8))
         }

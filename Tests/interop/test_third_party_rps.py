@@ -530,5 +530,8 @@ def test_django_sandbox_csp_blocks_the_shim_unless_the_driver_bypasses_it(driver
     # The shim's set-up failure, as the README documents it, reached the page's own error handling.
     refused = "NotReadableError: An unknown error occurred while talking to the credential manager."
     assert any(refused in line for line in b.console()), b.diagnostics()
+    # And credemu's one console line names the fix for this, not a server that is not running.
+    fix = "blocks the shim's requests to " + credemu.server.url
+    assert any(fix in line and "bypass_csp=True" in line for line in b.console()), b.diagnostics()
     assert credemu.passkeys() == []
     assert credemu.events("create") == []

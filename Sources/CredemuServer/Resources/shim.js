@@ -569,7 +569,18 @@
     if (!reported.has(line)) { reported.add(line); consoleError(line); }
     return withDetail(domError(UNKNOWN, 'NotReadableError'), Object.assign({ reason: reason, message: line }, detail || {}));
   }
+  // The page's CSP blocking the shim's requests: Chromium fires securitypolicyviolation on the document right
+  // after the blocked fetch fails (before a setTimeout(0) runs), naming the blocked URL and the directive.
+  let blockedByPolicy = null;
+  document.addEventListener('securitypolicyviolation', function (event) {
+    if (typeof event.blockedURI === 'string' && event.blockedURI.indexOf(config.server) === 0) blockedByPolicy = event.effectiveDirective;
+  }, true);
   async function unreachable() {
+    await new Promise(function (resolve) { setTimeout(resolve, 0); });
+    if (blockedByPolicy) {
+      return setupFailure('blockedByContentSecurityPolicy', 'credemu: the page\'s Content-Security-Policy (' + blockedByPolicy + ') blocks the shim\'s requests to ' +
+        config.server + ': bypass it in the driver (CDP Page.setBypassCSP, Playwright bypass_csp=True) or allow ' + config.server + ' in connect-src');
+    }
     // A CORS refusal and a server that is not running look alike to fetch; a no-cors request tells them apart.
     let running = false;
     try { await nativeFetch(config.server + '/health', { mode: 'no-cors', cache: 'no-store' }); running = true; } catch (e) { /* not running */ }
