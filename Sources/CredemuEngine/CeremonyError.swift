@@ -21,6 +21,8 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let requestPending = Reason(rawValue: "requestPending")
     public static let noAnswerUntilTimeout = Reason(rawValue: "noAnswerUntilTimeout")
     public static let passkeysDisabled = Reason(rawValue: "passkeysDisabled")
+    /// The RP asked for the other authenticator attachment and the browser did not offer the provider.
+    public static let attachmentNotOffered = Reason(rawValue: "attachmentNotOffered")
     public static let storage = Reason(rawValue: "storage")
     // Conditional create (automatic passkey upgrade).
     public static let conditionalCreateUnsupported = Reason(rawValue: "conditionalCreateUnsupported")

@@ -24,6 +24,13 @@ extension Engine {
         do throws(CeremonyError) {
             let rpID = try checkedRPID.get()
             let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
+            // WebAuthn L3 §5.1.3: an authenticator of another attachment is not used (Chromium: not a candidate).
+            if let asked = options.authenticatorAttachment, ["platform", "cross-platform"].contains(asked), asked != knobs.attachment,
+               knobs.otherAttachment == .notOffered {
+                detail.append(("attachment", .string(knobs.cite("authenticator.otherAttachment", knobs.otherAttachment.rawValue))))
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the user, offered only security keys and phones, dismissed the dialog."),
+                                    reason: .attachmentNotOffered)
+            }
             guard profile.passkeysEnabled else {
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: passkeys are turned off in the provider."),
                                     reason: .passkeysDisabled)
@@ -84,7 +91,7 @@ extension Engine {
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
             authenticatorData: authData, transports: knobs.transports, publicKey: key.subjectPublicKeyInfo,
-            publicKeyAlgorithm: algorithm, authenticatorAttachment: "platform", clientExtensionResults: extensionResults)
+            publicKeyAlgorithm: algorithm, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensionResults)
     }
 
     /// The first of the RP's `pubKeyCredParams` this provider supports (§5.1.3 steps 10 and 11; an empty list

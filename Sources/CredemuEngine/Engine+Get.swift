@@ -49,7 +49,7 @@ extension Engine {
             }
             return AuthenticationResponse(
                 credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-                userHandle: record.userHandle, authenticatorAttachment: "platform")
+                userHandle: record.userHandle, authenticatorAttachment: knobs.attachment)
         } catch {
             throw failed("get", error, detail)
         }

@@ -83,7 +83,14 @@ public final class APIServer: @unchecked Sendable {
         if !response.headers.contains(where: { $0.0 == "Content-Type" }) && response.status != 204 {
             response.headers.append(("Content-Type", "application/json"))
         }
+        // The shim's requests ask for refusals in the body (X-Credemu-Errors: body): 200, with the status in
+        // X-Credemu-Status, so the page's console shows no failed fetch where a browser shows none.
+        if request.headers["x-credemu-errors"] == "body", response.status >= 400, !cors.isEmpty || request.headers["origin"] == nil {
+            response.headers.append(("X-Credemu-Status", String(response.status)))
+            response.status = 200
+        }
         response.headers += [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")] + cors
+        if !cors.isEmpty { response.headers.append(("Access-Control-Expose-Headers", "X-Credemu-Status, Retry-After")) }
         return response
     }
 
@@ -149,7 +156,7 @@ public final class APIServer: @unchecked Sendable {
         var headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
         if preflight {
             headers += [("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"),
-                        ("Access-Control-Allow-Headers", "Content-Type, Authorization"),
+                        ("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Credemu-Errors"),
                         ("Access-Control-Allow-Private-Network", "true")]
         }
         return headers

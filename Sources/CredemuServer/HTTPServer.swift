@@ -51,7 +51,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The request headers the API reads.
     /// The headers the API reads: (name as looked up, the lower-case key it is stored under).
-    static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers"]
+    static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers",
+                              "X-Credemu-Errors"]
         .map { ($0, $0.lowercased()) }
 
     public init(maxBodyBytes: Int, mayBlock: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {

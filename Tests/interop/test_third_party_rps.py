@@ -46,6 +46,7 @@ SDIST_CACHE = Path(os.environ.get("CREDEMU_SDIST_CACHE") or (
     Path(sys.prefix) / "credemu-sdists" if sys.prefix != sys.base_prefix else Path(tempfile.gettempdir()) / "credemu-sdists"))
 DRIVERS = ["selenium", "playwright"]
 GPM_AAGUID = "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
+BITWARDEN_AAGUID = "d548826e-79b4-db40-a3d8-11116f7e8349"
 USER, PASSWORD = "alice", "correct horse battery staple"
 
 
@@ -400,10 +401,12 @@ def open_browser(request):
 
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_python_fido2_example_registers_then_authenticates(driver, fido2_example, open_browser, tmp_path):
-    # GPM on Chrome desktop, the provider most users have: ES256 (the first of the example's pubKeyCredParams),
-    # `none` attestation, UP=1 in a modal create (Fido2Server.register_complete rejects UP=0, so never a conditional
-    # create here). The example asks authenticatorAttachment "cross-platform" and userVerification "discouraged".
-    credemu = Credemu(tmp_path / "credemu", fido2_example.origin, "gpm", "gpm", "chrome-desktop")
+    # The example asks authenticatorAttachment "cross-platform" (and userVerification "discouraged"). Chrome does not
+    # offer GPM, a platform authenticator, for that (the gpm pack's authenticator.otherAttachment: notOffered; see
+    # test_python_fido2_examples_cross_platform_request_is_not_offered_to_gpm), so this is the user whose Bitwarden
+    # extension answers every create: ES256, `none` attestation, UP=1 in a modal create (Fido2Server.register_complete
+    # rejects UP=0, so never a conditional create here).
+    credemu = Credemu(tmp_path / "credemu", fido2_example.origin, "bitwarden", "bitwarden", "chrome-desktop")
     b = open_browser(driver, "fido2-example", fido2_example, credemu.shim)
 
     b.goto(fido2_example.origin + "/")
@@ -421,7 +424,7 @@ def test_python_fido2_example_registers_then_authenticates(driver, fido2_example
     [passkey] = credemu.passkeys()
     assert passkey["rpId"] == "localhost" and passkey["userName"] == "a_user" and passkey["displayName"] == "A. User"
     assert passkey["userHandle"] == "dXNlcl9pZA" and passkey["algorithm"] == "ES256"  # b"user_id"
-    assert passkey["aaguid"] == GPM_AAGUID
+    assert passkey["aaguid"] == BITWARDEN_AAGUID
     [created] = credemu.events("create")
     assert created["outcome"] == "success" and created["detail"]["mediation"] == "modal"
     assert created["detail"]["origin"] == fido2_example.origin
@@ -441,6 +444,26 @@ def test_python_fido2_example_registers_then_authenticates(driver, fido2_example
     assert got["detail"]["allowCredentials"] == 1  # the example lists its one credential
     assert credemu.passkeys()[0]["lastUsed"] is not None
     assert "ASSERTION OK" in fido2_example.output()
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_python_fido2_examples_cross_platform_request_is_not_offered_to_gpm(driver, fido2_example, open_browser, tmp_path):
+    # GPM is a platform authenticator: for the example's cross-platform create the user sees only security keys and
+    # phones, dismisses the dialog, and the page's create() rejects with NotAllowedError; nothing is stored.
+    credemu = Credemu(tmp_path / "credemu", fido2_example.origin, "gpm", "gpm", "chrome-desktop")
+    b = open_browser(driver, "fido2-example-gpm", fido2_example, credemu.shim)
+    b.goto(fido2_example.origin + "/register.html")
+    b.wait_text("h2", "Register a credential")
+    b.click("#initial button")
+    b.wait_until(lambda: credemu.events("create"), "credemu's create event")
+    [refused] = credemu.events("create")
+    assert refused["outcome"] == "error" and refused["reason"] == "attachmentNotOffered", refused
+    assert refused["detail"]["error"] == "NotAllowedError"
+    refusal = "The operation either timed out or was not allowed"  # Selenium: "Uncaught DOMException: ...", Playwright: "pageerror ..."
+    b.wait_until(lambda: any(refusal in line for line in b.console()), "the page's unhandled NotAllowedError")
+    b.screenshot("not-offered")
+    assert credemu.passkeys() == []
+    assert not [line for line in b.console() if credemu.server.url in line], "no failed fetch of credemu's shows in the console"
 
 
 # ---- django-otp-webauthn's sandbox ----

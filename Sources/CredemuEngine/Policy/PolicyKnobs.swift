@@ -5,6 +5,14 @@ import WebAuthn
 /// with one of these; the engine reads nothing else about the provider.
 public struct PolicyKnobs: Sendable {
     public enum UserVerificationHonesty: String, Sendable { case performed, alwaysClaimed }
+    /// What a provider does with a create that asks for the other authenticator attachment.
+    public enum OtherAttachment: String, Sendable {
+        /// The browser does not offer the provider (it shows security keys and phones): NotAllowedError once the
+        /// user dismisses that.
+        case notOffered
+        /// The provider answers anyway (an extension that takes over `navigator.credentials`).
+        case answered
+    }
     public enum ExclusionOutcome: String, Sendable { case invalidStateError = "InvalidStateError", notAllowedError = "NotAllowedError", noAnswer }
     public enum ExclusionScope: String, Sendable { case relyingParty, sameUser }
     public enum ConditionalMode: String, Sendable { case silent, modal, unsupported }
@@ -52,6 +60,9 @@ public struct PolicyKnobs: Sendable {
     public var transports: [String]
     public var attestation: AttestationCapability
     public var userVerification: UserVerificationHonesty
+    /// The attachment the provider's credentials report ("platform" or "cross-platform").
+    public var attachment: String
+    public var otherAttachment: OtherAttachment
     // Exclusion in a modal create
     public var exclusionOutcome: ExclusionOutcome
     public var exclusionScope: ExclusionScope
@@ -95,7 +106,10 @@ public struct PolicyKnobs: Sendable {
                 allAcceptedCredentials: AllAcceptedAction, allAcceptedScope: AllAcceptedScope, currentUserDetails: UserDetailsAction,
                 signalErrorSurface: SignalErrorSurface, rateLimit: RateLimit, clientCapabilities: [(String, Bool)],
                 conditionalMediation: Bool, userVerifyingPlatformAuthenticator: Bool,
+                attachment: String = "platform", otherAttachment: OtherAttachment = .notOffered,
                 provenance: [String: (source: String, unconfirmed: String?)] = [:]) {
+        self.attachment = attachment
+        self.otherAttachment = otherAttachment
         self.aaguid = aaguid
         self.algorithms = algorithms
         self.backupEligible = backupEligible

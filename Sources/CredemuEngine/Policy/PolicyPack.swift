@@ -187,6 +187,7 @@ public struct PolicyPack: ProviderPolicy {
                 .sorted { $0.0 < $1.0 },
             conditionalMediation: b("capabilities.conditionalMediation"),
             userVerifyingPlatformAuthenticator: b("capabilities.userVerifyingPlatformAuthenticator"),
+            attachment: s("authenticator.attachment"), otherAttachment: .init(rawValue: s("authenticator.otherAttachment"))!,
             provenance: provenance)
     }
 }
@@ -259,6 +260,8 @@ enum KnobSpec {
         "authenticator.transports": .listOf(nil),
         "authenticator.attestation": .oneOf(AttestationCapability.allCases.map(\.rawValue)),
         "authenticator.userVerification": .oneOf(["performed", "alwaysClaimed"]),
+        "authenticator.attachment": .oneOf(["platform", "cross-platform"]),
+        "authenticator.otherAttachment": .oneOf(["notOffered", "answered"]),
         "exclusion.outcome": .oneOf(["InvalidStateError", "NotAllowedError", "noAnswer"]),
         "exclusion.scope": .oneOf(["relyingParty", "sameUser"]),
         "conditionalCreate.mode": .oneOf(["silent", "modal", "unsupported"]),

@@ -589,7 +589,9 @@
       : setupFailure('serverUnreachable', 'credemu: no credemu server answers at ' + config.server + ': start it (credemu serve --allow-origin ' + location.origin + ') or load the shim from the server that runs');
   }
   async function call(method, path, body, options) {
-    const headers = { 'Content-Type': 'application/json' };
+    // X-Credemu-Errors: body asks for refusals as 200 with the status in X-Credemu-Status, so Chromium logs no
+    // "Failed to load resource" line for an outcome a real browser would not fetch at all.
+    const headers = { 'Content-Type': 'application/json', 'X-Credemu-Errors': 'body' };
     if (config.token) headers.Authorization = 'Bearer ' + config.token;
     let response;
     try {
@@ -603,8 +605,9 @@
     }
     let json = null;
     try { json = await response.json(); } catch (e) { /* not JSON */ }
-    debug.log.push({ path: path, status: response.status, body: json });
-    return { status: response.status, body: json };
+    const status = Number(response.headers.get('X-Credemu-Status')) || response.status;
+    debug.log.push({ path: path, status: status, body: json });
+    return { status: status, body: json };
   }
   /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
   function failure(result, at, rpId) {
