@@ -65,6 +65,10 @@ enum Bench {
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
             return
         }
+        if arguments.first == "scale" {
+            do { try ScaleBench.run(arguments: Array(arguments.dropFirst())) } catch { print("scale failed: \(error)") }
+            return
+        }
         if arguments.first == "profile-keygen" {
             for _ in 0..<(Int(arguments.dropFirst().first ?? "") ?? 5000) { _ = try? SigningKeys.generate(.es256) }
             return
