@@ -76,7 +76,7 @@ enum ScaleBench {
             let t0 = DispatchTime.now().uptimeNanoseconds
             try body()
             times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
-            if times.count >= 1000 { break }
+            if times.count >= 100_000 { break }
         }
         return times.sorted()[times.count / 2]
     }
