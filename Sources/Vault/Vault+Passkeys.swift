@@ -68,7 +68,11 @@ extension Vault {
     public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
         try locked { () throws(VaultError) in
             var total = 0
-            try db.query(Vault.countAccountSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(userName), .text(Vault.idList(excluding))]) { row in
+            // Without exclusions (most creates), the statement without the list: setting up `json_each` costs more
+            // than the count.
+            let bindings: [SQLValue] = [.text(profile), .text(rpID), .blob(userHandle), .text(userName)]
+            try db.query(excluding.isEmpty ? Vault.countAccountSQL : Vault.countAccountExcludingSQL,
+                         excluding.isEmpty ? bindings : bindings + [.text(Vault.idList(excluding))]) { row in
                 total = Int(row.int(0))
             }
             return total
@@ -76,6 +80,10 @@ extension Vault {
     }
 
     static let countAccountSQL = """
+        SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0) + \
+        (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0)
+        """
+    static let countAccountExcludingSQL = """
         SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0 \
         AND hex(credential_id) NOT IN (SELECT value FROM json_each(?5))) + \
         (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0 \

@@ -11,6 +11,7 @@ extension Vault {
         "recordAssertion": recordAssertionSQL,
         "offered": offeredSQL,
         "countAccount": countAccountSQL,
+        "countAccountExcluding": countAccountExcludingSQL,
         "accountByHandle": accountByHandleSQL,
         "accountByHandleVisible": accountByHandleVisibleSQL,
         "accountByName": accountByNameSQL,
