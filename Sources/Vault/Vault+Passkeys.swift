@@ -22,6 +22,20 @@ extension Vault {
         }
     }
 
+    /// Stores many passkeys at SQLite's speed (a fixture import): one hold of the connection, the insert prepared
+    /// once, and a page cache large enough for the indexes' random inserts while it runs (a transaction, when the
+    /// caller holds one, is the caller's). A credential ID already present is a `duplicate`.
+    public func insertPasskeys(_ records: [(PasskeyRecord, [UInt8])]) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.execute("PRAGMA cache_size = -\(Vault.bulkCacheKiB)")
+            defer { try? db.execute("PRAGMA cache_size = -2000") }
+            for (record, pkcs8) in records { try insertPasskey(record, privateKey: pkcs8) }
+        }
+    }
+
+    /// The page cache a bulk insert uses, in KiB (SQLite's default is 2,000).
+    static let bulkCacheKiB = 256 * 1024
+
     static let insertPasskeySQL = """
         INSERT INTO passkeys (\(passkeyColumns), private_key, profile)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
