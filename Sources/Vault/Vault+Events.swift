@@ -183,6 +183,13 @@ extension Vault {
         try locked { () throws(VaultError) in events.logLimit = Int64(rows) }
     }
 
+    /// Any limit, the minimum not applied (tests: a short log).
+    func limitEventLog(to rows: Int64) {
+        connection.lock.lock()
+        events.logLimit = rows
+        connection.lock.unlock()
+    }
+
     public static let defaultEventLogLimit = 1_000_000
     public static let minimumEventLogLimit = 1000
     static let eventLogLimitKey = "event-log-limit"
@@ -192,7 +199,7 @@ extension Vault {
     func loadEventLogLimit(environment: [String: String] = ProcessInfo.processInfo.environment) throws(VaultError) {
         let stored = try metaValue(Vault.eventLogLimitKey).flatMap { Int($0) }
         let limit = environment[Vault.eventLogLimitVariable].flatMap { Int($0) } ?? stored ?? Vault.defaultEventLogLimit
-        events.logLimit = Int64(max(limit, Vault.minimumEventLogLimit))
+        limitEventLog(to: Int64(max(limit, Vault.minimumEventLogLimit)))
     }
 
     private func selectEvents(_ sql: String, _ bindings: [SQLValue], limit: Int) throws(VaultError) -> [EventRecord] {

@@ -265,7 +265,7 @@ final class ScaleTests: XCTestCase {
     func testFindingsStillSeeWhatTheRotatedLogHeld() throws {
         let s = try ProviderScenario(pack: "gpm") { $0.automaticPasskeyUpgrades = false }
         let vault = s.vault.scoped(to: "user")
-        vault.events.logLimit = 20
+        vault.limitEventLog(to: 20)
         let a = try s.modalCreate(userID: Array("alice@example.com".utf8))
         try s.signal(.unknownCredential(rpId: s.rpID, credentialId: a.credentialID.base64url))
         try s.savePassword()

@@ -241,7 +241,7 @@ final class VaultMigrationTests: XCTestCase {
 final class EventLogTests: XCTestCase {
     func testRotationKeepsTheNewestRowsAndEveryMark() throws {
         let (vault, _) = try makeTestVault()
-        vault.events.logLimit = 50
+        vault.limitEventLog(to: 50)
         for i in 0..<600 {
             try vault.appendEvent(kind: i == 3 ? "signal" : "get", outcome: "success", reason: "success",
                                   detail: .object([("signal", "unknown"), ("credentialId", .string("id\(i)"))]), at: Date(vaultMillis: Int64(i)))
@@ -260,7 +260,7 @@ final class EventLogTests: XCTestCase {
             try vault.appendEvent(kind: "get", outcome: "success", reason: "success", detail: .object([]), at: Date(vaultMillis: Int64(i)))
         }
         try vault.flushEvents()
-        vault.events.logLimit = 100
+        vault.limitEventLog(to: 100)
         try vault.appendEvent(kind: "get", outcome: "success", reason: "success", detail: .object([]), at: Date())
         try vault.flushEvents()
         XCTAssertEqual(try vault.events(limit: 10_000).count, 3001 - Int(Vault.rotationStep), "one step per write")
