@@ -15,10 +15,11 @@ public struct OfferedPasskey: Equatable, Sendable {
 
 extension Engine {
     /// What the autofill dropdown offers a conditional get now (WebAuthn L3 §5.1.4.1, conditional mediation):
-    /// the usable passkeys for the RP, most recently used first; hidden ones never. Logged as an `offer` event.
+    /// the usable passkeys for the RP, most recently used first, at most `offerLimit` of them; hidden ones never.
+    /// Logged as an `offer` event.
     public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
         let rpID = try relyingPartyID(options.rpId, caller: caller)
-        let offered = try candidates(options, rpID: rpID).map {
+        let offered = try candidates(options, rpID: rpID, limit: Engine.offerLimit).map {
             OfferedPasskey(credentialID: $0.credentialID, userName: $0.userName, userDisplayName: $0.displayName)
         }
         log("offer", "offered", .success, [("origin", .string(caller.origin.description)), ("rpId", .string(rpID)),

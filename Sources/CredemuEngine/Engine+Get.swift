@@ -68,45 +68,56 @@ extension Engine {
         }
     }
 
-    /// The credentials a get may use (never hidden ones), then the user's choice among them.
+    /// The credentials a get may use (never hidden ones), then the user's choice among them: the first offered,
+    /// or the one picked, looked up by its ID (so a pick need not be among the first `offerLimit`).
     func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(CeremonyError) -> PasskeyRecord {
-        let candidates = try self.candidates(options, rpID: rpID)
+        let candidates = try self.candidates(options, rpID: rpID, limit: 1)
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }
-        guard !candidates.isEmpty else {
+        guard let first = candidates.first else {
             let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
             throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
                                 reason: .noCredential)
         }
-        if let pick {
-            guard let chosen = candidates.first(where: { $0.credentialID == pick }) else {
-                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
-                                    reason: .noCredential)
-            }
-            return chosen
+        guard let pick else { return first }
+        guard let chosen = try offered(pick, options, rpID: rpID) else {
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
+                                reason: .noCredential)
         }
-        return candidates[0]
+        return chosen
     }
 
+    /// The most a conditional get's dropdown lists (`autofillOffer`): the most recently used first.
+    public static let offerLimit = 100
+
     /// What a get may offer: the allowed credentials, or the RP's discoverable ones; never hidden ones. Most
-    /// recently used (or, failing that, newest) first, as an account chooser lists them.
-    func candidates(_ options: RequestOptions, rpID: String) throws(CeremonyError) -> [PasskeyRecord] {
+    /// recently used (or, failing that, newest) first, as an account chooser lists them; at most `limit`. Without an
+    /// allow list the vault picks and orders them (`Vault.offeredPasskeys`), so the RP's size costs nothing.
+    func candidates(_ options: RequestOptions, rpID: String, limit: Int) throws(CeremonyError) -> [PasskeyRecord] {
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        if allowed.isEmpty {
+            return try store { () throws(VaultError) in try vault.offeredPasskeys(rpID: rpID, limit: limit) }
+        }
         var candidates: [PasskeyRecord] = []
         try store { () throws(VaultError) in
-            if allowed.isEmpty {
-                candidates = try vault.passkeys(rpID: rpID).filter(\.settings.discoverable)
-            } else {
-                // Look the allowed IDs up one by one: an RP's allow list is short, a vault may be large.
-                for id in allowed {
-                    if let record = try vault.passkey(id: id), record.rpID == rpID, !record.hidden,
-                       !candidates.contains(where: { $0.credentialID == id }) {
-                        candidates.append(record)
-                    }
+            // Look the allowed IDs up one by one: an RP's allow list is short, a vault may be large.
+            for id in allowed {
+                if let record = try vault.passkey(id: id), record.rpID == rpID, !record.hidden,
+                   !candidates.contains(where: { $0.credentialID == id }) {
+                    candidates.append(record)
                 }
             }
         }
-        return candidates.sorted { a, b in
+        return Array(candidates.sorted { a, b in
             (a.lastUsedAt ?? a.createdAt, a.createdAt) > (b.lastUsedAt ?? b.createdAt, b.createdAt)
-        }
+        }.prefix(limit))
+    }
+
+    /// The picked credential, if a get with these options may use it.
+    func offered(_ id: [UInt8], _ options: RequestOptions, rpID: String) throws(CeremonyError) -> PasskeyRecord? {
+        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        guard allowed.isEmpty || allowed.contains(id) else { return nil }
+        guard let record = try store({ () throws(VaultError) in try vault.passkey(id: id) }), record.rpID == rpID, !record.hidden,
+              !allowed.isEmpty || record.settings.discoverable else { return nil }
+        return record
     }
 }

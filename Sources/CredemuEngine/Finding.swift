@@ -44,19 +44,18 @@ extension Engine {
                            message: "A conditional create asked for userVerification \"required\"; no user verification can happen without UI.",
                            fix: "Use userVerification \"preferred\" (or \"discouraged\") for the automatic upgrade, and accept UV=0."))
         }
+        // The log's state for the origin and the account: marks (`EventMark`), one indexed lookup each.
         let realm = caller.signonRealm
-        let lastAutofill = (try? vault.lastEvent(kinds: ["autofill"], matching: [("origin", realm)])) ?? nil
-        if let last = lastAutofill, let filled = last.detail["username"]?.stringValue, filled != options.user.name {
+        let lastAutofill = (try? vault.latestMark(.autofill, realm)) ?? nil
+        if let last = lastAutofill, let filled = last.value, filled != options.user.name {
             record(Finding(criterion: "N2.6-AC03", code: "accountMismatch",
                            message: "The conditional create is for '\(options.user.name)', but the password just autofilled at \(realm) was for '\(filled)'.",
                            fix: "Build the creation options for the account that completed this sign-in, not an earlier one."))
         }
         // A qualifying sign-in is an autofill, or a filled password marked used, at this origin.
-        let lastSignIn = max(lastAutofill?.id ?? 0,
-                             (try? vault.lastEvent(kinds: ["password"], outcome: "used", matching: [("origin", realm)]))??.id ?? 0)
-        let previous = try? vault.lastEvent(kinds: ["create"], matching: [("mediation", "conditional"), ("origin", caller.origin.description),
-                                                                          ("userName", options.user.name)])
-        if let previous = previous ?? nil, lastSignIn < previous.id {
+        let lastSignIn = max(lastAutofill?.eventID ?? 0, ((try? vault.latestMark(.passwordUsed, realm)) ?? nil)?.eventID ?? 0)
+        let previous = (try? vault.latestMark(.conditionalCreate, caller.origin.description, options.user.name)) ?? nil
+        if let previous, lastSignIn < previous.eventID {
             record(Finding(criterion: "N2.6-AC05", code: "repeatedAutomaticAttempt",
                            message: "A second automatic upgrade for '\(options.user.name)' came without a new qualifying password sign-in.",
                            fix: "Send one conditional request per completed sign-in; try again only after the next password sign-in."))
@@ -65,28 +64,23 @@ extension Engine {
 
     /// Checks a signal against seed 003's guidance before it runs.
     func reviewSignal(_ request: SignalRequest, decodedUser: [UInt8]?, accepted: [[UInt8]]) {
-        let stored = (try? vault.passkeys(rpID: request.rpId, includeHidden: true)) ?? []
         switch request {
         case .allAcceptedCredentials:
             guard let user = decodedUser else { return }
-            let listed = Set(accepted)
-            let used = stored.filter { $0.userHandle == user && !$0.hidden && $0.lastUsedAt != nil && !listed.contains($0.credentialID) }
-            if !used.isEmpty {
+            let used = (try? vault.countUsedPasskeys(rpID: request.rpId, userHandle: user, notIn: accepted)) ?? 0
+            if used > 0 {
                 record(Finding(criterion: "seed-003", code: accepted.isEmpty ? "emptyAcceptedList" : "partialAcceptedList",
-                               message: "The accepted list for the user omits \(used.count) passkey(s) the RP signed in with successfully; the provider may hide or delete them.",
+                               message: "The accepted list for the user omits \(used) passkey(s) the RP signed in with successfully; the provider may hide or delete them.",
                                fix: "Send the complete set of credential IDs the server accepts for the user; an empty list only when the server confirms none."))
             }
-            let signalledUnknown = { (id: String) -> Bool in
-                ((try? self.vault.lastEvent(kinds: ["signal"], matching: [("signal", "unknown"), ("credentialId", id)])) ?? nil) != nil
-            }
-            if let again = accepted.map({ Base64URL.encode($0) }).first(where: signalledUnknown) {
+            if let again = (try? vault.firstMarked(.unknownSignal, among: accepted.map { Base64URL.encode($0) })) ?? nil {
                 record(Finding(criterion: "seed-003", code: "unknownThenAccepted",
                                message: "Credential \(again) was signalled unknown, then listed as accepted.",
                                fix: "Signal an unknown credential only when the server conclusively does not accept it."))
             }
         case let .currentUserDetails(_, _, _, displayName):
             guard knobs.currentUserDetails == .nameOnly, let user = decodedUser,
-                  stored.contains(where: { $0.userHandle == user && $0.displayName != displayName }) else { return }
+                  (try? vault.hasOtherDisplayName(rpID: request.rpId, userHandle: user, than: displayName)) == true else { return }
             record(Finding(criterion: "seed-003", code: "displayNameNotSupported",
                            message: "A display-name update was signalled on \(profile.platform.rawValue), where the provider keeps only the name.",
                            fix: "Report only the fields the platform supports (Apple: the name); do not rely on the display name changing."))

@@ -11,6 +11,14 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
     let publicKey: COSEKey
     let pkcs8: [UInt8]
 
+    /// A P-256 key whose public point and PKCS#8 the caller already has.
+    private init(p256 pkey: OpaquePointer, point: [UInt8], pkcs8: [UInt8]) {
+        self.pkey = pkey
+        algorithm = .es256
+        publicKey = .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
+        self.pkcs8 = pkcs8
+    }
+
     private init(pkey: OpaquePointer, algorithm: COSEAlgorithm, pkcs8: [UInt8]?) throws(SigningError) {
         self.pkey = pkey
         self.algorithm = algorithm
@@ -79,6 +87,12 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 
     /// Reads PKCS#8; an Ed25519 key comes back as an `Ed25519Key` holding the same bytes.
     static func importPKCS8(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
+        if let (scalar, point) = p256Parts(der) { return try importP256(scalar: scalar, point: point, pkcs8: der) }
+        return try importDecoding(der)
+    }
+
+    /// Any PKCS#8 through OpenSSL's decoder.
+    static func importDecoding(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
         var pkey: OpaquePointer?
         der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
@@ -168,6 +182,79 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         let point = Array(UnsafeRawBufferPointer(start: pointBytes, count: 65))
         guard point[0] == 0x04 else { throw SigningError(.invalidKey, "The P-256 public point is not uncompressed.") }
         return (point, scalar)
+    }
+
+    /// The scalar and the uncompressed point of a P-256 key in exactly the layout `p256PKCS8` writes, which is
+    /// also OpenSSL's (no parameters inside the ECPrivateKey, the public point present); nil for any other
+    /// bytes, which take OpenSSL's decoder.
+    static func p256Parts(_ der: [UInt8]) -> (scalar: [UInt8], point: [UInt8])? {
+        guard der.count == 138, der[73] == 0x04, der[0..<36].elementsEqual(p256Layout[0..<36]),
+              der[68..<73].elementsEqual(p256Layout[68..<73]) else { return nil }
+        return (Array(der[36..<68]), Array(der[73..<138]))
+    }
+
+    /// `p256PKCS8`'s bytes around the scalar (36..<68) and the point (73..<138).
+    static let p256Layout = p256PKCS8(scalar: [UInt8](repeating: 0, count: 32), point: [UInt8](repeating: 0, count: 65))
+
+    /// A P-256 key from its scalar and point by `EVP_PKEY_fromdata` (which checks the point is on the curve):
+    /// OpenSSL's PKCS#8 decoder costs about 400 µs a key, more than ten signatures, and a fixture import or the
+    /// first use of each stored key pays it.
+    static func importP256(scalar: [UInt8], point: [UInt8], pkcs8: [UInt8]) throws(SigningError) -> OpenSSLKey {
+        let ctx: OpaquePointer
+        if let pooled = p256ImportContexts.take() {
+            ctx = pooled
+        } else {
+            guard let fresh = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw failure(.invalidKey, "EVP_PKEY_CTX_new_from_name") }
+            ctx = fresh
+        }
+        guard let builder = OSSL_PARAM_BLD_new() else {
+            p256ImportContexts.give(ctx)
+            throw failure(.invalidKey, "OSSL_PARAM_BLD_new")
+        }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        let priv = scalar.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
+        defer { BN_clear_free(priv) }
+        var pkey: OpaquePointer?
+        let built = point.withUnsafeBufferPointer { p -> Bool in
+            guard let priv, OSSL_PARAM_BLD_push_utf8_string(builder, ParamName.group, ParamName.p256, 0) == 1,
+                  OSSL_PARAM_BLD_push_BN(builder, ParamName.priv, priv) == 1,
+                  OSSL_PARAM_BLD_push_octet_string(builder, ParamName.pub, p.baseAddress, 65) == 1,
+                  let params = OSSL_PARAM_BLD_to_param(builder) else { return false }
+            defer { OSSL_PARAM_free(params) }
+            return EVP_PKEY_fromdata_init(ctx) == 1 && EVP_PKEY_fromdata(ctx, &pkey, copenssl_selection_keypair(), params) == 1
+        }
+        p256ImportContexts.give(ctx)
+        guard built, let pkey else {
+            ERR_clear_error()
+            throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
+        }
+        return OpenSSLKey(p256: pkey, point: point, pkcs8: pkcs8)
+    }
+
+    static let p256ImportContexts = ContextPool()
+
+    /// The P-256 curve, set up once: building it (Montgomery constants) is most of what an imported key costs.
+    nonisolated(unsafe) static let p256Group: OpaquePointer? = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
+    /// Checks a P-256 key's uncompressed point as OpenSSL's import does (on the curve) and gives the COSE key.
+    /// Like OpenSSL's decoder, it checks neither the scalar's range nor that the point is the scalar's.
+    static func checkP256(scalar: [UInt8], point: [UInt8]) throws(SigningError) -> COSEKey {
+        guard let group = p256Group, let p = EC_POINT_new(group) else { throw failure(.invalidKey, "EC_POINT_new") }
+        defer { EC_POINT_free(p) }
+        guard point.withUnsafeBufferPointer({ EC_POINT_oct2point(group, p, $0.baseAddress, 65, nil) }) == 1 else {
+            ERR_clear_error()
+            throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
+        }
+        return .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
+    }
+
+    /// C strings that live for the process: a parameter builder keeps the pointers to its keys (and to a string
+    /// value) until `OSSL_PARAM_BLD_to_param`, and the params it makes point at the keys, so a Swift string's
+    /// temporary C copy would be gone by then.
+    enum ParamName {
+        nonisolated(unsafe) static let group = UnsafePointer(strdup("group")!)
+        nonisolated(unsafe) static let p256 = UnsafePointer(strdup("prime256v1")!)
+        nonisolated(unsafe) static let priv = UnsafePointer(strdup("priv")!)
+        nonisolated(unsafe) static let pub = UnsafePointer(strdup("pub")!)
     }
 
     /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point).

@@ -96,3 +96,22 @@ public struct PasswordRecord: Equatable, Sendable {
         self.lastUsedAt = lastUsedAt
     }
 }
+
+/// A passkey a signal changed: its credential ID and creation time, ordered as the vault lists an account's
+/// passkeys (oldest first, then by credential ID as SQLite orders blobs).
+public struct ChangedPasskey: Equatable, Sendable, Comparable {
+    public var credentialID: [UInt8]
+    /// Milliseconds since the epoch.
+    public var createdMillis: Int64
+
+    public init(credentialID: [UInt8], createdMillis: Int64) {
+        self.credentialID = credentialID
+        self.createdMillis = createdMillis
+    }
+
+    public var id: String { Base64URL.encode(credentialID) }
+
+    public static func < (a: ChangedPasskey, b: ChangedPasskey) -> Bool {
+        a.createdMillis != b.createdMillis ? a.createdMillis < b.createdMillis : a.credentialID.lexicographicallyPrecedes(b.credentialID)
+    }
+}

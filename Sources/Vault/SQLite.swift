@@ -7,6 +7,8 @@ final class SQLiteDatabase {
     let path: String
     private var statements: [String: OpaquePointer] = [:]
     private var writeback: WALWriteback?
+    /// Called with every statement `query` runs (tests: which statements a ceremony runs, for their query plans).
+    var observer: ((String) -> Void)?
 
     init(path: String, create: Bool) throws(VaultError) {
         self.path = path
@@ -70,6 +72,7 @@ final class SQLiteDatabase {
 
     /// Runs `sql` with `bindings`, calling `row` for each result row.
     func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
+        observer?(sql)
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)

@@ -22,11 +22,14 @@ extension Vault {
     ///
     /// Events are buffered and written in batches on another thread, soon after (`eventDelay`), or at once when
     /// the log is read or the vault closed: an event costs a page write, and a ceremony's own commit should not
-    /// pay for it. A crash can lose the events of the last few milliseconds.
+    /// pay for it. A crash can lose the events of the last few milliseconds. An event findings look for later
+    /// also updates its `EventMark`, in the same transaction as its row.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
             events.sequence += 1
-            events.pending.append((profile, time.vaultMillis, kind, outcome, reason, detail, events.sequence))
+            events.pending.append(PendingEvent(profile: profile, at: time.vaultMillis, kind: kind, outcome: outcome, reason: reason,
+                                               detail: detail, marks: EventMark.marks(kind: kind, outcome: outcome, detail: detail),
+                                               sequence: events.sequence))
             if events.pending.count >= Vault.eventBatch { try flushEvents() } else { scheduleEventFlush() }
         }
     }
@@ -35,9 +38,25 @@ extension Vault {
     static let eventDelay: TimeInterval = 0.02
     /// Rows per INSERT statement.
     static let eventRowsPerStatement = 16
-    private static let eventColumns = "INSERT INTO events (profile, at, kind, outcome, reason, detail) VALUES "
-    private static let insertEventRows = eventColumns + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: eventRowsPerStatement).joined(separator: ", ")
-    private static let insertEventRow = eventColumns + "(?, ?, ?, ?, ?, ?)"
+    static let eventColumns = "INSERT INTO events (id, profile, at, kind, outcome, reason, detail) VALUES "
+    static let insertEventRows = eventColumns + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: eventRowsPerStatement).joined(separator: ", ")
+    static let insertEventRow = eventColumns + "(?, ?, ?, ?, ?, ?, ?)"
+
+    /// The statements that write the log and its marks, and rotate it (see `ScaleTests`).
+    static let lastEventIDSQL = "SELECT max(id) FROM events"
+    static let firstEventIDSQL = "SELECT min(id) FROM events"
+    static let rotateEventsSQL = "DELETE FROM events WHERE id < ?"
+    static let upsertMarkSQL = """
+        INSERT INTO event_marks (profile, mark, key, key2, event_id, value) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (profile, mark, key, key2) DO UPDATE SET event_id = excluded.event_id, value = excluded.value
+        """
+    static let markSQL = "SELECT event_id, value FROM event_marks WHERE profile = ? AND mark = ? AND key = ? AND key2 = ?"
+    /// The marked keys among a JSON array of keys (one parameter, however long the list).
+    static let markedKeysSQL = """
+        SELECT key FROM event_marks WHERE profile = ?1 AND mark = ?2 AND key2 = '' AND key IN (SELECT value FROM json_each(?3))
+        """
+    /// The rows rotation removes at most per flush, so no flush pays for a large delete.
+    static let rotationStep: Int64 = 1024
 
     /// Writes the events waiting in memory.
     public func flushEvents() throws(VaultError) {
@@ -48,26 +67,52 @@ extension Vault {
     /// that transaction must not take it along.
     static func flush(_ events: EventBuffer, into db: SQLiteDatabase) throws(VaultError) {
         guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
-        let rows = events.pending.map { ($0.0, $0.1, $0.2, $0.3, $0.4, $0.5.serialized(), $0.6) }
-        try insert(rows, into: db)
-        events.markInserted(through: rows.last!.6)
+        let rows = events.pending.map(\.serialized)
+        try insert(rows, into: db, logLimit: events.logLimit)
+        events.markInserted(through: rows.last!.sequence)
     }
 
-    /// Inserts serialized events in one transaction (the caller holds the connection's lock).
-    static func insert(_ rows: [(String, Int64, String, String, String, String, Int)], into db: SQLiteDatabase) throws(VaultError) {
+    /// Inserts serialized events and their marks in one transaction, then trims the log to `logLimit` rows (the
+    /// caller holds the connection's lock). Each event gets the next ID explicitly, so its marks can name it.
+    static func insert(_ rows: [EventRow], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
         guard !rows.isEmpty, db.handle != nil else { return }
-        func values(_ e: (String, Int64, String, String, String, String, Int)) -> [SQLValue] {
-            [.text(e.0), .int(e.1), .text(e.2), .text(e.3), .text(e.4), .text(e.5)]
-        }
         try db.transaction { () throws(VaultError) in
+            var last: Int64 = 0
+            try db.query(lastEventIDSQL) { row in last = row.int(0) }
+            let first = last + 1
+            func values(_ offset: Int, _ e: EventRow) -> [SQLValue] {
+                [.int(first + Int64(offset)), .text(e.profile), .int(e.at), .text(e.kind), .text(e.outcome), .text(e.reason), .text(e.detail)]
+            }
             // Whole statements of several rows, then one row at a time: the same order, fewer statements.
             var index = 0
             while rows.count - index >= eventRowsPerStatement {
-                try db.query(insertEventRows, rows[index..<index + eventRowsPerStatement].flatMap(values))
+                var bindings: [SQLValue] = []
+                bindings.reserveCapacity(7 * eventRowsPerStatement)
+                for i in index..<index + eventRowsPerStatement { bindings += values(i, rows[i]) }
+                try db.query(insertEventRows, bindings)
                 index += eventRowsPerStatement
             }
-            for e in rows[index...] { try db.query(insertEventRow, values(e)) }
+            for i in index..<rows.count { try db.query(insertEventRow, values(i, rows[i])) }
+            for (i, e) in rows.enumerated() {
+                for m in e.marks {
+                    try db.query(upsertMarkSQL, [.text(e.profile), .text(m.mark.rawValue), .text(m.key), .text(m.key2),
+                                                 .int(first + Int64(i)), m.value.map(SQLValue.text) ?? .null])
+                }
+            }
+            try rotate(db, newest: first + Int64(rows.count) - 1, limit: logLimit)
         }
+    }
+
+    /// Deletes the oldest events while the log spans more than `limit` IDs, at most `rotationStep` rows at a time
+    /// (so every flush removes more than it adds until the log is within its limit). Marks stay: they are what
+    /// findings need of the rows removed.
+    static func rotate(_ db: SQLiteDatabase, newest: Int64, limit: Int64) throws(VaultError) {
+        let keepFrom = newest - max(limit, 1) + 1
+        guard keepFrom > 1 else { return }
+        var oldest: Int64 = 0
+        try db.query(firstEventIDSQL) { row in oldest = row.int(0) }
+        guard oldest < keepFrom else { return }
+        try db.query(rotateEventsSQL, [.int(min(keepFrom, oldest + rotationStep))])
     }
 
     /// Events in order, for this profile or (with `allProfiles`) every one, optionally of one kind, after an ID.
@@ -76,29 +121,92 @@ extension Vault {
         var bindings: [SQLValue] = [.int(after)]
         if !allProfiles { clauses.append("profile = ?"); bindings.append(.text(profile)) }
         if let kind { clauses.append("kind = ?"); bindings.append(.text(kind)) }
-        return try selectEvents(clauses, bindings, order: "ASC", limit: limit)
+        return try selectEvents(Vault.eventsSQL(clauses), bindings, limit: limit)
     }
 
-    /// The profile's latest event of one of `kinds` whose detail has each (member, value) of `matching`
-    /// (and the outcome, when given): the engine's findings ask this on every ceremony, so SQLite filters
-    /// the detail (`json_extract`) instead of the whole log being read.
-    public func lastEvent(kinds: [String], outcome: String? = nil, matching: [(String, String)] = []) throws(VaultError) -> EventRecord? {
-        var clauses = ["profile = ?", "kind IN (" + kinds.map { _ in "?" }.joined(separator: ", ") + ")"]
-        var bindings: [SQLValue] = [.text(profile)] + kinds.map(SQLValue.text)
-        if let outcome { clauses.append("outcome = ?"); bindings.append(.text(outcome)) }
-        for (member, value) in matching {
-            clauses.append("json_extract(detail, ?) = ?")
-            bindings += [.text("$." + member), .text(value)]
+    static func eventsSQL(_ clauses: [String]) -> String {
+        "SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT ?"
+    }
+
+    /// A profile's events of one kind (findings listed, a scenario's signal outcome): on `events_by_kind`.
+    static let eventsOfKindSQL = eventsSQL(["id > ?", "profile = ?", "kind = ?"])
+
+    /// The ID of the profile's latest event of `kind`, or 0 (one indexed lookup).
+    public func lastEventID(kind: String) throws(VaultError) -> Int64 {
+        try flushEvents()
+        return try locked { () throws(VaultError) in
+            var id: Int64 = 0
+            try db.query(Vault.lastEventOfKindSQL, [.text(profile), .text(kind)]) { row in id = row.int(0) }
+            return id
         }
-        return try selectEvents(clauses, bindings, order: "DESC", limit: 1).first
     }
 
-    private func selectEvents(_ clauses: [String], _ bindings: [SQLValue], order: String, limit: Int) throws(VaultError) -> [EventRecord] {
+    static let lastEventOfKindSQL = "SELECT max(id) FROM events WHERE profile = ? AND kind = ?"
+
+    /// The latest mark of `mark` for `key` (and `key2`): what findings ask instead of searching the log. The
+    /// buffered events are written first, so the mark of an event just appended is there.
+    public func latestMark(_ mark: EventMark.Kind, _ key: String, _ key2: String = "") throws(VaultError) -> EventMark? {
+        try flushEvents()
+        return try locked { () throws(VaultError) in
+            var found: EventMark?
+            try db.query(Vault.markSQL, [.text(profile), .text(mark.rawValue), .text(key), .text(key2)]) { row in
+                found = EventMark(eventID: row.int(0), value: row.isNull(1) ? nil : row.text(1))
+            }
+            return found
+        }
+    }
+
+    /// The first of `keys`, in their order, that has a mark of `mark` (one statement however many keys).
+    public func firstMarked(_ mark: EventMark.Kind, among keys: [String]) throws(VaultError) -> String? {
+        guard !keys.isEmpty else { return nil }
+        try flushEvents()
+        let marked = try locked { () throws(VaultError) in
+            var found = Set<String>()
+            try db.query(Vault.markedKeysSQL, [.text(profile), .text(mark.rawValue), .text(JSONValue.array(keys.map(JSONValue.string)).serialized())]) { row in
+                found.insert(row.text(0))
+            }
+            return found
+        }
+        return keys.first(where: marked.contains)
+    }
+
+    /// How many rows the event log keeps (the oldest go first); marks are kept whatever the limit. Set for the
+    /// vault with `setEventLogLimit`, or for one process with `CREDEMU_EVENT_LOG_LIMIT`.
+    public var eventLogLimit: Int { Int(events.logLimit) }
+
+    /// Keeps at most `rows` events (at least 1,000), from the next write on; stored in the vault for every process.
+    public func setEventLogLimit(_ rows: Int) throws(VaultError) {
+        guard rows >= Vault.minimumEventLogLimit else {
+            throw VaultError(.invalidInput, "The event log keeps at least \(Vault.minimumEventLogLimit) rows.")
+        }
+        try setMetaValue(Vault.eventLogLimitKey, String(rows))
+        try locked { () throws(VaultError) in events.logLimit = Int64(rows) }
+    }
+
+    /// Any limit, the minimum not applied (tests: a short log).
+    func limitEventLog(to rows: Int64) {
+        connection.lock.lock()
+        events.logLimit = rows
+        connection.lock.unlock()
+    }
+
+    public static let defaultEventLogLimit = 1_000_000
+    public static let minimumEventLogLimit = 1000
+    static let eventLogLimitKey = "event-log-limit"
+    static let eventLogLimitVariable = "CREDEMU_EVENT_LOG_LIMIT"
+
+    /// The limit in force on opening: the environment's, else the vault's, else the default.
+    func loadEventLogLimit(environment: [String: String] = ProcessInfo.processInfo.environment) throws(VaultError) {
+        let stored = try metaValue(Vault.eventLogLimitKey).flatMap { Int($0) }
+        let limit = environment[Vault.eventLogLimitVariable].flatMap { Int($0) } ?? stored ?? Vault.defaultEventLogLimit
+        limitEventLog(to: Int64(max(limit, Vault.minimumEventLogLimit)))
+    }
+
+    private func selectEvents(_ sql: String, _ bindings: [SQLValue], limit: Int) throws(VaultError) -> [EventRecord] {
         try flushEvents()
         return try locked { () throws(VaultError) in
             var out: [EventRecord] = []
-            try db.query("SELECT id, profile, at, kind, outcome, reason, detail FROM events WHERE \(clauses.joined(separator: " AND ")) ORDER BY id \(order) LIMIT ?",
-                         bindings + [.int(Int64(limit))]) { row in
+            try db.query(sql, bindings + [.int(Int64(limit))]) { row in
                 out.append(EventRecord(id: row.int(0), profile: row.text(1), at: Date(vaultMillis: row.int(2)), kind: row.text(3),
                                        outcome: row.text(4), reason: row.text(5),
                                        detail: (try? JSONValue.parse(row.text(6))) ?? .string(row.text(6))))
@@ -111,14 +219,20 @@ extension Vault {
     public func quotaState(_ key: String) throws(VaultError) -> String? {
         try locked { () throws(VaultError) in
             var found: String?
-            try db.query("SELECT state FROM signal_quota WHERE profile = ? AND key = ?", [.text(profile), .text(key)]) { row in found = row.text(0) }
+            try db.query(Vault.quotaSQL, [.text(profile), .text(key)]) { row in found = row.text(0) }
             return found
         }
     }
 
+    static let quotaSQL = "SELECT state FROM signal_quota WHERE profile = ? AND key = ?"
+    static let setQuotaSQL = "INSERT INTO signal_quota (profile, key, state) VALUES (?, ?, ?) ON CONFLICT (profile, key) DO UPDATE SET state = excluded.state"
+    static let pushDecisionSQL = "INSERT INTO user_decisions (profile, decision) VALUES (?, ?)"
+    static let deleteDecisionSQL = "DELETE FROM user_decisions WHERE id = ?"
+    static let nextDecisionSQL = "SELECT id, decision FROM user_decisions WHERE profile = ? ORDER BY id LIMIT 1"
+
     public func setQuotaState(_ key: String, _ state: String) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("INSERT INTO signal_quota (profile, key, state) VALUES (?, ?, ?) ON CONFLICT (profile, key) DO UPDATE SET state = excluded.state",
+            try db.query(Vault.setQuotaSQL,
                          [.text(profile), .text(key), .text(state)])
         }
     }
@@ -127,7 +241,7 @@ extension Vault {
     public func pushDecision(_ decision: String) throws(VaultError) {
         try locked { () throws(VaultError) in
             connection.profilesWithoutDecisions.remove(profile)
-            try db.query("INSERT INTO user_decisions (profile, decision) VALUES (?, ?)", [.text(profile), .text(decision)])
+            try db.query(Vault.pushDecisionSQL, [.text(profile), .text(decision)])
         }
     }
 
@@ -139,7 +253,7 @@ extension Vault {
         try locked { () throws(VaultError) in
             if connection.exclusive && connection.profilesWithoutDecisions.contains(profile) { return nil }
             var found: (Int64, String)?
-            try db.query("SELECT id, decision FROM user_decisions WHERE profile = ? ORDER BY id LIMIT 1", [.text(profile)]) { row in
+            try db.query(Vault.nextDecisionSQL, [.text(profile)]) { row in
                 found = (row.int(0), row.text(1))
             }
             guard let found else {
@@ -147,7 +261,7 @@ extension Vault {
                 return nil
             }
             try db.transaction { () throws(VaultError) in
-                try db.query("DELETE FROM user_decisions WHERE id = ?", [.int(found.0)])
+                try db.query(Vault.deleteDecisionSQL, [.int(found.0)])
             }
             return found.1
         }

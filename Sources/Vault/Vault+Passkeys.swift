@@ -2,7 +2,7 @@ import Foundation
 import WebAuthn
 
 extension Vault {
-    private static let passkeyColumns = """
+    static let passkeyColumns = """
         credential_id, rp_id, user_handle, user_name, display_name, algorithm, public_key, sign_count, counter,
         backup_eligible, backup_state, aaguid, discoverable, attestation, hidden, hidden_at, created_at, last_used_at
         """
@@ -12,10 +12,7 @@ extension Vault {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         try locked { () throws(VaultError) in
             do throws(VaultError) {
-                try db.query("""
-                    INSERT INTO passkeys (\(Vault.passkeyColumns), private_key, profile)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, Vault.bindings(record) + [.blob(sealed), .text(profile)])
+                try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile)])
             } catch {
                 if error.code == .duplicate {
                     throw VaultError(.duplicate, "A passkey with credential ID \(record.id) is already in the vault.")
@@ -25,53 +22,212 @@ extension Vault {
         }
     }
 
-    /// Every passkey, ordered by RP ID, user name and creation.
-    public func allPasskeys() throws(VaultError) -> [PasskeyRecord] {
-        try selectPasskeys("WHERE profile = ? ORDER BY rp_id, user_name, created_at, credential_id", [.text(profile)])
+    /// Stores many passkeys at SQLite's speed (a fixture import): one hold of the connection, the insert prepared
+    /// once, and a page cache large enough for the indexes' random inserts while it runs (a transaction, when the
+    /// caller holds one, is the caller's). A credential ID already present is a `duplicate`.
+    public func insertPasskeys(_ records: [(PasskeyRecord, [UInt8])]) throws(VaultError) {
+        try locked { () throws(VaultError) in
+            try db.execute("PRAGMA cache_size = -\(Vault.bulkCacheKiB)")
+            defer { try? db.execute("PRAGMA cache_size = -2000") }
+            for (record, pkcs8) in records { try insertPasskey(record, privateKey: pkcs8) }
+        }
     }
 
-    /// The passkeys for an RP ID, hidden ones only when asked for.
+    /// The page cache a bulk insert uses, in KiB (SQLite's default is 2,000).
+    static let bulkCacheKiB = 256 * 1024
+
+    static let insertPasskeySQL = """
+        INSERT INTO passkeys (\(passkeyColumns), private_key, profile)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Every passkey, ordered by RP ID, user name and creation.
+    public func allPasskeys() throws(VaultError) -> [PasskeyRecord] {
+        try selectPasskeys(sql: Vault.allPasskeysSQL, [.text(profile)])
+    }
+
+    /// The passkeys for an RP ID, hidden ones only when asked for: every one of them, so no ceremony calls this
+    /// (listings and tests do); see `offeredPasskeys`.
     public func passkeys(rpID: String, includeHidden: Bool = false) throws(VaultError) -> [PasskeyRecord] {
         try selectPasskeys("WHERE profile = ? AND rp_id = ?\(includeHidden ? "" : " AND hidden = 0") ORDER BY created_at, credential_id",
                            [.text(profile), .text(rpID)])
     }
 
-    /// One account's passkeys for an RP ID: those with its user handle or its user name (at most `limit`).
-    /// Two indexed lookups: with an OR, SQLite scans every passkey of the RP.
+    /// One account's passkeys for an RP ID: those with its user handle or its user name (at most `limit`), oldest
+    /// first. Two indexed lookups, each in index order so `LIMIT` stops it early: with an OR, SQLite scans every
+    /// passkey of the RP.
     public func passkeys(rpID: String, userHandle: [UInt8], userName: String, includeHidden: Bool = false,
                          limit: Int = Int.max) throws(VaultError) -> [PasskeyRecord] {
-        let tail = (includeHidden ? "" : " AND hidden = 0") + " ORDER BY created_at, credential_id LIMIT \(min(limit, 1_000_000))"
-        let byHandle = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_handle = ?" + tail, [.text(profile), .text(rpID), .blob(userHandle)])
-        let byName = try selectPasskeys("WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ?" + tail,
-                                        [.text(profile), .text(rpID), .text(userName), .blob(userHandle)])
+        let cap = SQLValue.int(Int64(min(max(limit, 0), 1_000_000)))
+        let byHandle = try selectPasskeys(sql: includeHidden ? Vault.accountByHandleSQL : Vault.accountByHandleVisibleSQL,
+                                          [.text(profile), .text(rpID), .blob(userHandle), cap])
+        let byName = try selectPasskeys(sql: includeHidden ? Vault.accountByNameSQL : Vault.accountByNameVisibleSQL,
+                                        [.text(profile), .text(rpID), .text(userName), .blob(userHandle), cap])
         return Array((byHandle + byName).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.prefix(limit))
     }
 
+    static let allPasskeysSQL = selectPasskeysSQL + "WHERE profile = ? ORDER BY rp_id, user_name, created_at, credential_id"
+
+    static let accountByHandleSQL = selectPasskeysSQL + "WHERE profile = ? AND rp_id = ? AND user_handle = ? ORDER BY created_at, credential_id LIMIT ?"
+    static let accountByHandleVisibleSQL = selectPasskeysSQL
+        + "WHERE profile = ? AND rp_id = ? AND user_handle = ? AND hidden = 0 ORDER BY created_at, credential_id LIMIT ?"
+    static let accountByNameSQL = selectPasskeysSQL
+        + "WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ? ORDER BY created_at, credential_id LIMIT ?"
+    static let accountByNameVisibleSQL = selectPasskeysSQL
+        + "WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ? AND hidden = 0 ORDER BY created_at, credential_id LIMIT ?"
+
     /// How many of an account's visible passkeys for an RP ID are not among `excluding`: counted in SQL, so an
     /// account with many passkeys costs no decoding. One statement, each half on its own index (with an OR,
-    /// SQLite scans every passkey of the RP).
+    /// SQLite scans every passkey of the RP); the excluded IDs are one parameter, however many.
     public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
-        var sql = Vault.countAccountSQL
-        if !excluding.isEmpty {
-            // The excluded IDs are ?5, ?6, ...: both halves name the same parameters.
-            let notIn = " AND credential_id NOT IN (" + excluding.indices.map { "?\($0 + 5)" }.joined(separator: ", ") + ")"
-            sql = """
-                SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0\(notIn)) + \
-                (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0\(notIn))
-                """
-        }
-        let ids = excluding.map(SQLValue.blob)
-        return try locked { () throws(VaultError) in
+        try locked { () throws(VaultError) in
             var total = 0
-            try db.query(sql, [.text(profile), .text(rpID), .blob(userHandle), .text(userName)] + ids) { row in total = Int(row.int(0)) }
+            // Without exclusions (most creates), the statement without the list: setting up `json_each` costs more
+            // than the count.
+            let bindings: [SQLValue] = [.text(profile), .text(rpID), .blob(userHandle), .text(userName)]
+            try db.query(excluding.isEmpty ? Vault.countAccountSQL : Vault.countAccountExcludingSQL,
+                         excluding.isEmpty ? bindings : bindings + [.text(Vault.idList(excluding))]) { row in
+                total = Int(row.int(0))
+            }
             return total
         }
     }
 
-    private static let countAccountSQL = """
+    static let countAccountSQL = """
         SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0) + \
         (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0)
         """
+    static let countAccountExcludingSQL = """
+        SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0 \
+        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?5))) + \
+        (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0 \
+        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?5)))
+        """
+
+    /// Credential IDs as one SQL parameter: a JSON array of upper-case hex, which `hex(credential_id)` matches
+    /// (`... IN (SELECT value FROM json_each(?))`). Binding one value per ID would need a statement per list length.
+    static func idList(_ ids: [[UInt8]]) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(2 + ids.reduce(0) { $0 + $1.count * 2 + 3 })
+        out.append(UInt8(ascii: "["))
+        let digits = Array("0123456789ABCDEF".utf8)
+        for (i, id) in ids.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for byte in id {
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0xF)])
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: What a get offers
+
+    /// The RP's discoverable, visible passkeys, most recently used (never used: newest) first, at most `limit`:
+    /// what a get without an allow list may use. One walk down the `passkeys_offered` index, in its order; only
+    /// the rows returned are read and decoded, however many the RP holds.
+    public func offeredPasskeys(rpID: String, limit: Int) throws(VaultError) -> [PasskeyRecord] {
+        try selectPasskeys(sql: Vault.offeredSQL, [.text(profile), .text(rpID), .int(Int64(max(0, limit)))])
+    }
+
+    static let offeredSQL = selectPasskeysSQL + """
+        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 \
+        ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
+        """
+
+    // MARK: What signals change
+
+    /// A user's oldest passkey for an RP ID, hidden or not (a signal scoped to the first passkey acts on it).
+    public func firstPasskey(rpID: String, userHandle: [UInt8]) throws(VaultError) -> PasskeyRecord? {
+        try selectPasskeys(sql: Vault.firstUserPasskeySQL, [.text(profile), .text(rpID), .blob(userHandle)]).first
+    }
+
+    static let firstUserPasskeySQL = selectPasskeysSQL + "WHERE profile = ? AND rp_id = ? AND user_handle = ? ORDER BY created_at, credential_id LIMIT 1"
+
+    /// Hides a user's visible passkeys for an RP ID that are not among `listed`; returns those hidden.
+    public func hidePasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]], at time: Date) throws(VaultError) -> [ChangedPasskey] {
+        try changed(Vault.hideUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed)), .int(time.vaultMillis)])
+    }
+
+    /// Unhides a user's hidden passkeys for an RP ID that are among `listed`; returns those restored.
+    public func restorePasskeys(rpID: String, userHandle: [UInt8], in listed: [[UInt8]]) throws(VaultError) -> [ChangedPasskey] {
+        try changed(Vault.restoreListedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))])
+    }
+
+    /// Deletes a user's passkeys for an RP ID, hidden or not, that are not among `listed`; returns those deleted.
+    public func removePasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]]) throws(VaultError) -> [ChangedPasskey] {
+        try changed(Vault.deleteUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))])
+    }
+
+    /// Renames a user's passkeys for an RP ID (hidden ones too): the name, and the display name unless it is nil.
+    /// Returns the passkeys that changed.
+    public func renameUser(rpID: String, userHandle: [UInt8], name: String, displayName: String?) throws(VaultError) -> [ChangedPasskey] {
+        if let displayName {
+            return try changed(Vault.renameUserSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name), .text(displayName)])
+        }
+        return try changed(Vault.renameUserNameOnlySQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name)])
+    }
+
+    static let userPasskeys = "profile = ?1 AND rp_id = ?2 AND user_handle = ?3"
+    static let hideUnlistedSQL = """
+        UPDATE passkeys SET hidden = 1, hidden_at = ?5 WHERE \(userPasskeys) AND hidden = 0 \
+        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?4)) RETURNING credential_id, created_at
+        """
+    static let restoreListedSQL = """
+        UPDATE passkeys SET hidden = 0, hidden_at = NULL WHERE \(userPasskeys) AND hidden = 1 \
+        AND hex(credential_id) IN (SELECT value FROM json_each(?4)) RETURNING credential_id, created_at
+        """
+    static let deleteUnlistedSQL = """
+        DELETE FROM passkeys WHERE \(userPasskeys) AND hex(credential_id) NOT IN (SELECT value FROM json_each(?4)) \
+        RETURNING credential_id, created_at
+        """
+    static let renameUserSQL = """
+        UPDATE passkeys SET user_name = ?4, display_name = ?5 WHERE \(userPasskeys) AND (user_name != ?4 OR display_name != ?5) \
+        RETURNING credential_id, created_at
+        """
+    static let renameUserNameOnlySQL = """
+        UPDATE passkeys SET user_name = ?4 WHERE \(userPasskeys) AND user_name != ?4 RETURNING credential_id, created_at
+        """
+
+    /// Runs a statement returning (credential ID, creation time) per row changed, in the vault's order.
+    private func changed(_ sql: String, _ bindings: [SQLValue]) throws(VaultError) -> [ChangedPasskey] {
+        try locked { () throws(VaultError) in
+            var out: [ChangedPasskey] = []
+            try db.query(sql, bindings) { row in out.append(ChangedPasskey(credentialID: row.blob(0), createdMillis: row.int(1))) }
+            return out.sorted()
+        }
+    }
+
+    // MARK: What signal findings count
+
+    /// How many of a user's visible passkeys for an RP ID were used in an assertion but are not among `listed`.
+    public func countUsedPasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]]) throws(VaultError) -> Int {
+        try locked { () throws(VaultError) in
+            var count = 0
+            try db.query(Vault.countUsedUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))]) { row in
+                count = Int(row.int(0))
+            }
+            return count
+        }
+    }
+
+    /// Whether any of a user's passkeys for an RP ID (hidden ones too) has a display name other than `displayName`.
+    public func hasOtherDisplayName(rpID: String, userHandle: [UInt8], than displayName: String) throws(VaultError) -> Bool {
+        try locked { () throws(VaultError) in
+            var found = false
+            try db.query(Vault.otherDisplayNameSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(displayName)]) { row in found = row.bool(0) }
+            return found
+        }
+    }
+
+    static let countUsedUnlistedSQL = """
+        SELECT COUNT(*) FROM passkeys WHERE \(userPasskeys) AND hidden = 0 AND last_used_at IS NOT NULL \
+        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?4))
+        """
+    static let otherDisplayNameSQL = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE \(userPasskeys) AND display_name != ?4)"
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
         try selectPasskeys(sql: Vault.byIDSQL, [.blob(credentialID), .text(profile)]).first
@@ -81,7 +237,7 @@ extension Vault {
     public func privateKey(for credentialID: [UInt8]) throws(VaultError) -> [UInt8] {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
             var found: [UInt8]?
-            try db.query("SELECT private_key FROM passkeys WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)]) { row in
+            try db.query(Vault.privateKeySQL, [.blob(credentialID), .text(profile)]) { row in
                 found = row.blob(0)
             }
             return found
@@ -96,7 +252,7 @@ extension Vault {
     /// Records a completed assertion: the new counter value and the time of use.
     public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ? AND profile = ?",
+            try db.query(Vault.recordAssertionSQL,
                          [.int(Int64(signCount)), .int(time.vaultMillis), .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
         }
@@ -105,7 +261,7 @@ extension Vault {
     /// Hides or unhides a passkey; a hidden passkey is never offered to a get.
     public func setHidden(credentialID: [UInt8], hidden: Bool, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ? AND profile = ?",
+            try db.query(Vault.setHiddenSQL,
                          [.bool(hidden), hidden ? .int(time.vaultMillis) : .null, .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
         }
@@ -114,7 +270,7 @@ extension Vault {
     /// Renames a passkey's user entity (a current-user-details signal).
     public func updateUser(credentialID: [UInt8], name: String, displayName: String) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passkeys SET user_name = ?, display_name = ? WHERE credential_id = ? AND profile = ?",
+            try db.query(Vault.updateUserSQL,
                          [.text(name), .text(displayName), .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }
         }
@@ -124,13 +280,18 @@ extension Vault {
     @discardableResult
     public func removePasskey(credentialID: [UInt8]) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
-            try db.query("DELETE FROM passkeys WHERE credential_id = ? AND profile = ?", [.blob(credentialID), .text(profile)])
+            try db.query(Vault.removePasskeySQL, [.blob(credentialID), .text(profile)])
             return db.changes == 1
         }
     }
 
-    private static let selectPasskeysSQL = "SELECT \(passkeyColumns) FROM passkeys "
-    private static let byIDSQL = selectPasskeysSQL + "WHERE credential_id = ? AND profile = ?"
+    static let selectPasskeysSQL = "SELECT \(passkeyColumns) FROM passkeys "
+    static let byIDSQL = selectPasskeysSQL + "WHERE credential_id = ? AND profile = ?"
+    static let privateKeySQL = "SELECT private_key FROM passkeys WHERE credential_id = ? AND profile = ?"
+    static let recordAssertionSQL = "UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ? AND profile = ?"
+    static let setHiddenSQL = "UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ? AND profile = ?"
+    static let updateUserSQL = "UPDATE passkeys SET user_name = ?, display_name = ? WHERE credential_id = ? AND profile = ?"
+    static let removePasskeySQL = "DELETE FROM passkeys WHERE credential_id = ? AND profile = ?"
 
     private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try selectPasskeys(sql: Vault.selectPasskeysSQL + clause, bindings)

@@ -12,11 +12,7 @@ extension Vault {
         }
         let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
         try locked { () throws(VaultError) in
-            try db.query("""
-                INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password
-                """, [.text(profile), .text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
+            try db.query(Vault.savePasswordSQL, [.text(profile), .text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
                       .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis)])
         }
         guard let record = try passwords(origin: origin).first(where: { $0.username == username }) else {
@@ -25,20 +21,30 @@ extension Vault {
         return record
     }
 
+    static let savePasswordSQL = """
+        INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password
+        """
+    static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at FROM passwords "
+    static let passwordsByOriginSQL = selectPasswordsSQL + "WHERE profile = ? AND origin = ? ORDER BY username"
+    static let passwordSecretSQL = "SELECT password FROM passwords WHERE id = ? AND profile = ?"
+    static func markPasswordSQL(_ column: String) -> String { "UPDATE passwords SET \(column) = ? WHERE id = ? AND profile = ?" }
+
     /// Every password, ordered by origin and username.
     public func allPasswords() throws(VaultError) -> [PasswordRecord] {
-        try selectPasswords("WHERE profile = ? ORDER BY origin, username", [.text(profile)])
+        try selectPasswords(sql: Vault.selectPasswordsSQL + "WHERE profile = ? ORDER BY origin, username", [.text(profile)])
     }
 
     public func passwords(origin: String) throws(VaultError) -> [PasswordRecord] {
-        try selectPasswords("WHERE profile = ? AND origin = ? ORDER BY username", [.text(profile), .text(origin)])
+        try selectPasswords(sql: Vault.passwordsByOriginSQL, [.text(profile), .text(origin)])
     }
 
     /// The decrypted password of a record.
     public func password(for record: PasswordRecord) throws(VaultError) -> String {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
             var found: [UInt8]?
-            try db.query("SELECT password FROM passwords WHERE id = ? AND profile = ?", [.int(record.id), .text(profile)]) { row in found = row.blob(0) }
+            try db.query(Vault.passwordSecretSQL, [.int(record.id), .text(profile)]) { row in found = row.blob(0) }
             return found
         }
         guard let sealed else { throw VaultError(.notFound, "No password for \(record.username) at \(record.origin).") }
@@ -68,15 +74,15 @@ extension Vault {
 
     private func updatePassword(_ column: String, id: Int64, time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
-            try db.query("UPDATE passwords SET \(column) = ? WHERE id = ? AND profile = ?", [.int(time.vaultMillis), .int(id), .text(profile)])
+            try db.query(Vault.markPasswordSQL(column), [.int(time.vaultMillis), .int(id), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No password with id \(id).") }
         }
     }
 
-    private func selectPasswords(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasswordRecord] {
+    private func selectPasswords(sql: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasswordRecord] {
         try locked { () throws(VaultError) in
             var records: [PasswordRecord] = []
-            try db.query("SELECT id, origin, username, created_at, last_filled_at, last_used_at FROM passwords \(clause)", bindings) { row in
+            try db.query(sql, bindings) { row in
                 records.append(PasswordRecord(id: row.int(0), origin: row.text(1), username: row.text(2),
                                               createdAt: Date(vaultMillis: row.int(3)),
                                               lastFilledAt: row.optionalInt(4).map(Date.init(vaultMillis:)),

@@ -46,7 +46,7 @@ extension Vault {
     @discardableResult
     public func removeProfile(_ name: String) throws(VaultError) -> Bool {
         try transaction { () throws(VaultError) in
-            for table in ["passwords", "passkeys", "events", "signal_quota", "user_decisions"] {
+            for table in ["passwords", "passkeys", "events", "event_marks", "signal_quota", "user_decisions"] {
                 try db.query("DELETE FROM \(table) WHERE profile = ?", [.text(name)])
             }
             try db.query("DELETE FROM profiles WHERE name = ?", [.text(name)])

@@ -36,13 +36,14 @@ public final class Vault: @unchecked Sendable {
             connection.events.scheduled = false
             let batch = connection.events.pending
             connection.lock.unlock()
-            let serialized = batch.map { $0.5.serialized() }
+            let serialized = batch.map(\.serialized)
             connection.lock.lock()
             defer { connection.lock.unlock() }
             let done = connection.events.insertedThrough
-            let rows = zip(batch, serialized).filter { $0.0.6 > done }.map { ($0.0.0, $0.0.1, $0.0.2, $0.0.3, $0.0.4, $0.1, $0.0.6) }
-            guard connection.db.handle != nil, !connection.db.inTransaction, (try? Vault.insert(rows, into: connection.db)) != nil else { return }
-            connection.events.markInserted(through: rows.last?.6 ?? done)
+            let rows = serialized.filter { $0.sequence > done }
+            guard connection.db.handle != nil, !connection.db.inTransaction,
+                  (try? Vault.insert(rows, into: connection.db, logLimit: connection.events.logLimit)) != nil else { return }
+            connection.events.markInserted(through: rows.last?.sequence ?? done)
         }
     }
 
@@ -159,7 +160,9 @@ public final class Vault: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: path)
             throw error
         }
-        return Vault(path: path, db: db, box: box)
+        let vault = Vault(path: path, db: db, box: box)
+        try vault.loadEventLogLimit()
+        return vault
     }
 
     private static func openExisting(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
@@ -188,7 +191,9 @@ public final class Vault: @unchecked Sendable {
             if version < Int64(schemaVersion) {
                 try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
             }
-            return Vault(path: path, db: db, box: box)
+            let vault = Vault(path: path, db: db, box: box)
+            try vault.loadEventLogLimit()
+            return vault
         } catch {
             db.close()
             throw error
@@ -244,18 +249,19 @@ public final class Vault: @unchecked Sendable {
     }
 }
 
-/// Events not yet written: (profile, time, kind, outcome, reason, detail). See `Vault.appendEvent`.
+/// Events not yet written, in order. See `Vault.appendEvent`.
 final class EventBuffer {
-    /// (profile, time, kind, outcome, reason, detail, sequence number)
-    var pending: [(String, Int64, String, String, String, JSONValue, Int)] = []
+    var pending: [PendingEvent] = []
     var scheduled = false
     var sequence = 0
     /// Every event up to this sequence number is in the table.
     var insertedThrough = 0
+    /// The rows the log keeps (`Vault.eventLogLimit`).
+    var logLimit = Int64(Vault.defaultEventLogLimit)
 
     func markInserted(through last: Int) {
         insertedThrough = max(insertedThrough, last)
-        let written = pending.prefix { $0.6 <= insertedThrough }.count
+        let written = pending.prefix { $0.sequence <= insertedThrough }.count
         pending.removeFirst(written)
     }
 }

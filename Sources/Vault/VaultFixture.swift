@@ -30,7 +30,7 @@ public enum VaultFixture {
                 try vault.savePassword(origin: p.origin, username: p.username, password: p.password, at: p.created,
                                        lastFilledAt: p.lastFilled, lastUsedAt: p.lastUsed)
             }
-            for (record, key) in passkeys { try vault.insertPasskey(record, privateKey: key) }
+            try vault.insertPasskeys(passkeys)
         }
         return (passwords.count, passkeys.count)
     }
@@ -134,9 +134,9 @@ public enum VaultFixture {
                 throw f.invalid("algorithm", "must be ES256, EdDSA or RS256")
             }
             let pkcs8 = try f.requiredBase64URL("privateKey")
-            let key: any SigningKey
+            let publicKey: COSEKey
             do {
-                key = try SigningKeys.importPKCS8(pkcs8, expecting: algorithm)
+                publicKey = try SigningKeys.publicKey(pkcs8: pkcs8, expecting: algorithm)
             } catch {
                 throw f.invalid("privateKey", error.message)
             }
@@ -164,7 +164,7 @@ public enum VaultFixture {
                                            discoverable: try f.bool("discoverable") ?? true)
             let record = PasskeyRecord(
                 credentialID: credentialID, rpID: rpID, userHandle: userHandle, userName: try f.requiredString("userName"),
-                displayName: try f.string("displayName") ?? "", algorithm: algorithm, publicKey: key.publicKey,
+                displayName: try f.string("displayName") ?? "", algorithm: algorithm, publicKey: publicKey,
                 signCount: UInt32(signCount), settings: settings, hidden: hidden,
                 hiddenAt: hiddenAt, createdAt: try f.required("created", f.time),
                 lastUsedAt: try f.time("lastUsed"))

@@ -65,6 +65,48 @@ enum VaultMigrations {
             decision TEXT NOT NULL
         );
         """,
+        // 2: an index for every read a ceremony, signal or finding makes (issue 11: cost independent of size): a
+        // get's offer in recency order, an account's passkeys oldest first, the log by kind, the decision queue;
+        // and the marks findings read instead of the log, derived from the log as it stands (`EventMark`'s rules).
+        """
+        CREATE INDEX passkeys_offered ON passkeys (profile, rp_id, coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id)
+            WHERE hidden = 0 AND discoverable = 1;
+        DROP INDEX passkeys_by_rp;
+        CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle, created_at, credential_id);
+        DROP INDEX passkeys_by_user_name;
+        CREATE INDEX passkeys_by_user_name ON passkeys (profile, rp_id, user_name, created_at, credential_id);
+        CREATE INDEX events_by_kind ON events (profile, kind, id);
+        CREATE INDEX user_decisions_by_profile ON user_decisions (profile, id);
+        CREATE TABLE event_marks (
+            profile TEXT NOT NULL,
+            mark TEXT NOT NULL,
+            key TEXT NOT NULL,
+            key2 TEXT NOT NULL,
+            event_id INTEGER NOT NULL,
+            value TEXT,
+            PRIMARY KEY (profile, mark, key, key2)
+        ) WITHOUT ROWID;
+        INSERT INTO event_marks (profile, mark, key, key2, event_id, value)
+            SELECT profile, 'autofill', json_extract(detail, '$.origin'), '', max(id),
+                   CASE WHEN json_type(detail, '$.username') = 'text' THEN json_extract(detail, '$.username') END
+            FROM events WHERE kind = 'autofill' AND json_valid(detail) AND json_type(detail, '$.origin') = 'text'
+            GROUP BY profile, json_extract(detail, '$.origin');
+        INSERT INTO event_marks (profile, mark, key, key2, event_id, value)
+            SELECT profile, 'passwordUsed', json_extract(detail, '$.origin'), '', max(id), NULL
+            FROM events WHERE kind = 'password' AND outcome = 'used' AND json_valid(detail) AND json_type(detail, '$.origin') = 'text'
+            GROUP BY profile, json_extract(detail, '$.origin');
+        INSERT INTO event_marks (profile, mark, key, key2, event_id, value)
+            SELECT profile, 'conditionalCreate', json_extract(detail, '$.origin'), json_extract(detail, '$.userName'), max(id), NULL
+            FROM events WHERE kind = 'create' AND json_valid(detail) AND json_type(detail, '$.mediation') = 'text'
+                AND json_extract(detail, '$.mediation') = 'conditional' AND json_type(detail, '$.origin') = 'text'
+                AND json_type(detail, '$.userName') = 'text'
+            GROUP BY profile, json_extract(detail, '$.origin'), json_extract(detail, '$.userName');
+        INSERT INTO event_marks (profile, mark, key, key2, event_id, value)
+            SELECT profile, 'unknownSignal', json_extract(detail, '$.credentialId'), '', max(id), NULL
+            FROM events WHERE kind = 'signal' AND json_valid(detail) AND json_type(detail, '$.signal') = 'text'
+                AND json_extract(detail, '$.signal') = 'unknown' AND json_type(detail, '$.credentialId') = 'text'
+            GROUP BY profile, json_extract(detail, '$.credentialId');
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

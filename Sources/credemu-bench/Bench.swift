@@ -44,6 +44,7 @@ enum Bench {
                 let parse = measure(seconds: 0.5) { _ = try? CreationOptions(json: text) }
                 let keygen = measure(seconds: 0.5) { _ = try? SigningKeys.generate(.es256) }
                 let key = try SigningKeys.generate(.es256)
+                let importing = measure(seconds: 0.5) { _ = try? SigningKeys.importPKCS8(key.pkcs8, expecting: .es256) }
                 var i = 0
                 let insert = try withBenchVault { vault, _ in
                     measure(seconds: 0.5) {
@@ -53,8 +54,8 @@ enum Bench {
                         try? vault.insertPasskey(record, privateKey: key.pkcs8)
                     }
                 }
-                print(String(format: "µs per: options parse %.1f, P-256 keygen+export %.1f, vault insert+commit %.1f",
-                             1e6 / parse.perSecond, 1e6 / keygen.perSecond, 1e6 / insert.perSecond))
+                print(String(format: "µs per: options parse %.1f, P-256 keygen+export %.1f, P-256 PKCS#8 import %.1f, vault insert+commit %.1f",
+                             1e6 / parse.perSecond, 1e6 / keygen.perSecond, 1e6 / importing.perSecond, 1e6 / insert.perSecond))
             } catch {
                 print("parts failed: \(error)")
             }
@@ -63,6 +64,10 @@ enum Bench {
         if arguments.first == "registration" {
             // ES256 registrations beside their raw floor only: the quick loop for tuning the create path.
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
+            return
+        }
+        if arguments.first == "scale" {
+            do { try ScaleBench.run(arguments: Array(arguments.dropFirst())) } catch { print("scale failed: \(error)") }
             return
         }
         if arguments.first == "profile-keygen" {

@@ -42,6 +42,50 @@ final class SigningKeyTests: XCTestCase {
         }
     }
 
+    /// P-256 PKCS#8 in the usual layout skips OpenSSL's decoder; the key it gives is the decoder's.
+    func testP256FastImportGivesTheDecodersKeyAndRefusesAPointOffTheCurve() throws {
+        for _ in 0..<20 {
+            let key = try SigningKeys.generate(.es256)
+            XCTAssertNotNil(OpenSSLKey.p256Parts(key.pkcs8), "credemu's own layout takes the fast path")
+            let fast = try OpenSSLKey.importPKCS8(key.pkcs8)
+            let decoded = try OpenSSLKey.importDecoding(key.pkcs8)
+            XCTAssertEqual(fast.publicKey, decoded.publicKey)
+            XCTAssertEqual(fast.publicKey, key.publicKey)
+            XCTAssertEqual(fast.pkcs8, key.pkcs8)
+            XCTAssertTrue(decoded.publicKey.verify(signature: try fast.sign([5]), message: [5]))
+        }
+        // One byte of the point changed: no longer on the curve, refused as the decoder refuses it.
+        var bad = try SigningKeys.generate(.es256).pkcs8
+        bad[bad.count - 1] ^= 0x01
+        XCTAssertNotNil(OpenSSLKey.p256Parts(bad))
+        XCTAssertThrowsError(try SigningKeys.importPKCS8(bad)) { XCTAssertEqual(($0 as? SigningError)?.code, .invalidKey) }
+        XCTAssertThrowsError(try OpenSSLKey.importDecoding(bad))
+        // Another layout (the parameters repeated inside the ECPrivateKey) is left to the decoder.
+        XCTAssertNil(OpenSSLKey.p256Parts(try SigningKeys.generate(.es256).pkcs8.dropLast()))
+    }
+
+    /// What a fixture import checks of a key: the same as a full import, at a fraction of the cost.
+    func testPublicKeyOfPKCS8ChecksWhatImportChecks() throws {
+        for algorithm in COSEAlgorithm.allCases {
+            let key = try SigningKeys.generate(algorithm)
+            XCTAssertEqual(try SigningKeys.publicKey(pkcs8: key.pkcs8, expecting: algorithm), key.publicKey)
+            let other: COSEAlgorithm = algorithm == .es256 ? .edDSA : .es256
+            XCTAssertThrowsError(try SigningKeys.publicKey(pkcs8: key.pkcs8, expecting: other)) { error in
+                XCTAssertEqual((error as? SigningError)?.code, .algorithmMismatch)
+                XCTAssertEqual((error as? SigningError)?.message, "The private key is \(algorithm.name), not \(other.name).")
+            }
+        }
+        var bad = try SigningKeys.generate(.es256).pkcs8
+        bad[bad.count - 1] ^= 0x01
+        XCTAssertThrowsError(try SigningKeys.publicKey(pkcs8: bad)) { XCTAssertEqual(($0 as? SigningError)?.code, .invalidKey) }
+        // Neither checks the scalar (zero, or the group order, is no key): the fast check is not stricter.
+        let point = Array(try SigningKeys.generate(.es256).pkcs8[73..<138])
+        for scalar in [[UInt8](repeating: 0, count: 32), Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!] {
+            let der = OpenSSLKey.p256PKCS8(scalar: scalar, point: point)
+            XCTAssertEqual(try SigningKeys.publicKey(pkcs8: der), try OpenSSLKey.importDecoding(der).publicKey)
+        }
+    }
+
     func testSubjectPublicKeyInfoMatchesOpenSSLForEveryAlgorithm() throws {
         for algorithm in COSEAlgorithm.allCases {
             let key = try SigningKeys.generate(algorithm)

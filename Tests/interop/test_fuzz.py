@@ -1368,7 +1368,7 @@ def make_template(directory):
 
 
 ROOT_DIR = fz.ROOT
-FINGERPRINT_TABLES_SKIPPED = {"events", "signal_quota"}  # the log of what happened (failures included) and rate limits
+FINGERPRINT_TABLES_SKIPPED = {"events", "event_marks", "signal_quota"}  # the log of what happened (failures included), its marks, and rate limits
 
 
 def vault_fingerprint(path):

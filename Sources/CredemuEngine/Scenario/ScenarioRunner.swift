@@ -296,7 +296,7 @@ public final class ScenarioRunner {
             knobName = "signals.unknownCredential"
         }
         let vaultHandle = vault.scoped(to: profile.name)
-        let before: Int64 = ((try? vaultHandle.events(kind: "signal").last?.id) ?? nil) ?? 0
+        let before: Int64 = (try? vaultHandle.lastEventID(kind: "signal")) ?? 0
         try engine.signal(request, caller: caller())
         let event = try? vaultHandle.events(kind: "signal", after: before).last
         let outcome = event?.outcome ?? "resolved"

@@ -1,0 +1,58 @@
+extension Vault {
+    /// Every statement a ceremony, an autofill, a signal, a finding or the event log's writer runs, by name: the
+    /// cost-independent-of-size rule says each is answered from an index (a primary key, an index or the rowid),
+    /// never by scanning passkeys, events or marks. `QueryPlanTests` asks SQLite's `EXPLAIN QUERY PLAN` about each,
+    /// and `CeremonyStatementTests` checks that the statements the engine actually runs are all listed here.
+    static let pathStatements: [String: String] = [
+        // Passkeys: creation, exclusion, a get, its dropdown, a pick.
+        "insertPasskey": insertPasskeySQL,
+        "passkeyByID": byIDSQL,
+        "privateKey": privateKeySQL,
+        "recordAssertion": recordAssertionSQL,
+        "offered": offeredSQL,
+        "countAccount": countAccountSQL,
+        "countAccountExcluding": countAccountExcludingSQL,
+        "accountByHandle": accountByHandleSQL,
+        "accountByHandleVisible": accountByHandleVisibleSQL,
+        "accountByName": accountByNameSQL,
+        "accountByNameVisible": accountByNameVisibleSQL,
+        // Signals and their findings.
+        "setHidden": setHiddenSQL,
+        "updateUser": updateUserSQL,
+        "removePasskey": removePasskeySQL,
+        "firstUserPasskey": firstUserPasskeySQL,
+        "hideUnlisted": hideUnlistedSQL,
+        "restoreListed": restoreListedSQL,
+        "deleteUnlisted": deleteUnlistedSQL,
+        "renameUser": renameUserSQL,
+        "renameUserNameOnly": renameUserNameOnlySQL,
+        "countUsedUnlisted": countUsedUnlistedSQL,
+        "otherDisplayName": otherDisplayNameSQL,
+        "quota": quotaSQL,
+        "setQuota": setQuotaSQL,
+        // Passwords: save, autofill, use, the recent-password check of an automatic upgrade.
+        "savePassword": savePasswordSQL,
+        "passwordsByOrigin": passwordsByOriginSQL,
+        "passwordSecret": passwordSecretSQL,
+        "markPasswordFilled": markPasswordSQL("last_filled_at"),
+        "markPasswordUsed": markPasswordSQL("last_used_at"),
+        // The simulated user's queue.
+        "pushDecision": pushDecisionSQL,
+        "nextDecision": nextDecisionSQL,
+        "deleteDecision": deleteDecisionSQL,
+        // The event log: writes, marks, rotation, and what findings and scenarios read.
+        "insertEvent": insertEventRow,
+        "insertEvents": insertEventRows,
+        "upsertMark": upsertMarkSQL,
+        "mark": markSQL,
+        "markedKeys": markedKeysSQL,
+        "lastEventID": lastEventIDSQL,
+        "firstEventID": firstEventIDSQL,
+        "rotateEvents": rotateEventsSQL,
+        "lastEventOfKind": lastEventOfKindSQL,
+        "eventsOfKind": eventsOfKindSQL,
+    ]
+
+    /// Statements without a query plan: transactions.
+    static let controlStatements: Set<String> = ["BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"]
+}
