@@ -14,7 +14,7 @@ extension Operations {
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
         let id = try begin(name, request, caller, conditional: false, engine, .create)
-        defer { ceremonies.finish(profile: name, id: id) }
+        defer { if let id { ceremonies.finish(profile: name, id: id) } }
         try honourHold(engine, .create)
         try checkNotAborted(name, id, engine, .create)
         return try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
@@ -35,11 +35,12 @@ extension Operations {
         }
         let conditional = options.mediation == "conditional"
         let id = try begin(name, request, caller, conditional: conditional, engine, .get)
-        defer { ceremonies.finish(profile: name, id: id) }
+        defer { if let id { ceremonies.finish(profile: name, id: id) } }
         try honourHold(engine, .get)
         try checkNotAborted(name, id, engine, .get)
-        let queued = try stored { () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }
-        if conditional && conditionalGetsWait && pick == nil && queued.isEmpty {
+        // A conditional get waits for a pick unless the simulated user's next decision is queued already.
+        if conditional, conditionalGetsWait, pick == nil, let id,
+           try stored({ () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }).isEmpty {
             pick = try waitForPick(name, id, options, caller, engine)
         }
         return try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }.json
@@ -81,11 +82,15 @@ extension Operations {
     }
 
     /// Registers the ceremony on the board.
+    ///
+    /// A ceremony without an ID that will not wait is not registered: nothing could abort it, and the board's
+    /// lock stays off the path of callers that run many ceremonies side by side. Returns nil then.
     private func begin(_ name: String, _ request: CeremonyRequest, _ caller: Caller, conditional: Bool, _ engine: Engine,
-                       _ operation: Dialect.Operation) throws(OperationError) -> String {
+                       _ operation: Dialect.Operation) throws(OperationError) -> String? {
         if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
+        guard request.ceremony != nil || (conditional && conditionalGetsWait) else { return nil }
         guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, conditional: conditional) else {
             let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
             throw .ceremony(failure, operation, engine)
@@ -94,8 +99,8 @@ extension Operations {
     }
 
     /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was.
-    private func checkNotAborted(_ name: String, _ id: String, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
-        guard let ending = ceremonies.ending(profile: name, id: id) else { return }
+    private func checkNotAborted(_ name: String, _ id: String?, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
+        guard let id, let ending = ceremonies.ending(profile: name, id: id) else { return }
         throw .ceremony(abortFailure(ending, engine, operation, id), operation, engine)
     }
 

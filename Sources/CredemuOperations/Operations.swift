@@ -118,12 +118,17 @@ public final class Operations: @unchecked Sendable {
     /// The engine of a profile, on its own platform or another its pack models, cached between calls.
     public func engine(_ name: String, platform: String? = nil) throws(OperationError) -> Engine {
         var profile = try profile(name)
-        let policy = try policy(for: profile)
-        if let platform { profile.platform = try self.platform(platform, for: policy) }
+        if let platform, let p = Platform(rawValue: platform) { profile.platform = p }
         let key = "\(name)|\(profile.platform.rawValue)"
         cacheLock.lock()
+        let cached = engines[key]
+        cacheLock.unlock()
+        // A cached engine was made for a platform its pack models: the policy is looked up only on a miss.
+        if let cached, cached.profile == profile { return cached }
+        let policy = try policy(for: profile)
+        if let platform { profile.platform = try self.platform(platform, for: policy) }
+        cacheLock.lock()
         defer { cacheLock.unlock() }
-        if let cached = engines[key], cached.profile == profile { return cached }
         let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
         engines[key] = engine
         return engine

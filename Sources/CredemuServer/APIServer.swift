@@ -50,17 +50,38 @@ public final class APIServer: @unchecked Sendable {
     /// Whether the request is a ceremony that may wait long: an armed hold makes it wait, and a conditional
     /// get waits for the simulated user's pick (a body naming "conditional" is taken to be one).
     public func mayBlock(_ request: HTTPRequest) -> Bool {
-        let segments = request.segments
-        guard let (route, parameters) = APIServer.routes.lazy.compactMap({ r in r.match(segments).map { (r, $0) } })
-            .first(where: { $0.0.method == request.method }), route.mayBlock else { return false }
-        return operations.holds.isArmed(profile: parameters[0]) || APIServer.mentionsConditional(request.body)
+        // Asked of every request before it is handled: byte checks, no route lookup (the ceremony routes are
+        // /profiles/{profile}/credentials/create and .../get, which the route table marks mayBlock).
+        guard request.method == "POST" else { return false }
+        let path = request.path.utf8
+        let prefix = "/profiles/".utf8
+        guard path.starts(with: prefix) else { return false }
+        let rest = path.dropFirst(prefix.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
+        let tail = rest[slash...]
+        guard tail.elementsEqual("/credentials/create".utf8) || tail.elementsEqual("/credentials/get".utf8) else { return false }
+        if APIServer.mentionsConditional(request.body) { return true }
+        return operations.holds.isArmed(profile: String(decoding: rest[..<slash], as: UTF8.self))
     }
 
+    private static let conditionalWord = Array("conditional".utf8)
+
     static func mentionsConditional(_ body: [UInt8]) -> Bool {
-        let word = Array("conditional".utf8)
-        guard body.count >= word.count else { return false }
-        for start in 0...(body.count - word.count) where body[start] == word[0] && Array(body[start..<start + word.count]) == word { return true }
-        return false
+        conditionalWord.withUnsafeBufferPointer { word in
+            body.withUnsafeBufferPointer { bytes in
+                guard bytes.count >= word.count else { return false }
+                var start = 0
+                while start <= bytes.count - word.count {
+                    if bytes[start] == word[0] {
+                        var i = 1
+                        while i < word.count && bytes[start + i] == word[i] { i += 1 }
+                        if i == word.count { return true }
+                    }
+                    start += 1
+                }
+                return false
+            }
+        }
     }
 
     /// Answers one request. Never throws: every failure is a JSON error with its status.
@@ -141,8 +162,12 @@ public final class APIServer: @unchecked Sendable {
     /// POST and PATCH, and any request with a body, must be `application/json`: the media types a page can
     /// send without a CORS preflight (text/plain, forms) are refused, so a foreign page cannot act.
     static func checkMediaType(_ request: HTTPRequest) throws(APIError) {
-        let type = request.headers["content-type"].map { $0.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "" }?
-            .trimmingCharacters(in: .whitespaces).lowercased()
+        if request.headers["content-type"] == "application/json" { return }
+        // The media type before any parameter, without surrounding spaces or tabs, in any case (RFC 9110 §8.3.1).
+        let type = request.headers["content-type"].map { value -> String in
+            let bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }.drop { $0 == 0x20 || $0 == 0x09 }
+            return String(decoding: bytes.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed(), as: UTF8.self).lowercased()
+        }
         if type == "application/json" { return }
         if type == nil && request.method == "DELETE" && request.body.isEmpty { return }
         throw APIError(415, "UnsupportedMediaType", "\(request.method) requests take 'Content-Type: application/json'" + (type.map { ", not '\($0)'." } ?? "."))

@@ -214,7 +214,8 @@ func credemuRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: Opaq
                              _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
     guard let requestContext, let raw = requestContext.pointee else { return }
     // A client that went away while its request was suspended is answered by nobody: uncount it here.
-    if let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().uncount(Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()) }
+    let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+    if state.deferred, let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().uncount(state) }
     Unmanaged<RequestState>.fromOpaque(raw).release()
     requestContext.pointee = nil
 }

@@ -10,12 +10,31 @@ struct HostCheck: Sendable {
     }
 
     func check(_ request: HTTPRequest) throws(APIError) {
-        guard let header = request.headers["host"], let name = HostCheck.name(header) else {
+        guard let header = request.headers["host"] else { throw APIError(400, "BadRequest", "The request has no valid Host header.") }
+        if HostCheck.isPlainLoopback(header) { return }
+        guard let name = HostCheck.name(header) else {
             throw APIError(400, "BadRequest", "The request has no valid Host header.")
         }
         guard HostCheck.isLoopbackName(name) || name == bindAddress || allowed.contains(name) else {
             throw APIError(403, "Forbidden", "The host '\(name)' is not this server's; use 127.0.0.1 or localhost, or start the server with --allow-host \(name).")
         }
+    }
+
+    /// The common case, checked without allocating: `127.0.0.1` or `localhost`, with or without a port.
+    static func isPlainLoopback(_ header: String) -> Bool {
+        var utf8 = header.utf8[...]
+        if utf8.starts(with: "127.0.0.1".utf8) {
+            utf8 = utf8.dropFirst(9)
+        } else if utf8.starts(with: "localhost".utf8) {
+            utf8 = utf8.dropFirst(9)
+        } else {
+            return false
+        }
+        if utf8.isEmpty { return true }
+        guard utf8.first == UInt8(ascii: ":") else { return false }
+        let port = utf8.dropFirst()
+        return !port.isEmpty && port.count <= 5 && port.allSatisfy { (0x30...0x39).contains($0) }
+            && port.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= 65535
     }
 
     /// The server's own origin as the request reaches it (`http://HOST[:PORT]` from a checked Host header).
