@@ -135,6 +135,9 @@ extension APIServer {
         },
     ]
 
+    /// The table's indices by the number of path segments a route has: a request is matched against those only.
+    static let routesBySegmentCount: [Int: [Int]] = Dictionary(grouping: routes.indices) { routes[$0].segmentCount }
+
     /// A ceremony's members from the body: options, origin, top origin, Android package, platform,
     /// mediation, pick; the page's `Origin` restricts whom it may speak for.
     func ceremonyRequest(_ r: RouteRequest) throws(APIError) -> CeremonyRequest {

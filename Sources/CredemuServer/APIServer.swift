@@ -118,7 +118,8 @@ public final class APIServer: @unchecked Sendable {
     /// The front door after the host check: route, origin, token, media type, size; then the handler.
     private func dispatch(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) throws(APIError) -> HTTPResponse {
         let segments = request.segments
-        let matches = APIServer.routes.compactMap { route in route.match(segments).map { (route, $0) } }
+        let candidates = APIServer.routesBySegmentCount[segments.count] ?? []
+        let matches = candidates.compactMap { i in APIServer.routes[i].match(segments).map { (APIServer.routes[i], $0) } }
         guard let (route, parameters) = matches.first(where: { $0.0.method == request.method }) else {
             guard matches.isEmpty else {
                 let allowed = Set(matches.map(\.0.method)).sorted().joined(separator: ", ")

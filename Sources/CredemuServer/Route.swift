@@ -20,6 +20,8 @@ struct Route: Sendable {
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
     }
 
+    var segmentCount: Int { pattern.count }
+
     /// The parameters named in the template when `segments` fit it, in order; nil when they do not.
     func match(_ segments: [String]) -> [String]? {
         guard segments.count == pattern.count else { return nil }
