@@ -6,9 +6,7 @@ extension Operations {
     /// `navigator.credentials.create()`: modal or conditional, web or native.
     public func create(_ name: String, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> JSONValue {
         let engine = try engine(name, platform: request.platform)
-        let (parsed, nativeOrigin) = try run(engine, .create) { () throws(CeremonyError) in
-            do throws(WebAuthnError) { return try PlatformRequest.creationOptions(try request.document()) } catch { throw CeremonyError(error) }
-        }
+        let (parsed, nativeOrigin) = try options(request, engine, .create, PlatformRequest.creationOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
@@ -23,9 +21,7 @@ extension Operations {
     /// `navigator.credentials.get()`, with the simulated user's pick when given.
     public func get(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
         let engine = try engine(name, platform: request.platform)
-        let (parsed, nativeOrigin) = try run(engine, .get) { () throws(CeremonyError) in
-            do throws(WebAuthnError) { return try PlatformRequest.requestOptions(try request.document()) } catch { throw CeremonyError(error) }
-        }
+        let (parsed, nativeOrigin) = try options(request, engine, .get, PlatformRequest.requestOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
@@ -56,15 +52,22 @@ extension Operations {
         }
         let engine = try engine(name, platform: request.platform)
         let caller = try ceremonyCaller(request, nativeOrigin: nil, engine, .signal)
-        let signal = try run(engine, .signal) { () throws(CeremonyError) in
-            do throws(WebAuthnError) { return try SignalRequest(kind: kind, document: try request.document()) } catch { throw CeremonyError(error) }
-        }
+        let signal = try options(request, engine, .signal) { (document) throws(WebAuthnError) in try SignalRequest(kind: kind, document: document) }
         try run(engine, .signal) { () throws(CeremonyError) in try engine.signal(signal, caller: caller) }
     }
 
     /// `PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it.
     public func capabilities(_ name: String, platform: String?) throws(OperationError) -> JSONValue {
         try engine(name, platform: platform).capabilities()
+    }
+
+    /// The request's options read by `parse`; malformed ones fail as the ceremony would (a TypeError with every
+    /// dialect).
+    private func options<T>(_ request: CeremonyRequest, _ engine: Engine, _ operation: Dialect.Operation,
+                            _ parse: (JSONValue) throws(WebAuthnError) -> T) throws(OperationError) -> T {
+        try run(engine, operation) { () throws(CeremonyError) in
+            do throws(WebAuthnError) { return try parse(try request.document()) } catch { throw CeremonyError(error) }
+        }
     }
 
     private func ceremonyCaller(_ request: CeremonyRequest, nativeOrigin: String?, _ engine: Engine,
@@ -147,9 +150,7 @@ extension Operations {
     /// `offer`): a pick is then a queued `pick:ID` decision.
     public func autofillOffer(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
         let engine = try engine(name, platform: request.platform)
-        let (options, nativeOrigin) = try run(engine, .get) { () throws(CeremonyError) in
-            do throws(WebAuthnError) { return try PlatformRequest.requestOptions(try request.document()) } catch { throw CeremonyError(error) }
-        }
+        let (options, nativeOrigin) = try options(request, engine, .get, PlatformRequest.requestOptions)
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
         let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
         return .object([("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("passkeys", .array(offered.map(\.json)))])

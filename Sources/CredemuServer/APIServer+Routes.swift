@@ -175,7 +175,7 @@ extension APIServer {
 
     /// The browser shim, configured by its query: `profile`, and `autofill=0` to turn password filling off.
     func shim(_ request: HTTPRequest) -> HTTPResponse {
-        guard let url = Bundle.module.url(forResource: "shim.js", withExtension: nil), let data = try? Data(contentsOf: url) else {
+        guard let data = APIServer.bundled("shim.js") else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource shim.js is missing from this build."))
         }
         let profile = request.query["profile"] ?? Vault.defaultProfile

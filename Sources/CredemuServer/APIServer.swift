@@ -39,7 +39,7 @@ public final class APIServer: @unchecked Sendable {
         self.configuration = configuration
         hosts = HostCheck(bindAddress: bindAddress, allowed: configuration.allowedHosts)
         operations.conditionalGetsWait = true
-        _ = try APIError.wrapAny { () throws(OperationError) in try operations.profile(Vault.defaultProfile) }
+        _ = try operations.profile(Vault.defaultProfile)
     }
 
     /// A server over `vault` with its own operations layer.
@@ -50,8 +50,8 @@ public final class APIServer: @unchecked Sendable {
     /// Whether the request is a ceremony that may wait long: an armed hold makes it wait, and a conditional
     /// get waits for the simulated user's pick (a body naming "conditional" is taken to be one).
     public func mayBlock(_ request: HTTPRequest) -> Bool {
-        // Asked of every request before it is handled: byte checks, no route lookup (the ceremony routes are
-        // /profiles/{profile}/credentials/create and .../get, which the route table marks mayBlock).
+        // Asked of every request before it is handled: byte checks against the mayBlock routes' tails, no route
+        // lookup.
         guard request.method == "POST" else { return false }
         let path = request.path.utf8
         let prefix = "/profiles/".utf8
@@ -59,9 +59,15 @@ public final class APIServer: @unchecked Sendable {
         let rest = path.dropFirst(prefix.count)
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
         let tail = rest[slash...]
-        guard tail.elementsEqual("/credentials/create".utf8) || tail.elementsEqual("/credentials/get".utf8) else { return false }
+        guard APIServer.blockingTails.contains(where: { tail.elementsEqual($0.utf8) }) else { return false }
         if APIServer.mentionsConditional(request.body) { return true }
         return operations.holds.isArmed(profile: String(decoding: rest[..<slash], as: UTF8.self))
+    }
+
+    /// What follows `/profiles/{profile}` in the routes the table marks `mayBlock` (POST only).
+    static let blockingTails: [String] = routes.filter { $0.mayBlock }.map { route in
+        precondition(route.method == "POST" && route.template.hasPrefix("/profiles/{profile}/"), "a mayBlock route is a profile's POST")
+        return String(route.template.dropFirst("/profiles/{profile}".count))
     }
 
     private static let conditionalWord = Array("conditional".utf8)
@@ -212,6 +218,4 @@ extension APIError {
         APIError(403, "Forbidden", "The origin \(origin) is not allowed to call this API; start the server with --allow-origin \(origin).")
     }
 
-    /// For initialisers that throw plainly.
-    static func wrapAny<T>(_ body: () throws(OperationError) -> T) throws -> T { try body() }
 }

@@ -24,6 +24,10 @@ final class RouteTableTests: XCTestCase {
         XCTAssertTrue(APIServer.routes.filter(\.open).allSatisfy { $0.method == "GET" })
     }
 
+    func testTheCeremonyRoutesAreTheOnesThatMayWait() {
+        XCTAssertEqual(APIServer.blockingTails, ["/credentials/create", "/credentials/get"])
+    }
+
     func testTemplatesMatchWholeSegmentsOnly() throws {
         let route = try XCTUnwrap(APIServer.routes.first { $0.template == "/profiles/{profile}/passkeys/{id}" })
         XCTAssertEqual(route.match(["profiles", "alice", "passkeys", "AAAA"]), ["alice", "AAAA"])
