@@ -38,9 +38,10 @@ apt-install:
 
 # The interop suite's RP libraries, in a virtual environment keyed on the requirements file.
 deps-python: $(VENV)/.installed
-$(VENV)/.installed: Tests/interop/requirements.txt
+$(VENV)/.installed: Tests/interop/requirements.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r bench/requirements.txt
 	touch $@
 
 build: deps-debian
@@ -88,7 +89,7 @@ bench: deps-debian deps-browser deps-python
 	swift build -c release --product credemu-bench
 	swift build -c release --product credemu
 	.build/release/credemu-bench 1.5
-	$(PYTHON) bench/browser_ceremonies.py .build/release/credemu 2
+	$(PYTHON) bench/side_by_side.py .build/release 0.4 7
 
 clean:
 	rm -rf .build $(VENV)
