@@ -17,11 +17,13 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // The vault's "credemu" SQLite VFS, in C: the default VFS with a WAL's writes gathered into one call per commit.
         .target(name: "CSQLiteVFS", dependencies: ["CSQLite"]),
+        // P-256 keys in C over OpenSSL's EC_KEY: generation, import and ES256 signatures without EVP dispatch.
+        .target(name: "CP256", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
         .target(name: "WebAuthn", dependencies: ["CPSL"]),
         // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium.
-        .target(name: "Signing", dependencies: ["COpenSSL", "CSodium", "WebAuthn"]),
+        .target(name: "Signing", dependencies: ["COpenSSL", "CP256", "CSodium", "WebAuthn"]),
         // The encrypted SQLite vault: passwords, passkeys, fixtures.
         .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
