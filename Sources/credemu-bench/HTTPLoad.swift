@@ -115,7 +115,9 @@ final class BenchServer {
     private let directory: String
     private let assertionBody: [UInt8]
 
-    init(threads: Int) throws {
+    /// Starts the server on a fresh vault with the bench's profile and credential, or, given `vault` (its path
+    /// and key file), on that vault as it is.
+    init(threads: Int, vault: (path: String, keyFile: String)? = nil) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("credemu").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchFailure("no credemu binary beside the bench at \(binary); build it with `swift build -c release`")
@@ -124,14 +126,15 @@ final class BenchServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--vault", directory + "/vault.db", "serve", "--port", "0", "--port-file", directory + "/port", "--threads", "\(threads)"]
+        let vaultArguments = vault.map { ["--vault", $0.path, "--key-file", $0.keyFile] } ?? ["--vault", directory + "/vault.db"]
+        process.arguments = vaultArguments + ["serve", "--port", "0", "--port-file", directory + "/port", "--threads", "\(threads)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let started = DispatchTime.now().uptimeNanoseconds
         try process.run()
         var port: UInt16 = 0
         var ready: Double = .nan
-        while Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 10 {
+        while Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 30 {
             if port == 0, let text = try? String(contentsOfFile: directory + "/port", encoding: .utf8), let p = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
                 port = p
             }
@@ -146,6 +149,10 @@ final class BenchServer {
         guard port != 0, !ready.isNaN else {
             process.terminate()
             throw BenchFailure("the server did not start")
+        }
+        guard vault == nil else {
+            assertionBody = []
+            return
         }
         // A profile on the reference policy, as in-process, and one credential for the assertions.
         let setup = HTTPConnection(port: port)!
