@@ -20,6 +20,10 @@ extension Engine {
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
             // A declined prompt still commits, consuming its decision. Signing runs after it, outside the vault's
             // lock, so ceremonies sign in parallel; a key that parsed signs, so the record stands.
+            // Without an allow list the vault picks in last-use order, so the last uses still in memory go first.
+            if !options.allowCredentials.contains(where: { $0.type == "public-key" }) {
+                try store { () throws(VaultError) in try vault.flushUses() }
+            }
             let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32), CeremonyError> in
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
@@ -29,7 +33,11 @@ extension Engine {
                 let key = try signingKey(for: record)
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
                 let now = clock.now()
-                try store { () throws(VaultError) in try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now) }
+                // A counter that stays zero leaves only the time to record, which may wait for the log's next batch.
+                try store { () throws(VaultError) in
+                    try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now,
+                                              deferred: record.settings.counter == .zero)
+                }
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
                 log("get", "success", .success, detail)
                 return .success((record, key, signCount))

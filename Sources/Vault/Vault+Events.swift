@@ -58,7 +58,7 @@ extension Vault {
     /// The rows rotation removes at most per flush, so no flush pays for a large delete.
     static let rotationStep: Int64 = 1024
 
-    /// Writes the events waiting in memory.
+    /// Writes the events and last uses waiting in memory.
     public func flushEvents() throws(VaultError) {
         try locked { () throws(VaultError) in try Vault.flush(events, into: db) }
     }
@@ -66,17 +66,21 @@ extension Vault {
     /// Writes a buffer's events in one transaction. Inside another transaction the batch waits: a rollback of
     /// that transaction must not take it along.
     static func flush(_ events: EventBuffer, into db: SQLiteDatabase) throws(VaultError) {
-        guard !events.pending.isEmpty, db.handle != nil, !db.inTransaction else { return }
+        guard !events.pending.isEmpty || !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
         let rows = events.pending.map(\.serialized)
-        try insert(rows, into: db, logLimit: events.logLimit)
-        events.markInserted(through: rows.last!.sequence)
+        try insert(rows, uses: events.pendingUses, into: db, logLimit: events.logLimit)
+        if let last = rows.last { events.markInserted(through: last.sequence) }
+        events.pendingUses.removeAll(keepingCapacity: true)
     }
 
-    /// Inserts serialized events and their marks in one transaction, then trims the log to `logLimit` rows (the
-    /// caller holds the connection's lock). Each event gets the next ID explicitly, so its marks can name it.
-    static func insert(_ rows: [EventRow], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
-        guard !rows.isEmpty, db.handle != nil else { return }
+    /// Inserts serialized events and their marks, and writes pending last uses, in one transaction, then trims
+    /// the log to `logLimit` rows (the caller holds the connection's lock). Each event gets the next ID
+    /// explicitly, so its marks can name it.
+    static func insert(_ rows: [EventRow], uses: [[UInt8]: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
+        guard !rows.isEmpty || !uses.isEmpty, db.handle != nil else { return }
         try db.transaction { () throws(VaultError) in
+            try writeUses(uses, into: db)
+            guard !rows.isEmpty else { return }
             var last: Int64 = 0
             try db.query(lastEventIDSQL) { row in last = row.int(0) }
             let first = last + 1

@@ -159,7 +159,11 @@ extension Vault {
 
     /// Deletes a user's passkeys for an RP ID, hidden or not, that are not among `listed`; returns those deleted.
     public func removePasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]]) throws(VaultError) -> [ChangedPasskey] {
-        try changed(Vault.deleteUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))])
+        try locked { () throws(VaultError) in
+            let removed = try changed(Vault.deleteUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))])
+            for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
+            return removed
+        }
     }
 
     /// Renames a user's passkeys for an RP ID (hidden ones too): the name, and the display name unless it is nil.
@@ -206,6 +210,7 @@ extension Vault {
     /// How many of a user's visible passkeys for an RP ID were used in an assertion but are not among `listed`.
     public func countUsedPasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]]) throws(VaultError) -> Int {
         try locked { () throws(VaultError) in
+            try flushUses()
             var count = 0
             try db.query(Vault.countUsedUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))]) { row in
                 count = Int(row.int(0))
@@ -250,7 +255,19 @@ extension Vault {
     }
 
     /// Records a completed assertion: the new counter value and the time of use.
-    public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date) throws(VaultError) {
+    ///
+    /// With `deferred` (a counter that stays zero, so only the time changes), the time waits in memory and is
+    /// written with the event log's next batch (`eventDelay`, or when anything reads passkeys in SQL by their
+    /// last use: `flushUses`), as the assertion's event is: an assertion's own commit costs more than the
+    /// signature's bookkeeping is worth. Reads through this handle see the time at once. A crash can lose the last
+    /// few milliseconds' times, as it can their events; a counter an RP checks is never deferred.
+    public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date, deferred: Bool = false) throws(VaultError) {
+        if deferred {
+            return try locked { () throws(VaultError) in
+                events.pendingUses[credentialID] = PendingUse(profile: profile, at: time.vaultMillis)
+                scheduleEventFlush()
+            }
+        }
         try locked { () throws(VaultError) in
             try db.query(Vault.recordAssertionSQL,
                          [.int(Int64(signCount)), .int(time.vaultMillis), .blob(credentialID), .text(profile)])
@@ -280,6 +297,7 @@ extension Vault {
     @discardableResult
     public func removePasskey(credentialID: [UInt8]) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
+            events.pendingUses[credentialID] = nil
             try db.query(Vault.removePasskeySQL, [.blob(credentialID), .text(profile)])
             return db.changes == 1
         }
@@ -289,6 +307,7 @@ extension Vault {
     static let byIDSQL = selectPasskeysSQL + "WHERE credential_id = ? AND profile = ?"
     static let privateKeySQL = "SELECT private_key FROM passkeys WHERE credential_id = ? AND profile = ?"
     static let recordAssertionSQL = "UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ? AND profile = ?"
+    static let recordUseSQL = "UPDATE passkeys SET last_used_at = ? WHERE credential_id = ? AND profile = ?"
     static let setHiddenSQL = "UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ? AND profile = ?"
     static let updateUserSQL = "UPDATE passkeys SET user_name = ?, display_name = ? WHERE credential_id = ? AND profile = ?"
     static let removePasskeySQL = "DELETE FROM passkeys WHERE credential_id = ? AND profile = ?"
@@ -297,15 +316,39 @@ extension Vault {
         try selectPasskeys(sql: Vault.selectPasskeysSQL + clause, bindings)
     }
 
-    /// `sql` is a whole SELECT of `passkeyColumns`; the hot lookup by ID passes a prebuilt one.
+    /// `sql` is a whole SELECT of `passkeyColumns`; the hot lookup by ID passes a prebuilt one. Records carry
+    /// their pending last use; a read in last-use order (`offeredSQL`) first writes the pending ones.
     private func selectPasskeys(sql: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
+            if sql == Vault.offeredSQL { try flushUses() }
             var records: [PasskeyRecord] = []
             try db.query(sql, bindings) { row throws(VaultError) in
                 records.append(try Vault.passkey(from: row))
             }
+            if !events.pendingUses.isEmpty {
+                for i in records.indices {
+                    if let use = events.pendingUses[records[i].credentialID] { records[i].lastUsedAt = Date(vaultMillis: use.at) }
+                }
+            }
             return records
         }
+    }
+
+    /// Writes the pending last uses (`recordAssertion(deferred:)`) now, so that SQL which orders or counts
+    /// passkeys by last use sees them. Inside a transaction it does nothing (a rollback must not take them
+    /// along): the engine calls it before a ceremony's transaction that reads by last use.
+    public func flushUses() throws(VaultError) {
+        try locked { () throws(VaultError) in
+            guard !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
+            let uses = events.pendingUses
+            try db.transaction { () throws(VaultError) in try Vault.writeUses(uses, into: db) }
+            events.pendingUses.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes last uses (the caller holds the lock, in a transaction).
+    static func writeUses(_ uses: [[UInt8]: PendingUse], into db: SQLiteDatabase) throws(VaultError) {
+        for (id, use) in uses { try db.query(recordUseSQL, [.int(use.at), .blob(id), .text(use.profile)]) }
     }
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }

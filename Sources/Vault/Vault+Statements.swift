@@ -9,6 +9,7 @@ extension Vault {
         "passkeyByID": byIDSQL,
         "privateKey": privateKeySQL,
         "recordAssertion": recordAssertionSQL,
+        "recordUse": recordUseSQL,
         "offered": offeredSQL,
         "countAccount": countAccountSQL,
         "countAccountExcluding": countAccountExcludingSQL,

@@ -22,7 +22,8 @@ public final class Vault: @unchecked Sendable {
     /// The event buffer lives on the shared connection and is changed in place (see `appendEvent`).
     var events: EventBuffer { connection.events }
 
-    /// Writes buffered events soon, on another thread, so a ceremony does not pay for the log's page writes.
+    /// Writes buffered events (and pending last uses) soon, on another thread, so a ceremony does not pay for
+    /// the log's page writes.
     func scheduleEventFlush() {
         guard !events.scheduled else { return }
         events.scheduled = true
@@ -41,9 +42,11 @@ public final class Vault: @unchecked Sendable {
             defer { connection.lock.unlock() }
             let done = connection.events.insertedThrough
             let rows = serialized.filter { $0.sequence > done }
+            let uses = connection.events.pendingUses
             guard connection.db.handle != nil, !connection.db.inTransaction,
-                  (try? Vault.insert(rows, into: connection.db, logLimit: connection.events.logLimit)) != nil else { return }
+                  (try? Vault.insert(rows, uses: uses, into: connection.db, logLimit: connection.events.logLimit)) != nil else { return }
             connection.events.markInserted(through: rows.last?.sequence ?? done)
+            connection.events.pendingUses.removeAll(keepingCapacity: true)
         }
     }
 
@@ -252,6 +255,8 @@ public final class Vault: @unchecked Sendable {
 /// Events not yet written, in order. See `Vault.appendEvent`.
 final class EventBuffer {
     var pending: [PendingEvent] = []
+    /// The last uses of zero-counter passkeys not yet written, by credential ID (see `Vault.recordAssertion`).
+    var pendingUses: [[UInt8]: PendingUse] = [:]
     var scheduled = false
     var sequence = 0
     /// Every event up to this sequence number is in the table.
@@ -264,6 +269,12 @@ final class EventBuffer {
         let written = pending.prefix { $0.sequence <= insertedThrough }.count
         pending.removeFirst(written)
     }
+}
+
+/// A passkey's last use, waiting in memory to be written with the event log's next batch.
+struct PendingUse {
+    let profile: String
+    let at: Int64
 }
 
 /// Milliseconds since the Unix epoch, the vault's time unit; a date outside `Timestamp.earliest...latest` is stored

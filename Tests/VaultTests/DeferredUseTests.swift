@@ -1,0 +1,80 @@
+import CredemuTestSupport
+import Foundation
+import Signing
+import WebAuthn
+import XCTest
+@testable import Vault
+
+/// A zero-counter assertion's last-use time waits in memory for the event log's next batch; every read sees it.
+final class DeferredUseTests: XCTestCase {
+    func insert(_ vault: Vault, id: UInt8, created: Int64, discoverable: Bool = true) throws -> PasskeyRecord {
+        let key = try SigningKeys.generate(.es256)
+        var settings = PasskeySettings()
+        settings.discoverable = discoverable
+        let record = PasskeyRecord(credentialID: Array(repeating: id, count: 16), rpID: "example.com", userHandle: [id],
+                                   userName: "u\(id)", displayName: "U", algorithm: .es256, publicKey: key.publicKey,
+                                   settings: settings, createdAt: Date(vaultMillis: created))
+        try vault.insertPasskey(record, privateKey: key.pkcs8)
+        return record
+    }
+
+    func testADeferredUseIsSeenAtOnceByALookupAndWrittenByTheNextBatch() throws {
+        let directory = TemporaryDirectory()
+        let (vault, _) = try makeTestVault(in: directory)
+        let record = try insert(vault, id: 1, created: 1_000)
+        try vault.recordAssertion(credentialID: record.credentialID, signCount: 0, at: Date(vaultMillis: 5_000), deferred: true)
+        XCTAssertEqual(vault.events.pendingUses.count, 1, "waiting in memory")
+        XCTAssertEqual(try vault.passkey(id: record.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000))
+        XCTAssertEqual(try vault.allPasskeys().first?.lastUsedAt, Date(vaultMillis: 5_000))
+        // The background batch writes it: wait for the buffer to empty (the delay is 20 ms).
+        let deadline = Date().addingTimeInterval(5)
+        while try vault.locked({ () throws(VaultError) in !vault.events.pendingUses.isEmpty }), Date() < deadline { usleep(5_000) }
+        XCTAssertTrue(vault.events.pendingUses.isEmpty, "the batch wrote it")
+        vault.close()
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)))
+        XCTAssertEqual(try reopened.passkey(id: record.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000))
+    }
+
+    func testClosingWritesPendingUses() throws {
+        let directory = TemporaryDirectory()
+        let (vault, _) = try makeTestVault(in: directory)
+        let record = try insert(vault, id: 2, created: 1_000)
+        try vault.recordAssertion(credentialID: record.credentialID, signCount: 0, at: Date(vaultMillis: 7_000), deferred: true)
+        vault.close()
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)))
+        XCTAssertEqual(try reopened.passkey(id: record.credentialID)?.lastUsedAt, Date(vaultMillis: 7_000))
+    }
+
+    /// The dropdown and a get without an allow list read in last-use order, in SQL: pending uses go first.
+    func testTheOfferOrderIncludesPendingUses() throws {
+        let (vault, _) = try makeTestVault()
+        let older = try insert(vault, id: 3, created: 1_000)
+        let newer = try insert(vault, id: 4, created: 2_000)
+        XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 2).map(\.credentialID), [newer.credentialID, older.credentialID])
+        try vault.recordAssertion(credentialID: older.credentialID, signCount: 0, at: Date(vaultMillis: 3_000), deferred: true)
+        XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 2).map(\.credentialID), [older.credentialID, newer.credentialID])
+        XCTAssertTrue(vault.events.pendingUses.isEmpty)
+    }
+
+    /// "Used but not listed" (a signal finding) counts in SQL: a pending first use counts.
+    func testCountingUsedPasskeysIncludesPendingUses() throws {
+        let (vault, _) = try makeTestVault()
+        let record = try insert(vault, id: 5, created: 1_000)
+        try vault.recordAssertion(credentialID: record.credentialID, signCount: 0, at: Date(vaultMillis: 3_000), deferred: true)
+        XCTAssertEqual(try vault.countUsedPasskeys(rpID: "example.com", userHandle: [5], notIn: []), 1)
+    }
+
+    func testAnUndeferredAssertionIsWrittenAtOnceAndARemovalDropsAPendingUse() throws {
+        let (vault, _) = try makeTestVault()
+        let counted = try insert(vault, id: 6, created: 1_000)
+        try vault.recordAssertion(credentialID: counted.credentialID, signCount: 4, at: Date(vaultMillis: 3_000))
+        XCTAssertTrue(vault.events.pendingUses.isEmpty)
+        XCTAssertEqual(try vault.passkey(id: counted.credentialID)?.signCount, 4)
+        let removed = try insert(vault, id: 7, created: 1_000)
+        try vault.recordAssertion(credentialID: removed.credentialID, signCount: 0, at: Date(vaultMillis: 3_000), deferred: true)
+        XCTAssertTrue(try vault.removePasskey(credentialID: removed.credentialID))
+        XCTAssertTrue(vault.events.pendingUses.isEmpty)
+        try vault.flushEvents()
+        XCTAssertNil(try vault.passkey(id: removed.credentialID))
+    }
+}
