@@ -62,5 +62,5 @@ Description: credential-provider emulator for WebAuthn and password tests
  the OpenAPI document are compiled in; the Swift runtime is linked statically.
 EOF
 dpkg-deb --root-owner-group --build "$package" "$out/credemu_${version}_${arch}.deb" >/dev/null
-[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
+rm -rf "$work"
 ls -l "$out"
