@@ -20,12 +20,13 @@ RELEASE_BIN := $(STATIC_BUILD)/release/credemu
 DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 PREFIX      ?= /usr/local
 
-.PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench clean
+.PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
 	@echo "make test   install missing packages, build, run the Swift tests, make dist, the interop tests, then make sanitize"
-	@echo "make bench  in-process ceremonies/s beside raw keygen and signature costs"
+	@echo "make bench  ceremonies/s per algorithm, then credemu beside soft-webauthn, Chromium's virtual authenticator and the raw floors"
+	@echo "make bench-scale  each operation's cost at 10k, 100k and 1M passkeys, in-process and served, and the server's memory"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
 	@echo "make install PREFIX=/usr/local  the release binary into PREFIX/bin (it needs no other file)"
 	@echo "make dist   .build/dist/: a tar.gz and a .deb of the release binary, Swift runtime linked statically"
@@ -53,9 +54,10 @@ apt-install:
 
 # The interop suite's RP libraries, in a virtual environment keyed on the requirements file.
 deps-python: $(VENV)/.installed
-$(VENV)/.installed: Tests/interop/requirements.txt
+$(VENV)/.installed: Tests/interop/requirements.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r bench/requirements.txt
 	touch $@
 
 build: deps-debian
@@ -125,7 +127,13 @@ bench: deps-debian deps-browser deps-python
 	swift build -c release --product credemu-bench
 	swift build -c release --product credemu
 	.build/release/credemu-bench 1.5
-	$(PYTHON) bench/browser_ceremonies.py .build/release/credemu 2
+	$(PYTHON) bench/side_by_side.py .build/release 0.4 7
+
+# Vaults of 10k, 100k and 1M passkeys with a 100,000-row event log (about 4 minutes on 2 cores).
+bench-scale: deps-debian
+	swift build -c release --product credemu-bench
+	swift build -c release --product credemu
+	.build/release/credemu-bench scale 10000 100000 1000000
 
 clean:
 	rm -rf .build $(VENV)

@@ -20,11 +20,13 @@ let package = Package(
         // The packs, the shim and the OpenAPI document compiled in (C23 #embed), so the binary runs from anywhere.
         .target(name: "CShipped"),
         .target(name: "Shipped", dependencies: ["CShipped"]),
+        // P-256 keys in C over OpenSSL's EC_KEY: generation, import and ES256 signatures without EVP dispatch.
+        .target(name: "CP256", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
         .target(name: "WebAuthn", dependencies: ["CPSL"]),
         // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium.
-        .target(name: "Signing", dependencies: ["COpenSSL", "CSodium", "WebAuthn"]),
+        .target(name: "Signing", dependencies: ["COpenSSL", "CP256", "CSodium", "WebAuthn"]),
         // The encrypted SQLite vault: passwords, passkeys, fixtures.
         .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.

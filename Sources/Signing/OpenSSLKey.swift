@@ -3,7 +3,8 @@ import COpenSSL
 import CSodium
 import WebAuthn
 
-/// An OpenSSL `EVP_PKEY`: P-256 for ES256, RSA for RS256; Ed25519 keys read from PKCS#8 are handed to libsodium.
+/// An OpenSSL `EVP_PKEY`: RSA for RS256, and P-256 keys in a PKCS#8 layout other than the usual one (`P256Key`
+/// holds the rest); Ed25519 keys read from PKCS#8 are handed to libsodium.
 final class OpenSSLKey: SigningKey, @unchecked Sendable {
     // The EVP_PKEY is only read after construction; OpenSSL allows concurrent signing with one key.
     private let pkey: OpaquePointer
@@ -11,25 +12,10 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
     let publicKey: COSEKey
     let pkcs8: [UInt8]
 
-    /// A P-256 key whose public point and PKCS#8 the caller already has.
-    private init(p256 pkey: OpaquePointer, point: [UInt8], pkcs8: [UInt8]) {
-        self.pkey = pkey
-        algorithm = .es256
-        publicKey = .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
-        self.pkcs8 = pkcs8
-    }
-
     private init(pkey: OpaquePointer, algorithm: COSEAlgorithm, pkcs8: [UInt8]?) throws(SigningError) {
         self.pkey = pkey
         self.algorithm = algorithm
         switch algorithm {
-        case .es256 where pkcs8 == nil:
-            // A fresh key: one export gives the point and the scalar, and PKCS#8 is assembled here. OpenSSL's
-            // EVP_PKEY2PKCS8 converts the key to a legacy object first, which costs more than generating it.
-            let (point, scalar) = try OpenSSLKey.p256KeyPair(pkey)
-            publicKey = .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
-            self.pkcs8 = OpenSSLKey.p256PKCS8(scalar: scalar, point: point)
-            return
         case .es256:
             publicKey = .ec2P256(x: try OpenSSLKey.bnParam(pkey, "qx", pad: 32), y: try OpenSSLKey.bnParam(pkey, "qy", pad: 32))
         case .rs256:
@@ -44,31 +30,6 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 
     /// Fetched once: implicit fetches by name on every signature cost more than the signature's hashing.
     nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
-
-    static func generateP256() throws(SigningError) -> OpenSSLKey {
-        // Setting up a P-256 keygen context (provider fetch, group lookup) costs about as much as the key itself,
-        // so contexts are kept in a pool and reused; each is used by one thread at a time.
-        let ctx: OpaquePointer
-        if let pooled = p256Contexts.take() {
-            ctx = pooled
-        } else {
-            guard let fresh = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw failure(.keyGeneration, "EVP_PKEY_CTX_new_from_name") }
-            guard EVP_PKEY_keygen_init(fresh) == 1, EVP_PKEY_CTX_set_group_name(fresh, "P-256") == 1 else {
-                EVP_PKEY_CTX_free(fresh)
-                throw failure(.keyGeneration, "P-256 keygen setup")
-            }
-            ctx = fresh
-        }
-        var pkey: OpaquePointer?
-        guard EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else {
-            EVP_PKEY_CTX_free(ctx)
-            throw failure(.keyGeneration, "ES256 key generation")
-        }
-        p256Contexts.give(ctx)
-        return try OpenSSLKey(pkey: pkey, algorithm: .es256, pkcs8: nil)
-    }
-
-    static let p256Contexts = ContextPool()
 
     static func generateRSA(bits: Int32) throws(SigningError) -> OpenSSLKey {
         try generate(name: "RSA", algorithm: .rs256) { ctx in EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits) }
@@ -87,7 +48,7 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 
     /// Reads PKCS#8; an Ed25519 key comes back as an `Ed25519Key` holding the same bytes.
     static func importPKCS8(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
-        if let (scalar, point) = p256Parts(der) { return try importP256(scalar: scalar, point: point, pkcs8: der) }
+        if let (scalar, point) = p256Parts(der) { return try P256Key.importParts(scalar: scalar, point: point, pkcs8: der) }
         return try importDecoding(der)
     }
 
@@ -161,29 +122,6 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         return out
     }
 
-    /// The uncompressed public point (65 bytes) and the private scalar (32 bytes) of a P-256 key, in one export.
-    private static func p256KeyPair(_ pkey: OpaquePointer) throws(SigningError) -> ([UInt8], [UInt8]) {
-        var params: UnsafeMutablePointer<OSSL_PARAM>?
-        guard EVP_PKEY_todata(pkey, copenssl_selection_keypair(), &params) == 1, let params else {
-            throw failure(.invalidKey, "EVP_PKEY_todata")
-        }
-        defer { OSSL_PARAM_free(params) }
-        var pointBytes: UnsafeRawPointer?
-        var pointLength = 0
-        var bn: OpaquePointer?
-        guard let pub = OSSL_PARAM_locate(params, "pub"), OSSL_PARAM_get_octet_string_ptr(pub, &pointBytes, &pointLength) == 1,
-              let pointBytes, pointLength == 65,
-              let priv = OSSL_PARAM_locate(params, "priv"), OSSL_PARAM_get_BN(priv, &bn) == 1, let bn else {
-            throw failure(.invalidKey, "reading the P-256 key pair")
-        }
-        defer { BN_clear_free(bn) }
-        var scalar = [UInt8](repeating: 0, count: 32)
-        guard BN_bn2binpad(bn, &scalar, 32) == 32 else { throw failure(.invalidKey, "encoding the P-256 scalar") }
-        let point = Array(UnsafeRawBufferPointer(start: pointBytes, count: 65))
-        guard point[0] == 0x04 else { throw SigningError(.invalidKey, "The P-256 public point is not uncompressed.") }
-        return (point, scalar)
-    }
-
     /// The scalar and the uncompressed point of a P-256 key in exactly the layout `p256PKCS8` writes, which is
     /// also OpenSSL's (no parameters inside the ECPrivateKey, the public point present); nil for any other
     /// bytes, which take OpenSSL's decoder.
@@ -195,43 +133,6 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 
     /// `p256PKCS8`'s bytes around the scalar (36..<68) and the point (73..<138).
     static let p256Layout = p256PKCS8(scalar: [UInt8](repeating: 0, count: 32), point: [UInt8](repeating: 0, count: 65))
-
-    /// A P-256 key from its scalar and point by `EVP_PKEY_fromdata` (which checks the point is on the curve):
-    /// OpenSSL's PKCS#8 decoder costs about 400 µs a key, more than ten signatures, and a fixture import or the
-    /// first use of each stored key pays it.
-    static func importP256(scalar: [UInt8], point: [UInt8], pkcs8: [UInt8]) throws(SigningError) -> OpenSSLKey {
-        let ctx: OpaquePointer
-        if let pooled = p256ImportContexts.take() {
-            ctx = pooled
-        } else {
-            guard let fresh = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw failure(.invalidKey, "EVP_PKEY_CTX_new_from_name") }
-            ctx = fresh
-        }
-        guard let builder = OSSL_PARAM_BLD_new() else {
-            p256ImportContexts.give(ctx)
-            throw failure(.invalidKey, "OSSL_PARAM_BLD_new")
-        }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        let priv = scalar.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
-        defer { BN_clear_free(priv) }
-        var pkey: OpaquePointer?
-        let built = point.withUnsafeBufferPointer { p -> Bool in
-            guard let priv, OSSL_PARAM_BLD_push_utf8_string(builder, ParamName.group, ParamName.p256, 0) == 1,
-                  OSSL_PARAM_BLD_push_BN(builder, ParamName.priv, priv) == 1,
-                  OSSL_PARAM_BLD_push_octet_string(builder, ParamName.pub, p.baseAddress, 65) == 1,
-                  let params = OSSL_PARAM_BLD_to_param(builder) else { return false }
-            defer { OSSL_PARAM_free(params) }
-            return EVP_PKEY_fromdata_init(ctx) == 1 && EVP_PKEY_fromdata(ctx, &pkey, copenssl_selection_keypair(), params) == 1
-        }
-        p256ImportContexts.give(ctx)
-        guard built, let pkey else {
-            ERR_clear_error()
-            throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
-        }
-        return OpenSSLKey(p256: pkey, point: point, pkcs8: pkcs8)
-    }
-
-    static let p256ImportContexts = ContextPool()
 
     /// The P-256 curve, set up once: building it (Montgomery constants) is most of what an imported key costs.
     nonisolated(unsafe) static let p256Group: OpaquePointer? = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
@@ -245,16 +146,6 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
             throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
         }
         return .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
-    }
-
-    /// C strings that live for the process: a parameter builder keeps the pointers to its keys (and to a string
-    /// value) until `OSSL_PARAM_BLD_to_param`, and the params it makes point at the keys, so a Swift string's
-    /// temporary C copy would be gone by then.
-    enum ParamName {
-        nonisolated(unsafe) static let group = UnsafePointer(strdup("group")!)
-        nonisolated(unsafe) static let p256 = UnsafePointer(strdup("prime256v1")!)
-        nonisolated(unsafe) static let priv = UnsafePointer(strdup("priv")!)
-        nonisolated(unsafe) static let pub = UnsafePointer(strdup("pub")!)
     }
 
     /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point).
@@ -289,22 +180,4 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 /// A NUL-terminated C buffer as a String.
 func cString(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Reusable OpenSSL contexts, handed to one caller at a time.
-final class ContextPool: @unchecked Sendable {
-    private let lock = NSLock()
-    private var free: [OpaquePointer] = []
-
-    func take() -> OpaquePointer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return free.popLast()
-    }
-
-    func give(_ ctx: OpaquePointer) {
-        lock.lock()
-        defer { lock.unlock() }
-        if free.count < 16 { free.append(ctx) } else { EVP_PKEY_CTX_free(ctx) }
-    }
 }

@@ -21,7 +21,7 @@ public enum SigningKeys {
     /// A fresh key pair.
     public static func generate(_ algorithm: COSEAlgorithm) throws(SigningError) -> any SigningKey {
         switch algorithm {
-        case .es256: return try OpenSSLKey.generateP256()
+        case .es256: return try P256Key.generate()
         case .rs256: return try OpenSSLKey.generateRSA(bits: 2048)
         case .edDSA: return try Ed25519Key.generate()
         }

@@ -32,6 +32,16 @@ enum ScaleBench {
         var signal: Double
         var review: Double
         var unknown: Double
+        var server: ServerFigures?
+    }
+
+    /// The same vault served by `credemu serve`: medians over HTTP (one keep-alive client), and the server's
+    /// peak resident memory after them.
+    struct ServerFigures {
+        var get: Double
+        var signal: Double
+        var create: Double
+        var peakMegabytes: Double
     }
 
     static func run(arguments: [String]) throws {
@@ -43,23 +53,39 @@ enum ScaleBench {
         }
         if sizes.isEmpty { sizes = [10_000, 100_000] }
         print("credemu-bench scale: one RP holding N passkeys, an event log of \(events) rows; medians in ms (in-process, release build)")
+        let withServer = !arguments.contains("--no-server")
         print(Bench.pad("passkeys", 10) + Bench.pad("populate s", 12) + Bench.pad("get", 9) + Bench.pad("offer", 9)
-              + Bench.pad("accepted(1000)", 16) + Bench.pad("create review", 15) + "unknown signal")
+              + Bench.pad("accepted(1000)", 16) + Bench.pad("create review", 15) + Bench.pad("unknown signal", 16)
+              + (withServer ? Bench.pad("HTTP get", 10) + Bench.pad("HTTP accepted", 15) + Bench.pad("HTTP create", 13) + "server peak RSS MB" : ""))
         var all: [Figures] = []
         for size in sizes {
-            let f = try measure(size: max(size, signalUserPasskeys + 1), events: events)
+            let f = try measure(size: max(size, signalUserPasskeys + 1), events: events, server: withServer)
             all.append(f)
-            print(Bench.pad(String(f.size), 10) + Bench.pad(String(format: "%.1f", f.populate), 12) + Bench.pad(ms(f.get), 9)
-                  + Bench.pad(ms(f.offer), 9) + Bench.pad(ms(f.signal), 16) + Bench.pad(ms(f.review), 15) + ms(f.unknown))
+            var line = Bench.pad(String(f.size), 10) + Bench.pad(String(format: "%.1f", f.populate), 12) + Bench.pad(ms(f.get), 9)
+                + Bench.pad(ms(f.offer), 9) + Bench.pad(ms(f.signal), 16) + Bench.pad(ms(f.review), 15) + Bench.pad(ms(f.unknown), 16)
+            if let server = f.server {
+                line += Bench.pad(ms(server.get), 10) + Bench.pad(ms(server.signal), 15) + Bench.pad(ms(server.create), 13)
+                    + String(format: "%.0f", server.peakMegabytes)
+            }
+            print(line)
+        }
+        func ratios(_ f: Figures, _ first: Figures) -> [Double] {
+            var r = [f.get / first.get, f.offer / first.offer, f.signal / first.signal, f.review / first.review, f.unknown / first.unknown]
+            if let s = f.server, let s0 = first.server { r += [s.get / s0.get, s.signal / s0.signal, s.create / s0.create] }
+            return r
         }
         if let first = all.first, all.count > 1 {
             var worst = 0.0
             for f in all.dropFirst() {
-                let ratios = [f.get / first.get, f.offer / first.offer, f.signal / first.signal, f.review / first.review, f.unknown / first.unknown]
-                worst = max(worst, ratios.max()!)
-                print("ratio \(f.size) / \(first.size): " + ratios.map { String(format: "%.2f", $0) }.joined(separator: "  "))
+                let r = ratios(f, first)
+                worst = max(worst, r.max()!)
+                print(Bench.pad("ratio \(f.size) / \(first.size):", 26) + r.map { String(format: "%.2f", $0) }.joined(separator: "  "))
             }
             print("goal: no figure grows with the vault (ratio to the smallest at most 1.5): " + (worst <= 1.5 ? "met" : "NOT met"))
+        }
+        if let largest = all.last, let server = largest.server {
+            print("goal: server peak RSS under 100 MB at \(largest.size) passkeys: "
+                  + String(format: "%.0f MB, ", server.peakMegabytes) + (server.peakMegabytes < 100 ? "met" : "NOT met"))
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -81,11 +107,51 @@ enum ScaleBench {
         return times.sorted()[times.count / 2]
     }
 
-    static func measure(size: Int, events: Int) throws -> Figures {
+    static func measure(size: Int, events: Int, server withServer: Bool) throws -> Figures {
         let directory = NSTemporaryDirectory() + "credemu-bench-scale-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let vault = try Vault.open(path: directory + "/vault.db", key: .raw(SecureRandom.bytes(32)), exclusive: true)
-        defer { vault.close() }
+        let vault = try Vault.open(path: directory + "/vault.db", key: .keyFile(path: directory + "/vault.key"), exclusive: true)
+        var (figures, signalIDs) = try measure(vault: vault, size: size, events: events)
+        vault.close()
+        if withServer { figures.server = try serve(directory: directory, signalIDs: signalIDs) }
+        return figures
+    }
+
+    /// Serves the vault in `directory` and measures a discoverable get, a 1,000-ID accepted list and a
+    /// registration over HTTP, then reads the server's peak RSS.
+    static func serve(directory: String, signalIDs: [[UInt8]]) throws -> ServerFigures {
+        let server = try BenchServer(threads: 2, vault: (directory + "/vault.db", directory + "/vault.key"))
+        defer { server.stop() }
+        guard let connection = HTTPConnection(port: server.port) else { throw BenchFailure("cannot connect to the server") }
+        func timed(_ path: String, _ body: () -> [UInt8]) throws -> Double {
+            try median(minimum: 5, budget: 1.5) {
+                guard let (status, answer) = connection.request("POST", path, body: body()), status == 200 else {
+                    throw BenchFailure("\(path) failed")
+                }
+                _ = answer
+            }
+        }
+        let get = try timed("/profiles/default/credentials/get") {
+            Array(#"{"origin": "https://example.com", "options": {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com"}}"#.utf8)
+        }
+        let userID = Base64URL.encode(Array("signal-user".utf8))
+        var round = 0
+        let signal = try timed("/profiles/default/signals/accepted") {
+            round += 1
+            var ids = signalIDs.map { "\"" + Base64URL.encode($0) + "\"" }
+            ids.remove(at: round % ids.count)
+            return Array(#"{"origin": "https://example.com", "options": {"rpId": "example.com", "userId": "\#(userID)", "allAcceptedCredentialIds": [\#(ids.joined(separator: ","))]}}"#.utf8)
+        }
+        var user = 50_000_000
+        let create = try timed("/profiles/default/credentials/create") {
+            user += 1
+            return Array(#"{"origin": "https://example.com", "options": \#(Bench.creationOptions(algorithm: .es256, user: user))}"#.utf8)
+        }
+        return ServerFigures(get: get, signal: signal, create: create, peakMegabytes: server.peakResidentMegabytes ?? .nan)
+    }
+
+    static func measure(vault: Vault, size: Int, events: Int) throws -> (Figures, [[UInt8]]) {
         let clock = AdjustableClock(Date(timeIntervalSince1970: 1_800_000_000))
         let t0 = DispatchTime.now().uptimeNanoseconds
         let signalUser = Array("signal-user".utf8)
@@ -128,7 +194,7 @@ enum ScaleBench {
             clock.advance(by: 1)
             try engine.signal(.unknownCredential(rpId: rpID, credentialId: Base64URL.encode(SecureRandom.bytes(16))), caller: caller)
         }
-        return Figures(size: size, populate: populate, get: get, offer: offer, signal: signal, review: review, unknown: unknown)
+        return (Figures(size: size, populate: populate, get: get, offer: offer, signal: signal, review: review, unknown: unknown, server: nil), signalIDs)
     }
 
     /// Fills the vault: `passkeys` on the RP (the signal user's 1,000 among them, a tenth of the others used

@@ -66,6 +66,13 @@ enum Bench {
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
             return
         }
+        if arguments.first == "worker" {
+            do { try BenchWorker.run(arguments: Array(arguments.dropFirst())) } catch {
+                FileHandle.standardError.write(Data("worker failed: \(error)\n".utf8))
+                exit(1)
+            }
+            return
+        }
         if arguments.first == "scale" {
             do { try ScaleBench.run(arguments: Array(arguments.dropFirst())) } catch { print("scale failed: \(error)") }
             return

@@ -105,29 +105,36 @@ final class HTTPConnection {
     }
 }
 
-extension Bench {
-    /// HTTP figures: `credemu serve` from process start to a served request, then registrations and
-    /// assertions per second from `clients` keep-alive connections on loopback.
-    static func runHTTP(seconds: Double, clients: Int, inProcess: (Double, Double)) throws {
+/// `credemu serve` started by the bench on a fresh vault in a temporary directory, with a profile on the
+/// reference pack and one registered credential for assertions; stopped (and the directory removed) on `stop`.
+final class BenchServer {
+    let port: UInt16
+    /// Process start to a served `/health`, in milliseconds.
+    let readyMilliseconds: Double
+    private let process: Process
+    private let directory: String
+    private let assertionBody: [UInt8]
+
+    /// Starts the server on a fresh vault with the bench's profile and credential, or, given `vault` (its path
+    /// and key file), on that vault as it is.
+    init(threads: Int, vault: (path: String, keyFile: String)? = nil) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("credemu").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            print("HTTP: no credemu binary beside the bench at \(binary); build it with `swift build -c release`")
-            return
+            throw BenchFailure("no credemu binary beside the bench at \(binary); build it with `swift build -c release`")
         }
-        let directory = NSTemporaryDirectory() + "credemu-http-bench-" + UUID().uuidString
+        directory = NSTemporaryDirectory() + "credemu-http-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let process = Process()
+        process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--vault", directory + "/vault.db", "serve", "--port", "0", "--port-file", directory + "/port", "--threads", ProcessInfo.processInfo.environment["CREDEMU_BENCH_THREADS"] ?? "\(max(clients, 2))"]
+        let vaultArguments = vault.map { ["--vault", $0.path, "--key-file", $0.keyFile] } ?? ["--vault", directory + "/vault.db"]
+        process.arguments = vaultArguments + ["serve", "--port", "0", "--port-file", directory + "/port", "--threads", "\(threads)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let started = DispatchTime.now().uptimeNanoseconds
         try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
         var port: UInt16 = 0
         var ready: Double = .nan
-        while Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 10 {
+        while Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 < 30 {
             if port == 0, let text = try? String(contentsOfFile: directory + "/port", encoding: .utf8), let p = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
                 port = p
             }
@@ -137,66 +144,129 @@ extension Bench {
             }
             usleep(500)
         }
-        guard port != 0 else { print("HTTP: the server did not start"); return }
+        self.port = port
+        readyMilliseconds = ready
+        guard port != 0, !ready.isNaN else {
+            process.terminate()
+            throw BenchFailure("the server did not start")
+        }
+        guard vault == nil else {
+            assertionBody = []
+            return
+        }
         // A profile on the reference policy, as in-process, and one credential for the assertions.
         let setup = HTTPConnection(port: port)!
         _ = setup.request("POST", "/profiles", body: Array(#"{"name": "bench", "pack": "webauthn-spec"}"#.utf8))
         let registration = Array("""
-            {"origin": "https://login.example.com", "options": \(creationOptions(algorithm: .es256, user: 0))}
+            {"origin": "https://login.example.com", "options": \(Bench.creationOptions(algorithm: .es256, user: 0))}
             """.utf8)
         guard let (status, body) = setup.request("POST", "/profiles/bench/credentials/create", body: registration), status == 200,
-              let id = try? JSONValueShim.id(body) else { print("HTTP: registration failed"); return }
-        let assertion = Array("""
+              let id = try? JSONValueShim.id(body) else {
+            process.terminate()
+            throw BenchFailure("the first registration failed")
+        }
+        assertionBody = Array("""
             {"origin": "https://login.example.com", "options": {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
              "allowCredentials": [{"type": "public-key", "id": "\(id)"}]}}
             """.utf8)
+    }
 
-        final class Tally: @unchecked Sendable {
-            let lock = NSLock()
-            var total = 0
-            var failures = 0
-            func add(_ count: Int, _ failed: Int) { lock.lock(); total += count; failures += failed; lock.unlock() }
-        }
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The server's peak resident set (VmHWM), in megabytes.
+    var peakResidentMegabytes: Double? { ProcessMemory.peakResidentMegabytes(pid: process.processIdentifier) }
+
+    private final class Tally: @unchecked Sendable {
+        let lock = NSLock()
+        var total = 0
+        var failures = 0
+        func add(_ count: Int, _ failed: Int) { lock.lock(); total += count; failures += failed; lock.unlock() }
+    }
+
+    /// Requests per second that `clients` keep-alive connections get answered 200 for about `seconds`.
+    func load(_ path: String, method: String = "POST", seconds: Double, clients: Int,
+              _ makeBody: @escaping @Sendable (Int, Int) -> [UInt8]) -> (rate: Double, failures: Int) {
+        let tally = Tally()
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        let group = DispatchGroup()
+        let begin = DispatchTime.now().uptimeNanoseconds
         let boundPort = port
-        func load(_ path: String, method: String = "POST", _ makeBody: @escaping @Sendable (Int, Int) -> [UInt8]) -> Double {
-            let tally = Tally()
-            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-            let group = DispatchGroup()
-            let begin = DispatchTime.now().uptimeNanoseconds
-            for client in 0..<clients {
-                group.enter()
-                Thread.detachNewThread {
-                    var count = 0
-                    var failed = 0
-                    if let connection = HTTPConnection(port: boundPort) {
-                        while DispatchTime.now().uptimeNanoseconds < deadline {
-                            guard let (status, _) = connection.request(method, path, body: makeBody(client, count + failed)) else { failed += 1; break }
-                            if status == 200 { count += 1 } else { failed += 1 }
-                        }
+        for client in 0..<clients {
+            group.enter()
+            Thread.detachNewThread {
+                var count = 0
+                var failed = 0
+                if let connection = HTTPConnection(port: boundPort) {
+                    while DispatchTime.now().uptimeNanoseconds < deadline {
+                        guard let (status, _) = connection.request(method, path, body: makeBody(client, count + failed)) else { failed += 1; break }
+                        if status == 200 { count += 1 } else { failed += 1 }
                     }
-                    tally.add(count, failed)
-                    group.leave()
                 }
+                tally.add(count, failed)
+                group.leave()
             }
-            group.wait()
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
-            if tally.failures > 0 { print("  (\(tally.failures) failed requests)") }
-            return Double(tally.total) / elapsed
         }
+        group.wait()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
+        return (Double(tally.total) / elapsed, tally.failures)
+    }
+
+    /// Registrations per second, each for a new user (`round` keeps users distinct across calls).
+    func registrations(seconds: Double, clients: Int, round: Int) -> (rate: Double, failures: Int) {
+        load("/profiles/bench/credentials/create", seconds: seconds, clients: clients) { client, n in
+            Array("""
+                {"origin": "https://login.example.com", "options": \(Bench.creationOptions(algorithm: .es256, user: 10_000_000 * (client + 1) + 100_000 * round + n))}
+                """.utf8)
+        }
+    }
+
+    /// Assertions per second with the registered credential in the allow list.
+    func assertions(seconds: Double, clients: Int) -> (rate: Double, failures: Int) {
+        let body = assertionBody
+        return load("/profiles/bench/credentials/get", seconds: seconds, clients: clients) { _, _ in body }
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A process's memory as Linux reports it in `/proc/PID/status`.
+enum ProcessMemory {
+    static func peakResidentMegabytes(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kb / 1024
+    }
+}
+
+extension Bench {
+    /// HTTP figures: `credemu serve` from process start to a served request, then registrations and
+    /// assertions per second from `clients` keep-alive connections on loopback.
+    static func runHTTP(seconds: Double, clients: Int, inProcess: (Double, Double)) throws {
+        let threads = Int(ProcessInfo.processInfo.environment["CREDEMU_BENCH_THREADS"] ?? "") ?? max(clients, 2)
+        let server: BenchServer
+        do { server = try BenchServer(threads: threads) } catch { print("HTTP: \(error)"); return }
+        defer { server.stop() }
         if ProcessInfo.processInfo.environment["CREDEMU_BENCH_HEALTH"] != nil {
-            let health = load("/health", method: "GET") { _, _ in [] }
-            print("  /health requests/s: \(fmt(health))")
+            let health = server.load("/health", method: "GET", seconds: seconds, clients: clients) { _, _ in [] }
+            print("  /health requests/s: \(fmt(health.rate))")
         }
         // Three rounds each, median: one short run on a shared machine swings by more than the margin we look at.
         // As in-process, every registration is for a new user.
-        let regs = [0, 1, 2].map { round in
-            load("/profiles/bench/credentials/create") { client, n in
-                Array("""
-                    {"origin": "https://login.example.com", "options": \(creationOptions(algorithm: .es256, user: 10_000_000 * (client + 1) + 1_000_000 * round + n))}
-                    """.utf8)
-            }
-        }.sorted()[1]
-        let asserts = [0, 1, 2].map { _ in load("/profiles/bench/credentials/get") { _, _ in assertion } }.sorted()[1]
+        let regRounds = [0, 1, 2].map { server.registrations(seconds: seconds, clients: clients, round: $0) }
+        let asrtRounds = [0, 1, 2].map { _ in server.assertions(seconds: seconds, clients: clients) }
+        let failures = (regRounds + asrtRounds).reduce(0) { $0 + $1.failures }
+        if failures > 0 { print("  (\(failures) failed requests)") }
+        let regs = regRounds.map(\.rate).sorted()[1]
+        let asserts = asrtRounds.map(\.rate).sorted()[1]
+        let ready = server.readyMilliseconds
         print("HTTP (ES256, \(clients) keep-alive clients on loopback, release build):")
         print("  ready (process start to a served /health): \(String(format: "%.1f", ready)) ms   goal < 100 ms: \(ready < 100 ? "met" : "NOT met")")
         print("  registrations/s: \(fmt(regs)) (in-process \(fmt(inProcess.0)), \(String(format: "%.0f", 100 * regs / inProcess.0))%)")

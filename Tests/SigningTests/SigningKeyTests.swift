@@ -64,6 +64,41 @@ final class SigningKeyTests: XCTestCase {
         XCTAssertNil(OpenSSLKey.p256Parts(try SigningKeys.generate(.es256).pkcs8.dropLast()))
     }
 
+    /// The C target's import refuses a scalar of zero or at least the group order, whatever the point.
+    func testP256ImportRefusesAScalarOutOfRange() throws {
+        let key = try SigningKeys.generate(.es256)
+        guard let (_, point) = OpenSSLKey.p256Parts(key.pkcs8) else { return XCTFail("credemu's layout") }
+        let order = Hex.decode("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")!
+        for scalar in [[UInt8](repeating: 0, count: 32), order, [UInt8](repeating: 0xFF, count: 32)] {
+            XCTAssertThrowsError(try SigningKeys.importPKCS8(OpenSSLKey.p256PKCS8(scalar: scalar, point: point))) {
+                XCTAssertEqual(($0 as? SigningError)?.code, .invalidKey)
+            }
+        }
+    }
+
+    /// One key signs from several threads at once (the server's key cache shares keys across requests).
+    func testOneP256KeySignsFromManyThreadsAtOnce() throws {
+        let key = try SigningKeys.generate(.es256)
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for i in 0..<200 {
+                let message = [UInt8(thread), UInt8(i & 0xFF)]
+                guard let signature = try? key.sign(message), key.publicKey.verify(signature: signature, message: message) else {
+                    failures.add()
+                    return
+                }
+            }
+        }
+        XCTAssertEqual(failures.count, 0)
+    }
+
+    private final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func add() { lock.lock(); value += 1; lock.unlock() }
+        var count: Int { lock.lock(); defer { lock.unlock() }; return value }
+    }
+
     /// What a fixture import checks of a key: the same as a full import, at a fraction of the cost.
     func testPublicKeyOfPKCS8ChecksWhatImportChecks() throws {
         for algorithm in COSEAlgorithm.allCases {

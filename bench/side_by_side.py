@@ -1,0 +1,321 @@
+"""ES256 ceremonies/s of credemu and its peers, side by side in one run, in interleaved rounds.
+
+`make bench` runs it after the per-algorithm table. Each round measures every figure for SECONDS, one after
+another, so that the machine's noise (two cores shared with whatever else runs) falls on every peer alike;
+the figures printed are medians over the rounds, and each ratio is the median of the per-round ratios.
+
+- credemu in-process and over HTTP, and the raw OpenSSL floors: `credemu-bench worker` (one process, one vault);
+- soft-webauthn, in this process (Python; it keeps one credential in memory and stores nothing);
+- Chromium's virtual authenticator in headless Chromium, driven the way RP suites drive it, one ceremony per
+  CDP `Runtime.evaluate` over a raw DevTools websocket (the cheapest CDP client there is), and in a loop inside
+  the page;
+- credemu's shim in the same Chromium, in the same in-page loop.
+
+Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
+"""
+import base64
+import http.server
+import json
+import os
+import re
+import socketserver
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import websocket  # websocket-client, pinned in Tests/interop/requirements.txt
+from soft_webauthn import SoftWebauthnDevice
+
+CREATE = """(async () => {
+  const rand = n => crypto.getRandomValues(new Uint8Array(n));
+  const c = await navigator.credentials.create({ publicKey: { rp: { name: "Bench", id: "localhost" },
+    user: { id: rand(16), name: "bench", displayName: "Bench" }, challenge: rand(32),
+    pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+    authenticatorSelection: { residentKey: "discouraged", userVerification: "preferred" }, attestation: "none" } });
+  window.benchIds = (window.benchIds || []).slice(-999); window.benchIds.push(c.rawId);
+  return c.id;
+})()"""
+
+GET = """(async () => {
+  const ids = window.benchIds, id = ids[(window.benchN = (window.benchN || 0) + 1) % ids.length];
+  const a = await navigator.credentials.get({ publicKey: { challenge: crypto.getRandomValues(new Uint8Array(32)),
+    rpId: "localhost", allowCredentials: [{ type: "public-key", id }], userVerification: "preferred" } });
+  return a.id;
+})()"""
+
+LOOP = """(async (mode, seconds) => {
+  const rand = n => crypto.getRandomValues(new Uint8Array(n));
+  window.benchIds = window.benchIds || [];
+  let n = 0;
+  const t0 = performance.now(), end = t0 + seconds * 1000;
+  while (performance.now() < end) {
+    if (mode === "create") {
+      const c = await navigator.credentials.create({ publicKey: { rp: { name: "Bench", id: "localhost" },
+        user: { id: rand(16), name: "bench", displayName: "Bench" }, challenge: rand(32),
+        pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+        authenticatorSelection: { residentKey: "discouraged", userVerification: "preferred" }, attestation: "none" } });
+      if (window.benchIds.length < 1000) window.benchIds.push(c.rawId);
+    } else {
+      await navigator.credentials.get({ publicKey: { challenge: rand(32), rpId: "localhost",
+        allowCredentials: [{ type: "public-key", id: window.benchIds[n % window.benchIds.length] }], userVerification: "preferred" } });
+    }
+    n++;
+  }
+  return n / ((performance.now() - t0) / 1000);
+})"""
+
+
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"<!doctype html><title>bench</title><p>bench</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class DevTools:
+    """A synchronous CDP client over the browser's websocket, with flat sessions per tab."""
+
+    def __init__(self, url):
+        self.ws = websocket.create_connection(url, timeout=120, suppress_origin=True)
+        self.next_id = 0
+
+    def send(self, method, params=None, session=None):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        self.ws.send(json.dumps(message))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def tab(self, url, init_script=None, virtual_authenticator=False):
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.send("Page.enable", session=session)
+        self.send("Runtime.enable", session=session)
+        if init_script:
+            self.send("Page.addScriptToEvaluateOnNewDocument", {"source": init_script}, session)
+        if virtual_authenticator:
+            self.send("WebAuthn.enable", {"enableUI": False}, session)
+            self.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+                "isUserVerified": True, "automaticPresenceSimulation": True}}, session)
+        self.send("Page.navigate", {"url": url}, session)
+        deadline = time.time() + 20
+        while self.evaluate(session, "document.readyState") != "complete":
+            if time.time() > deadline:
+                raise RuntimeError(f"{url} did not load")
+            time.sleep(0.02)
+        return session
+
+    def focus(self, session):
+        """Brings the tab to the front: WebAuthn refuses a page without focus, and the two tabs share a window."""
+        self.send("Page.bringToFront", session=session)
+
+    def evaluate(self, session, expression):
+        result = self.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"].get("exception", {}).get("description") or str(result["exceptionDetails"]))
+        return result["result"].get("value")
+
+
+def chromium(directory):
+    process = subprocess.Popen(
+        [os.environ.get("CHROMIUM", "/usr/bin/chromium"), "--headless=new", "--no-sandbox", "--disable-gpu",
+         "--disable-dev-shm-usage", "--remote-debugging-port=0", f"--user-data-dir={directory}/chromium", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        line = process.stderr.readline()
+        match = re.search(r"DevTools listening on (ws://\S+)", line)
+        if match:
+            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+            return process, match.group(1)
+    process.kill()
+    raise SystemExit("Chromium did not start its DevTools endpoint")
+
+
+def rate_of(seconds, body):
+    n, start = 0, time.perf_counter()
+    while True:
+        body(n)
+        n += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and n >= 3:
+            return n / elapsed
+
+
+class Worker:
+    def __init__(self, release):
+        self.process = subprocess.Popen([f"{release}/credemu-bench", "worker", "--clients", os.environ.get("CREDEMU_BENCH_CLIENTS", "4")],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def figure(self, name, seconds=None):
+        self.process.stdin.write(f"{name} {seconds or ''}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline().split()
+        if len(line) != 2 or line[0] != name:
+            raise SystemExit(f"credemu-bench worker: {name}: {' '.join(line) or 'no answer'}")
+        value = float(line[1])
+        if value < 0:
+            raise SystemExit(f"credemu-bench worker: {name}: failed requests")
+        return value
+
+    def close(self):
+        self.process.stdin.write("quit\n")
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def check_soft_webauthn(device, creation, request, origin):
+    """The peer does real work: its registration parses and its assertion verifies with python-fido2."""
+    from fido2.utils import sha256
+    from fido2.webauthn import AttestationObject, AuthenticatorData, CollectedClientData
+
+    made = device.create(creation, origin)
+    attestation = AttestationObject(made["response"]["attestationObject"])
+    client = CollectedClientData(made["response"]["clientDataJSON"])
+    assert client.type == "webauthn.create" and attestation.auth_data.rp_id_hash == sha256(b"example.com")
+    asserted = device.get(request, origin)["response"]
+    attestation.auth_data.credential_data.public_key.verify(
+        bytes(AuthenticatorData(asserted["authenticatorData"])) + sha256(asserted["clientDataJSON"]), asserted["signature"])
+
+
+def soft_webauthn_figures():
+    device = SoftWebauthnDevice()
+    origin = "https://example.com"
+    creations = [{"publicKey": {"rp": {"id": "example.com", "name": "Bench"},
+                                "user": {"id": f"user-{i}".encode(), "name": f"user{i}@example.com", "displayName": f"User {i}"},
+                                "challenge": os.urandom(32), "pubKeyCredParams": [{"alg": -7, "type": "public-key"}],
+                                "attestation": "none"}} for i in range(1000)]
+    requests = [{"publicKey": {"rpId": "example.com", "challenge": os.urandom(32)}} for _ in range(1000)]
+    check_soft_webauthn(device, creations[0], requests[0], origin)
+    return {
+        "soft-create": lambda s: rate_of(s, lambda n: device.create(creations[n % 1000], origin)),
+        "soft-get": lambda s: rate_of(s, lambda n: device.get(requests[n % 1000], origin)),
+    }
+
+
+def main():
+    release = sys.argv[1]
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 0.4
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    page = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    page_url = f"http://localhost:{page.server_address[1]}/"
+    worker = Worker(release)
+    results = {}
+    with tempfile.TemporaryDirectory() as directory:
+        port_file = Path(directory) / "port"
+        shim_server = subprocess.Popen([f"{release}/credemu", "--vault", f"{directory}/vault.db", "serve", "--port", "0",
+                                        "--port-file", str(port_file), "--allow-origin", page_url.rstrip("/")],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        browser = None
+        try:
+            deadline = time.time() + 20
+            while not port_file.exists() and time.time() < deadline:
+                time.sleep(0.02)
+            api = f"http://127.0.0.1:{port_file.read_text().strip()}"
+            urllib.request.urlopen(urllib.request.Request(
+                api + "/profiles", data=json.dumps({"name": "bench", "pack": "webauthn-spec"}).encode(),
+                headers={"Content-Type": "application/json"}, method="POST")).read()
+            shim = urllib.request.urlopen(api + "/shim.js?profile=bench&autofill=0").read().decode()
+            browser, endpoint = chromium(directory)
+            devtools = DevTools(endpoint)
+            virtual = devtools.tab(page_url, virtual_authenticator=True)
+            shimmed = devtools.tab(page_url, init_script=shim)
+            for session in (virtual, shimmed):
+                devtools.focus(session)
+                devtools.evaluate(session, CREATE)  # warm, and one credential to assert with
+                devtools.evaluate(session, f"({LOOP})('get', 0.2)")
+            figures = {
+                "raw-keygen-sign": lambda s: worker.figure("raw-keygen-sign", s),
+                "create": lambda s: worker.figure("create", s),
+                "raw-sign": lambda s: worker.figure("raw-sign", s),
+                "get": lambda s: worker.figure("get", s),
+                **soft_webauthn_figures(),
+                "http-create": lambda s: worker.figure("http-create", s),
+                "http-get": lambda s: worker.figure("http-get", s),
+                "http1-create": lambda s: worker.figure("http1-create", s),
+                "http1-get": lambda s: worker.figure("http1-get", s),
+                "cdp-create": lambda s: devtools.focus(virtual) or rate_of(s, lambda n: devtools.evaluate(virtual, CREATE)),
+                "cdp-get": lambda s: rate_of(s, lambda n: devtools.evaluate(virtual, GET)),
+                "page-create": lambda s: devtools.evaluate(virtual, f"({LOOP})('create', {s})"),
+                "page-get": lambda s: devtools.evaluate(virtual, f"({LOOP})('get', {s})"),
+                "shim-create": lambda s: devtools.focus(shimmed) or devtools.evaluate(shimmed, f"({LOOP})('create', {s})"),
+                "shim-get": lambda s: devtools.evaluate(shimmed, f"({LOOP})('get', {s})"),
+            }
+            ready = worker.figure("http-ready")
+            for name in figures:
+                figures[name](0.1)  # warm every path once before the rounds
+            results = {name: [] for name in figures}
+            for _ in range(rounds):
+                for name, measure in figures.items():
+                    results[name].append(measure(seconds))
+        finally:
+            worker.close()
+            if browser:
+                browser.kill()
+                browser.wait()
+            shim_server.terminate()
+            shim_server.wait(timeout=20)
+            page.shutdown()
+    report(results, seconds, rounds, ready)
+
+
+def report(results, seconds, rounds, ready):
+    median = {name: statistics.median(values) for name, values in results.items()}
+
+    def ratio(a, b):
+        return statistics.median(x / y for x, y in zip(results[a], results[b]))
+
+    rows = [
+        ("raw OpenSSL floor (keygen+sign / sign)", "raw-keygen-sign", "raw-sign"),
+        ("credemu in-process (persisting, encrypted)", "create", "get"),
+        ("soft-webauthn in-process (stores nothing)", "soft-create", "soft-get"),
+        (f"credemu HTTP, {os.environ.get('CREDEMU_BENCH_CLIENTS', '4')} keep-alive clients", "http-create", "http-get"),
+        ("credemu HTTP, 1 client, one at a time", "http1-create", "http1-get"),
+        ("Chromium virtual authenticator, per CDP call", "cdp-create", "cdp-get"),
+        ("Chromium virtual authenticator, in-page loop", "page-create", "page-get"),
+        ("credemu shim, in-page loop (same Chromium)", "shim-create", "shim-get"),
+    ]
+    print(f"\nSide by side (ES256; {rounds} interleaved rounds of {seconds:g} s per figure; medians; release build; "
+          f"credemu serve ready in {ready:.1f} ms)")
+    print(f"  {'':46} {'registrations/s':>16} {'assertions/s':>13}")
+    for label, create, get in rows:
+        print(f"  {label:46} {median[create]:>16.0f} {median[get]:>13.0f}")
+    print("  ratios (median of per-round ratios):")
+    lines = [
+        ("credemu in-process / soft-webauthn", ratio("create", "soft-create"), ratio("get", "soft-get")),
+        ("credemu in-process cost / raw floor cost", ratio("raw-keygen-sign", "create"), ratio("raw-sign", "get")),
+        ("credemu HTTP / virtual authenticator per CDP call", ratio("http-create", "cdp-create"), ratio("http-get", "cdp-get")),
+        ("credemu HTTP 1 client / per CDP call", ratio("http1-create", "cdp-create"), ratio("http1-get", "cdp-get")),
+        ("credemu shim / virtual authenticator in-page", ratio("shim-create", "page-create"), ratio("shim-get", "page-get")),
+    ]
+    for label, r, a in lines:
+        print(f"  {label:52} {r:>10.2f}x {a:>12.2f}x")
+    soft = lines[0]
+    cdp = lines[2]
+    print("goal: credemu in-process at least as fast as soft-webauthn: "
+          + ("met" if soft[1] >= 1 and soft[2] >= 1 else "NOT met"))
+    print("goal: credemu over HTTP at least 10x Chromium's virtual authenticator per CDP ceremony: "
+          + ("met" if cdp[1] >= 10 and cdp[2] >= 10 else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
