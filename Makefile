@@ -9,15 +9,27 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsodium-dev libssl-dev libmicrohttpd
 BROWSER_PACKAGES := chromium chromium-driver
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
+# make dist: dpkg-shlibdeps derives the .deb's Depends; binutils strips and reads the binary.
+DIST_PACKAGES := dpkg-dev binutils
+VERSION     := 0.1.0
+GIT_STAMP   := $(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null)
+DEB_VERSION := $(VERSION)$(if $(GIT_STAMP),+git$(GIT_STAMP))
+STATIC_BUILD := .build/static
+DIST_DIR    := .build/dist
+RELEASE_BIN := $(STATIC_BUILD)/release/credemu
+DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
+PREFIX      ?= /usr/local
 
-.PHONY: help deps deps-debian deps-browser deps-python build run test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
+.PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
-	@echo "make test   install missing packages, build, run the Swift and interop tests, then make sanitize"
+	@echo "make test   install missing packages, build, run the Swift tests, make dist, the interop tests, then make sanitize"
 	@echo "make bench  ceremonies/s per algorithm, then credemu beside soft-webauthn, Chromium's virtual authenticator and the raw floors"
 	@echo "make bench-scale  each operation's cost at 10k, 100k and 1M passkeys, in-process and served, and the server's memory"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
+	@echo "make install PREFIX=/usr/local  the release binary into PREFIX/bin (it needs no other file)"
+	@echo "make dist   .build/dist/: a tar.gz and a .deb of the release binary, Swift runtime linked statically"
 
 deps: deps-debian deps-browser deps-python
 
@@ -27,6 +39,9 @@ deps-debian:
 
 deps-browser:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(BROWSER_PACKAGES)"
+
+deps-dist:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(DIST_PACKAGES)"
 
 apt-install:
 	@missing=""; for p in $(PACKAGES); do \
@@ -51,13 +66,35 @@ build: deps-debian
 run: build
 	$(CREDEMU) serve
 
-test: deps build test-swift test-interop sanitize
+# The release binary with the Swift runtime and Foundation linked in, and no $$ORIGIN run path: what `make
+# install` and `make dist` ship. Its own scratch path, so `make bench`'s .build/release keeps its flags.
+# SwiftPM decides whether to relink; make then sees the binary's time, so `make dist` repackages only a new one.
+release: $(RELEASE_BIN)
+
+$(RELEASE_BIN): FORCE | deps-debian
+	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD)
+
+FORCE:
+
+install: release deps-dist
+	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/credemu
+	strip --strip-debug $(DESTDIR)$(PREFIX)/bin/credemu
+
+# .build/dist/: credemu-VERSION-linux-ARCH.tar.gz and credemu_VERSION_ARCH.deb (packaging/dist.sh).
+dist: $(DEB)
+
+$(DEB): $(RELEASE_BIN) packaging/dist.sh README.md providers/README.md providers/policy-pack.schema.json | deps-dist
+	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
+
+test: deps build test-swift dist test-interop sanitize
 
 test-swift:
 	swift test --disable-swift-testing
 
+# test_installed_package.py installs the .deb from `make dist` into a temporary root; given CREDEMU_DEB it
+# fails rather than skips when the package is missing.
 test-interop: deps-python
-	CREDEMU_BIN=$(abspath $(CREDEMU)) $(PYTHON) -m pytest Tests/interop -q
+	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) $(PYTHON) -m pytest Tests/interop -q
 
 # Sanitizers, each build in its own scratch path so the normal .build stays as it is (about 1.5 minutes from clean
 # on 2 cores): the Swift tests, then Tests/sanitize/workload.py against that build's `credemu serve` (every route

@@ -17,6 +17,9 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // The vault's "credemu" SQLite VFS, in C: the default VFS with a WAL's writes gathered into one call per commit.
         .target(name: "CSQLiteVFS", dependencies: ["CSQLite"]),
+        // The packs, the shim and the OpenAPI document compiled in (C23 #embed), so the binary runs from anywhere.
+        .target(name: "CShipped"),
+        .target(name: "Shipped", dependencies: ["CShipped"]),
         // P-256 keys in C over OpenSSL's EC_KEY: generation, import and ES256 signatures without EVP dispatch.
         .target(name: "CP256", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
 
@@ -27,12 +30,13 @@ let package = Package(
         // The encrypted SQLite vault: passwords, passkeys, fixtures.
         .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
-        .target(name: "CredemuEngine", dependencies: ["WebAuthn", "Signing", "Vault"]),
+        .target(name: "CredemuEngine", dependencies: ["Shipped", "WebAuthn", "Signing", "Vault"]),
         // What credemu does on request, once: the CLI and the server are thin adapters over it.
         .target(name: "CredemuOperations", dependencies: ["CredemuEngine", "Vault", "WebAuthn"]),
         // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
-        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Vault", "WebAuthn"],
-                resources: [.copy("Resources/shim.js"), .copy("Resources/openapi.json")]),
+        // Its Resources/ are compiled in through Shipped, not bundled: a resource bundle would have to sit beside the binary.
+        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Vault", "WebAuthn"],
+                exclude: ["Resources"]),
         // The command-line interface, as a library so tests can drive it in-process.
         .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
@@ -40,6 +44,7 @@ let package = Package(
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
         .target(name: "CredemuTestSupport", dependencies: ["CredemuEngine", "Vault", "Signing", "WebAuthn"]),
 
+        .testTarget(name: "ShippedTests", dependencies: ["Shipped"]),
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "CredemuTestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "CredemuTestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),

@@ -58,7 +58,8 @@ final class Context {
         keyFile = environment["CREDEMU_KEY_FILE"]
         passphrase = environment["CREDEMU_PASSPHRASE"]
         profileName = environment["CREDEMU_PROFILE"] ?? profileName
-        providersDirectory = PolicyRegistry.locateDirectory(environment: environment)
+        // Packs over the shipped ones: --providers, else $CREDEMU_PROVIDERS (empty counts as unset).
+        providersDirectory = environment["CREDEMU_PROVIDERS"].flatMap { $0.isEmpty ? nil : $0 }
         // Global options come before the command.
         while let first = rest.first, first.hasPrefix("--") {
             rest.removeFirst()

@@ -28,7 +28,8 @@ enum Help {
       --vault PATH          The vault file (default: $CREDEMU_VAULT, else .credemu/vault.db).
       --profile NAME        The provider profile (default: $CREDEMU_PROFILE, else "default": GPM on Chrome desktop,
                             created on first use).
-      --providers DIR       The policy packs (default: $CREDEMU_PROVIDERS, else the repository's providers/).
+      --providers DIR       Packs over the built-in ones: one with a built-in pack's ID replaces it, others are
+                            added (default: $CREDEMU_PROVIDERS, else only the built-in packs).
       --key-file PATH       The vault key file (default: $CREDEMU_KEY_FILE, else VAULT.key). Created with mode
                             0600 together with a new vault.
       --passphrase-file F   Derive the vault key from the passphrase in F (Argon2id) instead of a key file.
@@ -170,8 +171,8 @@ enum Help {
     static let providers = """
     Usage: credemu [GLOBAL OPTIONS] providers [list | show ID [--platform P] | validate FILE]
 
-    The policy packs with their versions and sources; one pack's knobs with value, source and whether the
-    value is unconfirmed; or a check of a pack file.
+    The policy packs with their versions, sources and origin ("built-in", or the file of a --providers pack);
+    one pack's knobs with value, source and whether the value is unconfirmed; or a check of a pack file.
 
     """
 

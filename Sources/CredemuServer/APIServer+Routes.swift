@@ -186,6 +186,6 @@ extension APIServer {
         let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"
         let suffix = "\n})(\(config.serialized()));\n"
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/javascript")],
-                            body: Array(prefix.utf8) + Array(data) + Array(suffix.utf8))
+                            body: Array(prefix.utf8) + data + Array(suffix.utf8))
     }
 }

@@ -1,6 +1,7 @@
 import CredemuEngine
 import CredemuOperations
 import Foundation
+import Shipped
 import Vault
 import WebAuthn
 
@@ -200,16 +201,16 @@ public final class APIServer: @unchecked Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
     }
 
-    /// A file shipped with the server (`Resources/`).
-    static func bundled(_ name: String) -> Data? {
-        Bundle.module.url(forResource: name, withExtension: nil).flatMap { try? Data(contentsOf: $0) }
+    /// A file of the server's `Resources/`, compiled into the executable (`ShippedFile`).
+    static func bundled(_ name: String) -> [UInt8]? {
+        ShippedFile.named("Sources/CredemuServer/Resources/" + name)?.bytes
     }
 
     func resource(_ name: String, type: String) -> HTTPResponse {
         guard let data = APIServer.bundled(name) else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource \(name) is missing from this build."))
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: Array(data))
+        return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: data)
     }
 }
 

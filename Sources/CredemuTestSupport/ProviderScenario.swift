@@ -23,7 +23,7 @@ public final class ProviderScenario {
 
     public init(pack: String, platform: Platform? = nil, configure: (inout Profile) -> Void = { _ in }) throws {
         (vault, directory) = try makeTestVault()
-        let registry = try PolicyRegistry(directory: providersDirectory)
+        let registry = try PolicyRegistry()
         var profile = Profile(name: "user", pack: pack)
         policy = try registry.policy(for: profile)
         profile.platform = platform ?? (policy as? PolicyPack)?.defaultPlatform ?? .chromeDesktop

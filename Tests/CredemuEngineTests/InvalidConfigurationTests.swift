@@ -44,7 +44,7 @@ final class InvalidConfigurationTests: XCTestCase {
     }
 
     func testAMissingPackIsAnInvalidPolicyPack() throws {
-        let registry = try PolicyRegistry(directory: providersDirectory)
+        let registry = try PolicyRegistry()
         let missing = configurationError { try registry.policy(for: Profile(name: "x", pack: "nope")) }
         XCTAssertEqual(missing?.kind, .policyPack)
         XCTAssertTrue(missing?.message.hasPrefix("No policy pack 'nope'; the packs are ") == true, missing?.message ?? "")

@@ -6,7 +6,7 @@ import XCTest
 
 final class PolicyPackTests: XCTestCase {
     func testEveryShippedPackLoadsWithSourcesAndVersions() throws {
-        let registry = try PolicyRegistry(directory: providersDirectory)
+        let registry = try PolicyRegistry()
         XCTAssertEqual(Set(registry.packs.map(\.id)), ["gpm", "gpm-pre-m144", "apple", "bitwarden", "keepassxc", "1password", "generic-third-party"])
         for pack in registry.packs {
             XCTAssertFalse(pack.sources.isEmpty, pack.id)

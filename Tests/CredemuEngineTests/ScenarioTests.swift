@@ -16,7 +16,7 @@ final class ScenarioTests: XCTestCase {
     }
 
     func testEveryShippedScenarioMatchesItsExpectedMatrix() throws {
-        let registry = try PolicyRegistry(directory: providersDirectory)
+        let registry = try PolicyRegistry()
         for name in try scenarios() {
             let scenario = try Scenario.load(path: Self.scenariosDirectory + "/" + name)
             let directory = TemporaryDirectory()
@@ -38,7 +38,7 @@ final class ScenarioTests: XCTestCase {
     }
 
     func testDivergingRowsStandOutInEveryFormat() throws {
-        let registry = try PolicyRegistry(directory: providersDirectory)
+        let registry = try PolicyRegistry()
         let scenario = try Scenario.load(path: Self.scenariosDirectory + "/revocation-unknown-signal.json")
         let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("gpm,bitwarden,gpm-pre-m144", for: scenario),
                                               directory: TemporaryDirectory().path)

@@ -9,7 +9,7 @@ import XCTest
 final class ProfileOperationsTests: XCTestCase {
     func makeOperations() throws -> (Operations, TemporaryDirectory) {
         let (vault, directory) = try makeTestVault()
-        return (try Operations(vault: vault, registry: try PolicyRegistry(directory: providersDirectory)), directory)
+        return (try Operations(vault: vault, registry: try PolicyRegistry()), directory)
     }
 
     func testProfileNamesAreShortSafeWordsOnly() throws {

@@ -9,7 +9,7 @@ import XCTest
 final class APIServerTests: XCTestCase {
     func makeAPI(token: String? = nil, origins: Set<String> = []) throws -> (APIServer, TemporaryDirectory) {
         let (vault, directory) = try makeTestVault()
-        let api = try APIServer(vault: vault, registry: try PolicyRegistry(directory: providersDirectory),
+        let api = try APIServer(vault: vault, registry: try PolicyRegistry(),
                                 configuration: .init(token: token, allowedOrigins: origins))
         return (api, directory)
     }

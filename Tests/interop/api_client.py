@@ -47,12 +47,12 @@ def check_against_openapi(method, path, status, body, content_type):
 class Server:
     """`credemu serve` on a free port over a vault in `directory`."""
 
-    def __init__(self, binary, directory, *extra):
+    def __init__(self, binary, directory, *extra, cwd=None, env=None):
         self.directory = Path(directory)
         port_file = self.directory / "port"
         self.process = subprocess.Popen([binary, "--vault", str(self.directory / "vault.db"), "serve", "--port", "0",
                                          "--port-file", str(port_file), *extra],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
         self.first_line = self.process.stdout.readline().strip()
         deadline = time.time() + 20
         while not port_file.exists() and time.time() < deadline:

@@ -10,6 +10,8 @@ from fido2.server import Fido2Server
 from fido2.utils import websafe_encode
 from fido2.webauthn import AttestedCredentialData, PublicKeyCredentialRpEntity
 from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
     options_to_json,
     verify_authentication_response,
     verify_registration_response,
@@ -23,20 +25,23 @@ class Credemu:
     """One vault, driven through the CLI exactly as another tool would script it. By default it plays the
     built-in WebAuthn reference policy (all three algorithms); `profile` switches to another profile."""
 
-    def __init__(self, directory: Path, profile="spec"):
+    def __init__(self, directory: Path, profile="spec", binary=None, cwd=None, env=None):
         self.vault = directory / "vault.db"
         self.profile = profile
+        self.binary, self.cwd, self.env = binary or BINARY, cwd, env
         if profile == "spec":
-            subprocess.run([BINARY, "--vault", str(self.vault), "profile", "create", "spec", "--pack", "webauthn-spec"],
-                           capture_output=True, check=True, timeout=60)
+            subprocess.run([self.binary, "--vault", str(self.vault), "profile", "create", "spec", "--pack", "webauthn-spec"],
+                           capture_output=True, check=True, timeout=60, cwd=cwd, env=env)
 
     def run(self, *args, input=None, check_exit=None, profile=None):
         proc = subprocess.run(
-            [BINARY, "--vault", str(self.vault), "--profile", profile or self.profile, *args],
+            [self.binary, "--vault", str(self.vault), "--profile", profile or self.profile, *args],
             input=input,
             capture_output=True,
             text=True,
             timeout=60,
+            cwd=self.cwd,
+            env=self.env,
         )
         if check_exit is not None:
             assert proc.returncode == check_exit, (proc.returncode, proc.stdout, proc.stderr)
@@ -98,3 +103,13 @@ def verify_authentication_both(response, options, origin, rp_id, verified_regist
     matched = server.authenticate_complete(state, [fido2_credential], response)
     assert matched.credential_id == verified_registration.credential_id
     return result
+
+
+def register_and_sign_in(credemu, origin="https://shop.example.com", rp_id="example.com"):
+    """A modal registration and a sign-in with it through the CLI, both verified by py_webauthn and python-fido2;
+    returns the credential ID."""
+    options = generate_registration_options(rp_id=rp_id, rp_name="Shop", user_name="alice@example.com")
+    verified, fido2_credential = verify_registration_both(credemu.create(origin, options), options, origin, rp_id)
+    request = generate_authentication_options(rp_id=rp_id)
+    verify_authentication_both(credemu.get(origin, request), request, origin, rp_id, verified, fido2_credential)
+    return verified.credential_id

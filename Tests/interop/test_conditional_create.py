@@ -21,7 +21,7 @@ from webauthn import (
 from webauthn.helpers.exceptions import InvalidRegistrationResponse
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import Credemu
+from conftest import ROOT, Credemu
 
 ORIGIN = "https://shop.example.com"
 RP_ID = "example.com"
@@ -144,9 +144,10 @@ def test_providers_and_capabilities_match_the_packs(tmp_path):
     listing = credemu.json("providers")
     ids = {p["id"]: p for p in listing["providers"]}
     assert {"gpm", "apple", "bitwarden", "keepassxc", "1password", "generic-third-party", "webauthn-spec"} <= set(ids)
-    assert all(p["version"] and p["sources"] for p in listing["providers"])
+    assert all(p["version"] and p["sources"] and p["origin"] == "built-in" for p in listing["providers"])
+    assert listing["directory"] is None
     caps = credemu.json("capabilities")
-    pack = json.load(open(listing["directory"] + "/keepassxc.json"))
+    pack = json.load(open(ROOT / "providers" / "keepassxc.json"))
     assert caps["getClientCapabilities"] == pack["knobs"]["capabilities.client"]["value"]
     assert list(caps["getClientCapabilities"]) == sorted(caps["getClientCapabilities"])
     assert caps["isConditionalMediationAvailable"] is pack["knobs"]["capabilities.conditionalMediation"]["value"] is False

@@ -1,28 +1,62 @@
 import Foundation
+import Shipped
 import WebAuthn
 
-/// Finds policies by ID: the packs in a `providers/` directory, plus the built-in `webauthn-spec`.
+/// Finds policies by ID: the packs compiled into the executable (`ShippedFile.packs`, the repository's
+/// `providers/`), a directory's packs over them, and the built-in `webauthn-spec`.
 public struct PolicyRegistry: Sendable {
     public let directory: String?
+    /// The shipped packs in file order, each replaced by the directory's pack of the same ID; then the
+    /// directory's other packs in file order.
     public let packs: [PolicyPack]
+    /// Where each pack came from, by ID: `built-in` or the path of its file.
+    public let origins: [String: String]
 
-    /// Reads every `*.json` pack in `directory` (files ending in `.schema.json` are skipped); a malformed pack
-    /// is an error that names it.
-    public init(directory: String?) throws(InvalidConfiguration) {
+    /// The shipped packs, then every `*.json` pack in `directory` (files ending in `.schema.json` are skipped)
+    /// over them: a directory pack with a shipped pack's ID replaces it, any other is added. A directory that
+    /// cannot be listed, a malformed pack or two directory packs with one ID is an error that names the file.
+    public init(directory: String? = nil) throws(InvalidConfiguration) {
         self.directory = directory
-        guard let directory else {
-            packs = []
-            return
+        var packs = try PolicyRegistry.shipped.get()
+        var origins = Dictionary(uniqueKeysWithValues: packs.map { ($0.id, "built-in") })
+        if let directory {
+            guard let listing = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+                throw InvalidConfiguration(.policyPack, "\(directory): the providers directory cannot be read")
+            }
+            var fromDirectory: [String: String] = [:]
+            for name in listing.filter({ $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }).sorted() {
+                let path = directory + "/" + name
+                let pack = try PolicyPack.load(path: path)
+                if let earlier = fromDirectory[pack.id] {
+                    throw InvalidConfiguration(.policyPack, "\(path): the pack ID '\(pack.id)' is taken by \(earlier)")
+                }
+                fromDirectory[pack.id] = path
+                origins[pack.id] = path
+                if let index = packs.firstIndex(where: { $0.id == pack.id }) { packs[index] = pack } else { packs.append(pack) }
+            }
         }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { $0.hasSuffix(".json") && !$0.hasSuffix(".schema.json") }.sorted()
-        var packs: [PolicyPack] = []
-        for name in names { packs.append(try PolicyPack.load(path: directory + "/" + name)) }
         self.packs = packs
+        self.origins = origins
     }
 
-    /// Every policy: the packs, then the built-in ones.
-    public var all: [any ProviderPolicy] { packs + [SpecPolicy()] }
+    /// The shipped packs, read once per process; a test checks each is valid.
+    static let shipped: Result<[PolicyPack], InvalidConfiguration> = Result { () throws(InvalidConfiguration) in
+        var packs: [PolicyPack] = []
+        for file in ShippedFile.packs {
+            let pack = try PolicyPack(json: String(decoding: file.bytes, as: UTF8.self), origin: "\(file.path) (built in)")
+            guard !packs.contains(where: { $0.id == pack.id }) else {
+                throw InvalidConfiguration(.policyPack, "\(file.path) (built in): the pack ID '\(pack.id)' is taken by another shipped pack")
+            }
+            packs.append(pack)
+        }
+        return packs
+    }
+
+    /// Every policy: the packs, then the ones written in Swift unless a pack took their ID.
+    public var all: [any ProviderPolicy] {
+        let spec = SpecPolicy()
+        return packs.contains { $0.id == spec.id } ? packs : packs + [spec]
+    }
 
     /// Every policy with its ID, name, version, platforms and sources: `credemu providers` and `GET /providers`.
     public var json: JSONValue {
@@ -30,7 +64,8 @@ public struct PolicyRegistry: Sendable {
             let sources: [(String, JSONValue)] = (policy as? PolicyPack)?.sources.map { ($0.0, .string($0.1)) }
                 ?? [("spec", "W3C WebAuthn Level 3 editor's draft (built in, Swift)")]
             return .object([("id", .string(policy.id)), ("name", .string(policy.name)), ("version", .string(policy.version)),
-                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })), ("sources", .object(sources))])
+                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })), ("sources", .object(sources)),
+                            ("origin", .string(origins[policy.id] ?? "built-in"))])
         }))])
     }
 
@@ -59,19 +94,5 @@ public struct PolicyRegistry: Sendable {
         if let path = profile.packPath { return try PolicyPack.load(path: path) }
         if let found = all.first(where: { $0.id == profile.pack }) { return found }
         throw InvalidConfiguration(.policyPack, "No policy pack '\(profile.pack)'; the packs are \(all.map(\.id).joined(separator: ", ")).")
-    }
-
-    /// The `providers/` directory: `$CREDEMU_PROVIDERS`, else the nearest `providers/` above the executable
-    /// (a checkout's `.build/debug/credemu` finds the repository's), else `./providers`.
-    public static func locateDirectory(environment: [String: String]) -> String? {
-        if let explicit = environment["CREDEMU_PROVIDERS"] { return explicit }
-        var url = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = url.appendingPathComponent("providers")
-            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("gpm.json").path) { return candidate.path }
-            url = url.deletingLastPathComponent()
-        }
-        let local = FileManager.default.currentDirectoryPath + "/providers"
-        return FileManager.default.fileExists(atPath: local) ? local : nil
     }
 }

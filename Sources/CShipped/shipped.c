@@ -1,0 +1,53 @@
+// The files credemu needs at run time, compiled in with C23 `#embed`, so the executable runs from anywhere.
+// Clang lists each embedded file in the object's dependency file, so SwiftPM recompiles this file when one
+// changes. A file added to providers/ must be added here too: ShippedFileTests fails until it is.
+#include "shipped.h"
+
+#pragma clang diagnostic ignored "-Wc23-extensions"
+
+static const unsigned char pack_1password[] = {
+#embed "../../providers/1password.json"
+};
+static const unsigned char pack_apple[] = {
+#embed "../../providers/apple.json"
+};
+static const unsigned char pack_bitwarden[] = {
+#embed "../../providers/bitwarden.json"
+};
+static const unsigned char pack_generic_third_party[] = {
+#embed "../../providers/generic-third-party.json"
+};
+static const unsigned char pack_gpm_pre_m144[] = {
+#embed "../../providers/gpm-pre-m144.json"
+};
+static const unsigned char pack_gpm[] = {
+#embed "../../providers/gpm.json"
+};
+static const unsigned char pack_keepassxc[] = {
+#embed "../../providers/keepassxc.json"
+};
+static const unsigned char shim_js[] = {
+#embed "../CredemuServer/Resources/shim.js"
+};
+static const unsigned char openapi_json[] = {
+#embed "../CredemuServer/Resources/openapi.json"
+};
+
+#define FILE_ENTRY(path, name) { path, name, sizeof name }
+
+static const credemu_shipped_file files[] = {
+    FILE_ENTRY("providers/1password.json", pack_1password),
+    FILE_ENTRY("providers/apple.json", pack_apple),
+    FILE_ENTRY("providers/bitwarden.json", pack_bitwarden),
+    FILE_ENTRY("providers/generic-third-party.json", pack_generic_third_party),
+    FILE_ENTRY("providers/gpm-pre-m144.json", pack_gpm_pre_m144),
+    FILE_ENTRY("providers/gpm.json", pack_gpm),
+    FILE_ENTRY("providers/keepassxc.json", pack_keepassxc),
+    FILE_ENTRY("Sources/CredemuServer/Resources/shim.js", shim_js),
+    FILE_ENTRY("Sources/CredemuServer/Resources/openapi.json", openapi_json),
+};
+
+const credemu_shipped_file *credemu_shipped_files(size_t *count) {
+    *count = sizeof files / sizeof files[0];
+    return files;
+}

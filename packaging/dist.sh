@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# make dist: the release binary as a self-contained tar.gz and a Debian package, in OUT_DIR.
+# Usage: packaging/dist.sh BINARY OUT_DIR VERSION
+# BINARY is built with --static-swift-stdlib (make release); this refuses one that needs a library no Debian
+# package provides. The .deb's Depends: is what dpkg-shlibdeps derives from the binary, plus publicsuffix.
+set -euo pipefail
+
+binary=$1 out=$2 version=$3
+root=$(cd "$(dirname "$0")/.." && pwd)
+arch=$(dpkg --print-architecture)
+name="credemu-$version-linux-$(uname -m)"
+work="$out/work"
+
+rm -rf "$out"
+mkdir -p "$work"
+
+# The binary and its docs, laid out under a prefix.
+stage() {
+    local prefix=$1
+    install -D -m 0755 "$binary" "$prefix/bin/credemu"
+    strip --strip-debug "$prefix/bin/credemu"
+    install -D -m 0644 "$root/README.md" "$prefix/share/doc/credemu/README.md"
+    install -D -m 0644 "$root/providers/README.md" "$prefix/share/doc/credemu/providers/README.md"
+    install -D -m 0644 "$root/providers/policy-pack.schema.json" "$prefix/share/doc/credemu/providers/policy-pack.schema.json"
+}
+
+# Every library the binary needs must come from a Debian package (a Swift runtime library would not).
+owned() { dpkg -S "$1" >/dev/null 2>&1; }
+while read -r library; do
+    path=$(ldd "$binary" | awk -v lib="$library" '$1 == lib { print $3 }')
+    if [ -z "$path" ] || ! { owned "$path" || owned "$(readlink -f "$path")"; }; then
+        echo "dist: $binary needs $library (${path:-not found}), which no Debian package provides; build it with --static-swift-stdlib" >&2
+        exit 1
+    fi
+done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux')
+
+# The archive: credemu-VERSION-linux-ARCH/{bin,share}.
+stage "$work/$name"
+tar -C "$work" --owner=0 --group=0 --numeric-owner --sort=name -czf "$out/$name.tar.gz" "$name"
+
+# The Debian package, built in a debian/ tree so that dpkg-shlibdeps reads it as a package's build tree.
+package="$work/debian/credemu"
+stage "$package/usr"
+mkdir -p "$package/DEBIAN"
+printf 'Source: credemu\n\nPackage: credemu\nArchitecture: any\n' > "$work/debian/control"
+shlibs=$(cd "$work" && dpkg-shlibdeps -O debian/credemu/usr/bin/credemu | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "dist: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+cat > "$package/DEBIAN/control" <<EOF
+Package: credemu
+Version: $version
+Architecture: $arch
+Maintainer: credemu maintainers <maintainers@users.noreply.a-seed-58ff192e.example>
+Installed-Size: $(du -sk --exclude=DEBIAN "$package" | cut -f1)
+Depends: $shlibs, publicsuffix
+Section: devel
+Priority: optional
+Description: credential-provider emulator for WebAuthn and password tests
+ A fake password manager that behaves toward websites and apps the way Google
+ Password Manager, Apple Passwords and third-party managers do with passkeys,
+ and answers with real WebAuthn that an RP's own verification library accepts:
+ a CLI, an HTTP JSON API and a browser shim. The provider packs, the shim and
+ the OpenAPI document are compiled in; the Swift runtime is linked statically.
+EOF
+dpkg-deb --root-owner-group --build "$package" "$out/credemu_${version}_${arch}.deb" >/dev/null
+rm -rf "$work"
+ls -l "$out"
