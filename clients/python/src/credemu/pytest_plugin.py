@@ -250,15 +250,16 @@ def credemu_profile(request, credemu_server, credemu_pack, credemu_platform):
 
 @pytest.fixture
 def credemu_install_shim(request, credemu_server):
-    """`install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True)`: the shim for the test's
-    profile (or `profile`, a name or a Client) in a Selenium driver or a Playwright page or context, with CSP
-    bypassed and `origin` allowed on the server."""
-    def install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True):
+    """`install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options)`: the shim
+    for the test's profile (or `profile`, a name or a Client) in a Selenium driver or a Playwright page, context
+    or browser (a new context, returned), CSP bypassed and `origin` allowed on the server. See
+    `credemu.install_shim`."""
+    def install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options):
         if profile is None:
             client = request.getfixturevalue("credemu_profile")
         elif isinstance(profile, Client):
             client = profile
         else:
             client = credemu_server.client(profile)
-        return install_shim(target, client, origin=origin, autofill=autofill, bypass_csp=bypass_csp)
+        return install_shim(target, client, origin=origin, autofill=autofill, bypass_csp=bypass_csp, **context_options)
     return install

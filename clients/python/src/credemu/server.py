@@ -93,7 +93,8 @@ class Server:
                 self.url = f"http://127.0.0.1:{self.port}"
                 try:
                     with urllib.request.urlopen(self.url + "/health", timeout=5) as response:
-                        if response.status == 200:
+                        # The port file comes before the first line of output: ready once both are there.
+                        if response.status == 200 and self._read_log().startswith(self.url + "\n"):
                             return
                 except OSError:
                     pass

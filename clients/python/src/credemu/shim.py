@@ -10,12 +10,17 @@ import warnings
 from .client import origin_of
 
 
-def install_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True):
+def install_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
     """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's).
 
-    `target` is a Selenium WebDriver with `execute_cdp_cmd` (Chromium), or a Playwright `Page` or
-    `BrowserContext`. `origin` (a URL is cut to its origin) is allowed on the server; without it the page's
-    origin must already be (`--allow-origin`, `Server(allow_origins=...)`). Returns the shim's source.
+    `target` is a Selenium WebDriver with `execute_cdp_cmd` (Chromium), or Playwright's (sync API) `Page`,
+    `BrowserContext` or `Browser`; for a `Browser`, a new context is made (with `context_options`) and returned.
+    `origin` (a URL is cut to its origin) is allowed on the server; without it the page's origin must be allowed
+    already (`--allow-origin`, `Server(allow_origins=...)`). Returns what the shim is installed in.
+
+    CSP: Selenium and a Playwright page get CDP's `Page.setBypassCSP`. Playwright sets a context's CSP bypass
+    only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
+    open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
     """
     if origin is not None:
         client.allow_origin(origin_of(origin))
@@ -24,9 +29,18 @@ def install_shim(target, client, *, origin=None, profile=None, autofill=True, by
         _selenium(target, script, bypass_csp)
     elif hasattr(target, "add_init_script"):
         _playwright(target, script, bypass_csp)
+    elif hasattr(target, "new_context"):
+        if _is_coroutine_function(target.new_context):
+            raise TypeError(_ASYNC)
+        target = target.new_context(bypass_csp=bypass_csp, **context_options)
+        target.add_init_script(script=script)
     else:
-        raise TypeError(f"install_shim takes a Selenium driver or a Playwright page or context, not {type(target).__name__}")
-    return script
+        raise TypeError(f"install_shim takes a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
+    return target
+
+
+_ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "
+          "`await context.add_init_script(script=client.shim())`")
 
 
 def _selenium(driver, script, bypass_csp):
@@ -42,24 +56,36 @@ def _is_coroutine_function(function):
 
 def _playwright(target, script, bypass_csp):
     if _is_coroutine_function(target.add_init_script):
-        raise TypeError("install_shim drives Playwright's sync API; with the async API call "
-                        "`await context.add_init_script(client.shim())` on a context made with bypass_csp=True")
+        raise TypeError(_ASYNC)
     target.add_init_script(script=script)
     if not bypass_csp:
         return
-    if hasattr(target, "new_page"):  # a BrowserContext: its pages now and those it opens later
+    if hasattr(target, "new_page"):  # a BrowserContext
+        if _context_bypasses_csp(target):
+            return
         for page in target.pages:
             _bypass_csp(target, page)
-        target.on("page", lambda page: _bypass_csp(target, page))
+        warnings.warn("credemu: this Playwright context was made without bypass_csp=True, so the pages it opens from now "
+                      "on keep their Content-Security-Policy, which may block the shim's requests; make the context with "
+                      "bypass_csp=True, or pass the Browser to get such a context", stacklevel=3)
     else:
-        _bypass_csp(target.context, target)
+        if not _context_bypasses_csp(target.context):
+            _bypass_csp(target.context, target)
+
+
+def _context_bypasses_csp(context):
+    """Whether the context was made with `bypass_csp=True` (Playwright keeps its options; no public accessor)."""
+    try:
+        return bool(context._impl_obj._options.get("bypassCSP"))
+    except AttributeError:
+        return False
 
 
 def _bypass_csp(context, page):
-    """Page.setBypassCSP over a CDP session (Chromium); a context made with `bypass_csp=True` needs none."""
+    """Page.setBypassCSP over a CDP session (Chromium)."""
     try:
         session = context.new_cdp_session(page)
         session.send("Page.setBypassCSP", {"enabled": True})
     except Exception as error:  # noqa: BLE001 - Firefox and WebKit have no CDP
-        warnings.warn(f"credemu: could not bypass the page's Content-Security-Policy ({error}); create the Playwright "
-                      "context with bypass_csp=True, or a strict CSP will block the shim's requests", stacklevel=3)
+        warnings.warn(f"credemu: could not bypass the page's Content-Security-Policy ({error}); make the Playwright "
+                      "context with bypass_csp=True, or a strict CSP will block the shim's requests", stacklevel=4)
