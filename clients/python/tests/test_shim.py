@@ -156,6 +156,20 @@ def test_a_page_whose_origin_was_not_allowed_gets_the_shims_set_up_failure(playw
     context.close()
 
 
+def test_one_selenium_driver_serves_profile_after_profile(selenium_driver, strict_site, credemu_server):
+    from credemu.shim import installed_shim
+    client = credemu_server.client()
+    first, second = (client.for_profile(client.create_profile(n, pack="gpm")["name"]) for n in ("first", "second"))
+    _, undo = installed_shim(selenium_driver, first, origin=strict_site)
+    undo()  # what credemu_install_shim does at the end of a test
+    installed_shim(selenium_driver, second, origin=strict_site)
+    selenium_driver.get(strict_site + "/")
+    selenium_driver.set_script_timeout(30)
+    result = selenium_driver.execute_async_script(f"const done = arguments[arguments.length - 1]; ({CEREMONIES})().then(done);")
+    check_signed_in(result, second)
+    assert first.passkeys() == [], "the first profile's shim is gone from the driver"
+
+
 def test_install_refuses_what_is_neither_driver_nor_page(credemu_install_shim):
     with pytest.raises(TypeError, match="Selenium driver or a Playwright page, context or browser"):
         credemu_install_shim(object())

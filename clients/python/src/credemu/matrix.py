@@ -7,15 +7,23 @@ RANK = ["error", "failed", "xpassed", "xfailed", "skipped", "passed"]
 LABEL = {"error": "ERROR", "failed": "FAIL", "xpassed": "XPASS", "xfailed": "xfail", "skipped": "skip", "passed": "pass"}
 
 
+# Outcomes in which the provider did not do what was asked, whatever the reason says.
+DECLINED = {"noop", "ignored", "dropped", "rejected", "error", "aborted", "timedOut", "notFilled"}
+
+
 def provider_verdict(events):
-    """What the provider last did that was not a plain success (`create: noop (noRecentlyUsedPassword)`), the
-    last event when all succeeded, and the findings' codes; "" for an empty log."""
+    """What the provider last declined (`create: noop (noRecentlyUsedPassword)`, `signal: ignored (success)`),
+    else `no refusal; last: ...`, then the findings' codes; "" for an empty log."""
     significant = [e for e in events if e.get("kind") != "finding"]
     if not significant:
         return ""
-    declined = [e for e in significant if e.get("reason") != "success"]
-    event = (declined or significant)[-1]
-    text = f"{event['kind']}: {event['outcome']} ({event['reason']})"
+    declined = [e for e in significant if e.get("reason") != "success" or e.get("outcome") in DECLINED]
+    if declined:
+        event = declined[-1]
+        text = f"{event['kind']}: {event['outcome']} ({event['reason']})"
+    else:
+        event = significant[-1]
+        text = f"no refusal; last: {event['kind']}: {event['outcome']}"
     findings = sorted({e["reason"] for e in events if e.get("kind") == "finding"})
     if findings:
         text += "; findings: " + ", ".join(findings)
@@ -24,21 +32,22 @@ def provider_verdict(events):
 
 class Matrix:
     def __init__(self):
-        self.cells = {}  # (row, pack) -> {"outcome", "platform", "verdict"}
+        self.cells = {}  # (row, pack) -> {"outcome", "platform", "verdict", "message"}
         self.rows = []
         self.packs = []
 
-    def record(self, row, pack, outcome, platform=None, verdict=""):
+    def record(self, row, pack, outcome, platform=None, verdict="", message=""):
+        """One phase's outcome of the test `row` with `pack`; the cell keeps the worst, with its verdict."""
         if row not in self.rows:
             self.rows.append(row)
         if pack not in self.packs:
             self.packs.append(pack)
-        cell = self.cells.setdefault((row, pack), {"outcome": "passed", "platform": platform, "verdict": ""})
+        cell = self.cells.setdefault((row, pack), {"outcome": "passed", "platform": platform, "verdict": "", "message": ""})
         if RANK.index(outcome) < RANK.index(cell["outcome"]):
             cell["outcome"] = outcome
+            if verdict or message:
+                cell["verdict"], cell["message"] = verdict, message
         cell["platform"] = platform or cell["platform"]
-        if verdict:
-            cell["verdict"] = verdict
 
     def __bool__(self):
         return bool(self.cells)
@@ -57,10 +66,15 @@ class Matrix:
                 cell = self.cells.get((row, pack))
                 if cell and cell["outcome"] != "passed":
                     where = f"{pack}@{cell['platform']}" if cell["platform"] else pack
-                    notes.append(f"{row} [{where}]: {LABEL[cell['outcome']]}" + (f": {cell['verdict']}" if cell["verdict"] else ""))
+                    note = f"{row} [{where}]: {LABEL[cell['outcome']]}"
+                    if cell["message"]:
+                        note += f": {cell['message']}"
+                    if cell["verdict"]:
+                        note += f"\n    provider: {cell['verdict']}"
+                    notes.append(note)
         if notes:
             out += [""] + notes
-        return [line.rstrip() for line in out]
+        return [line.rstrip() for text in out for line in text.split("\n")]
 
     def json(self):
         return json.dumps({"packs": self.packs, "tests": [

@@ -8,7 +8,8 @@ shim in a Selenium driver or a Playwright page, and a test-by-pack matrix.
         ...
 
 `--credemu-packs=all` (or `gpm,apple,...`, or `packs=` in the marker) runs each marked test that does not pin
-`pack=` once per pack, and the session ends with the matrix.
+`pack=` once per pack, and the session ends with the matrix. `xfail={"bitwarden": "why"}` in the marker expects
+a pack to diverge (a strict xfail, so the day it stops diverging the test says so).
 """
 import itertools
 import json
@@ -21,7 +22,7 @@ from .client import Client
 from .errors import CredemuError
 from .matrix import Matrix, provider_verdict
 from .server import Server, find_binary
-from .shim import install_shim
+from .shim import installed_shim
 
 PLUGIN = "credemu-session"
 
@@ -40,9 +41,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "credemu(pack=None, platform=None, packs=None, **settings): the test's credemu "
-                                       "profile: its pack and platform, its settings (automaticPasskeyUpgrades=False, ...), "
-                                       "or packs='all' / a list to run it once per pack")
+    config.addinivalue_line("markers", "credemu(pack=None, platform=None, packs=None, xfail=None, **settings): the test's "
+                                       "credemu profile: its pack and platform, its settings (automaticPasskeyUpgrades=False, "
+                                       "...), or packs='all' / a list to run it once per pack, with xfail={pack: reason} for the "
+                                       "divergences it expects (strict)")
     config.pluginmanager.register(CredemuSession(config), PLUGIN)
 
 
@@ -116,7 +118,14 @@ class CredemuSession:
         if not spec:
             return
         packs = self.pack_list(spec)
-        metafunc.parametrize("credemu_pack", packs, ids=packs)
+        expected = (marker.kwargs.get("xfail") if marker else None) or {}
+        unknown = set(expected) - set(self.packs())
+        if unknown:
+            raise pytest.UsageError(f"{metafunc.definition.nodeid}: xfail names packs credemu does not have: {sorted(unknown)}")
+        # A divergence the test expects of a pack is a strict xfail: when the provider starts to behave, it shows.
+        params = [pytest.param(p, id=p, marks=[pytest.mark.xfail(reason=f"{p}: {expected[p]}", strict=True)] if p in expected else [])
+                  for p in packs]
+        metafunc.parametrize("credemu_pack", params)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -139,7 +148,8 @@ class CredemuSession:
                 report.sections.append(("credemu server log", "\n".join(self.server.log.splitlines()[-50:])))
         if cell["matrix_row"] is not None:
             # An attribute of plain data, so pytest-xdist carries it to the controller with the report.
-            report.credemu_cell = {"row": cell["matrix_row"], "pack": cell["pack"], "platform": cell["platform"], "verdict": verdict}
+            report.credemu_cell = {"row": cell["matrix_row"], "pack": cell["pack"], "platform": cell["platform"], "verdict": verdict,
+                                   "message": _crash_message(report) if failed else ""}
 
     def pytest_runtest_logreport(self, report):
         cell = getattr(report, "credemu_cell", None)
@@ -153,7 +163,7 @@ class CredemuSession:
             result = "skipped"
         else:
             result = "failed" if report.when == "call" else "error"
-        self.matrix.record(cell["row"], cell["pack"], result, cell["platform"], cell["verdict"])
+        self.matrix.record(cell["row"], cell["pack"], result, cell["platform"], cell["verdict"], cell.get("message", ""))
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.matrix:
@@ -168,6 +178,13 @@ class CredemuSession:
 
     def pytest_unconfigure(self, config):
         self.stop_server()
+
+
+def _crash_message(report):
+    """The failure's first line (`AssertionError: upgrade: not supported`), cut to 100 characters."""
+    message = getattr(getattr(report.longrepr, "reprcrash", None), "message", "") or ""
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return line if len(line) <= 100 else line[:99] + "…"
 
 
 def _matrix_row(item, pack):
@@ -233,7 +250,7 @@ def credemu_profile(request, credemu_server, credemu_pack, credemu_platform):
     """A fresh profile on the session's server for this test, as a `credemu.Client` acting for it; removed after."""
     session = _session(request.config)
     marker = request.node.get_closest_marker("credemu")
-    settings = {k: v for k, v in (marker.kwargs if marker else {}).items() if k not in ("pack", "platform", "packs")}
+    settings = {k: v for k, v in (marker.kwargs if marker else {}).items() if k not in ("pack", "platform", "packs", "xfail")}
     name = session.profile_name(request.node)
     client = credemu_server.client()
     created = client.create_profile(name, pack=credemu_pack, platform=credemu_platform, **settings)
@@ -253,7 +270,10 @@ def credemu_install_shim(request, credemu_server):
     """`install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options)`: the shim
     for the test's profile (or `profile`, a name or a Client) in a Selenium driver or a Playwright page, context
     or browser (a new context, returned), CSP bypassed and `origin` allowed on the server. See
-    `credemu.install_shim`."""
+    `credemu.install_shim`. At the test's end the install is undone where it can be: a Selenium driver loses
+    the init script (so one driver can serve many tests), a context made from a Browser is closed."""
+    undo = []
+
     def install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options):
         if profile is None:
             client = request.getfixturevalue("credemu_profile")
@@ -261,5 +281,14 @@ def credemu_install_shim(request, credemu_server):
             client = profile
         else:
             client = credemu_server.client(profile)
-        return install_shim(target, client, origin=origin, autofill=autofill, bypass_csp=bypass_csp, **context_options)
-    return install
+        installed, remove = installed_shim(target, client, origin=origin, autofill=autofill, bypass_csp=bypass_csp, **context_options)
+        if remove is not None:
+            undo.append(remove)
+        return installed
+
+    yield install
+    for remove in reversed(undo):
+        try:
+            remove()
+        except Exception:  # noqa: BLE001 - the driver or context may be gone already
+            pass

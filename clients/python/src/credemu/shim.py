@@ -22,21 +22,29 @@ def install_shim(target, client, *, origin=None, profile=None, autofill=True, by
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
     """
+    return installed_shim(target, client, origin=origin, profile=profile, autofill=autofill, bypass_csp=bypass_csp,
+                          **context_options)[0]
+
+
+def installed_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
+    """`install_shim`, and a function that undoes it: removes the Selenium init script, or closes the context made
+    from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
     if origin is not None:
         client.allow_origin(origin_of(origin))
     script = client.shim(profile or client.profile, autofill=autofill)
     if hasattr(target, "execute_cdp_cmd"):
-        _selenium(target, script, bypass_csp)
-    elif hasattr(target, "add_init_script"):
+        identifier = _selenium(target, script, bypass_csp)
+        return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
+    if hasattr(target, "add_init_script"):
         _playwright(target, script, bypass_csp)
-    elif hasattr(target, "new_context"):
+        return target, None
+    if hasattr(target, "new_context"):
         if _is_coroutine_function(target.new_context):
             raise TypeError(_ASYNC)
-        target = target.new_context(bypass_csp=bypass_csp, **context_options)
-        target.add_init_script(script=script)
-    else:
-        raise TypeError(f"install_shim takes a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
-    return target
+        context = target.new_context(bypass_csp=bypass_csp, **context_options)
+        context.add_init_script(script=script)
+        return context, context.close
+    raise TypeError(f"install_shim takes a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
 
 
 _ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "
@@ -46,7 +54,7 @@ _ASYNC = ("install_shim drives Playwright's sync API; with the async API, make t
 def _selenium(driver, script, bypass_csp):
     if bypass_csp:
         driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
-    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
+    return driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})["identifier"]
 
 
 def _is_coroutine_function(function):
