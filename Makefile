@@ -11,6 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
 
 .PHONY: help deps deps-debian deps-browser deps-python build run test test-swift test-interop sanitize sanitize-address sanitize-thread bench clean
+.PHONY: deps-clients deps-node test-clients
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
@@ -49,13 +50,34 @@ build: deps-debian
 run: build
 	$(CREDEMU) serve
 
-test: deps build test-swift test-interop sanitize
+test: deps build test-swift test-interop test-clients sanitize
 
 test-swift:
 	swift test --disable-swift-testing
 
-test-interop: deps-python
-	CREDEMU_BIN=$(abspath $(CREDEMU)) $(PYTHON) -m pytest Tests/interop -q
+# The example RP's journeys (test_browser.py) run on the credemu pytest plugin, once per pack: the run ends with
+# the test-by-pack matrix.
+test-interop: deps-python deps-clients
+	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) $(PYTHON) -m pytest Tests/interop -q
+
+# ---- The clients: clients/python (the credemu package and its pytest plugin) and clients/js (credemu.mjs) ----
+# The package goes into the venv (its build backend, hatchling, is pinned in requirements.txt: no build isolation,
+# nothing fetched), reinstalled when its sources change. The JS module needs Node 20 (Debian's nodejs when
+# missing); its Playwright test drives Chromium through the playwright-core that the Python playwright wheel ships.
+CLIENT_PYTHON := clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py)
+
+deps-clients: deps-python deps-node $(VENV)/.credemu-client
+$(VENV)/.credemu-client: $(VENV)/.installed $(CLIENT_PYTHON)
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./clients/python
+	touch $@
+
+deps-node:
+	@command -v node >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="nodejs"
+
+test-clients: deps-clients build
+	CREDEMU=$(abspath $(CREDEMU)) $(PYTHON) -m pytest clients/python/tests -q -p no:cacheprovider
+	CREDEMU=$(abspath $(CREDEMU)) PLAYWRIGHT_CORE="$$($(PYTHON) -c 'import os, playwright; print(os.path.join(os.path.dirname(playwright.__file__), "driver", "package"))')" \
+	  node --test clients/js/
 
 # Sanitizers, each build in its own scratch path so the normal .build stays as it is (about 1.5 minutes from clean
 # on 2 cores): the Swift tests, then Tests/sanitize/workload.py against that build's `credemu serve` (every route
