@@ -117,10 +117,14 @@ def test_a_marker_lists_packs_without_the_option_and_the_matrix_can_be_written_a
         @pytest.mark.xfail(reason="the provider declines", strict=True)
         def test_expected_divergence(credemu_profile):
             credemu_profile.get({"challenge": "AAAA", "rpId": "shop.example.com"}, origin="https://shop.example.com")
+
+        @pytest.mark.credemu(packs=["gpm", "apple"], xfail={"apple": "said to differ", "bitwarden": "not run here"})
+        def test_a_divergence_that_is_gone(credemu_profile):
+            assert credemu_profile.get_client_capabilities()
     ''')
     out = pytester.path / "matrix.json"
     result = pytester.runpytest("-p", "no:cacheprovider", f"--credemu-matrix-json={out}")
-    result.assert_outcomes(passed=5, failed=1, xfailed=2)
+    result.assert_outcomes(passed=6, failed=2, xfailed=2)
     matrix = json.loads(out.read_text())
     assert matrix["packs"] == ["gpm", "apple", "bitwarden"]
     cells = {t["test"]: {p: c["outcome"] for p, c in t["cells"].items()} for t in matrix["tests"]}
@@ -129,11 +133,26 @@ def test_a_marker_lists_packs_without_the_option_and_the_matrix_can_be_written_a
     assert cells[f"{name}::test_with_other_parameters[alice]"] == {"gpm": "passed", "bitwarden": "passed"}
     assert cells[f"{name}::test_with_other_parameters[bob]"] == {"gpm": "passed", "bitwarden": "failed"}
     assert cells[f"{name}::test_expected_divergence"] == {"gpm": "xfailed", "apple": "xfailed"}
+    assert cells[f"{name}::test_a_divergence_that_is_gone"] == {"gpm": "passed", "apple": "failed"}
+    assert "::test_a_divergence_that_is_gone [apple@safari]: FAIL: [XPASS(strict)] apple: said to differ" in result.stdout.str()
     expected = [t for t in matrix["tests"] if t["test"].endswith("test_expected_divergence")][0]
     assert expected["cells"]["apple"]["verdict"] == "get: error (noCredential)"
     assert expected["cells"]["apple"]["platform"] == "safari"
     assert "::test_expected_divergence [apple@safari]: xfail: credemu.errors.CredemuError: POST /profiles/" in result.stdout.str()
     assert "    provider: get: error (noCredential)" in result.stdout.str()
+
+
+def test_an_xfail_for_a_pack_credemu_does_not_have_is_a_collection_error(pytester):
+    pytester.makepyfile('''
+        import pytest
+
+        @pytest.mark.credemu(packs="all", xfail={"no-such-pack": "typo"})
+        def test_x(credemu_profile):
+            pass
+    ''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*UsageError*xfail names packs credemu does not have:*no-such-pack*"])
 
 
 def test_a_failure_report_carries_the_profiles_events_and_the_server_log(pytester):

@@ -181,8 +181,12 @@ class CredemuSession:
 
 
 def _crash_message(report):
-    """The failure's first line (`AssertionError: upgrade: not supported`), cut to 100 characters."""
-    message = getattr(getattr(report.longrepr, "reprcrash", None), "message", "") or ""
+    """The failure's first line (`AssertionError: upgrade: not supported`, `[XPASS(strict)] ...`), cut to 100
+    characters."""
+    if isinstance(report.longrepr, str):
+        message = report.longrepr
+    else:
+        message = getattr(getattr(report.longrepr, "reprcrash", None), "message", "") or ""
     line = message.strip().splitlines()[0] if message.strip() else ""
     return line if len(line) <= 100 else line[:99] + "…"
 
