@@ -394,10 +394,13 @@ export class Server {
   async stop(timeout = 20000) {
     if (!this.process) return this.returnCode;
     if (this.process.exitCode === null && this.process.signalCode === null) {
-      this.process.kill('SIGTERM');
       const child = this.process;
+      child.kill('SIGTERM');
+      // Again each second: a SIGTERM that arrives before the server's handler is in place is lost.
+      const again = setInterval(() => child.kill('SIGTERM'), 1000);
       const deadline = setTimeout(() => child.kill('SIGKILL'), timeout);
       await this.exited;
+      clearInterval(again);
       clearTimeout(deadline);
     }
     this.returnCode = await this.exited;
