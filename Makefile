@@ -21,6 +21,7 @@ DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architect
 PREFIX      ?= /usr/local
 
 .PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
+.PHONY: deps-clients deps-node test-clients
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
@@ -86,15 +87,35 @@ dist: $(DEB)
 $(DEB): $(RELEASE_BIN) packaging/dist.sh README.md providers/README.md providers/policy-pack.schema.json | deps-dist
 	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
 
-test: deps build test-swift dist test-interop sanitize
+test: deps build test-swift dist test-interop test-clients sanitize
 
 test-swift:
 	swift test --disable-swift-testing
 
 # test_installed_package.py installs the .deb from `make dist` into a temporary root; given CREDEMU_DEB it
-# fails rather than skips when the package is missing.
-test-interop: deps-python
-	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) $(PYTHON) -m pytest Tests/interop -q
+# fails rather than skips when the package is missing. The example RP's journeys (test_browser.py) run on the
+# credemu pytest plugin, once per pack: the run ends with the test-by-pack matrix.
+test-interop: deps-python deps-clients
+	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) $(PYTHON) -m pytest Tests/interop -q
+
+# ---- The clients: clients/python (the credemu package and its pytest plugin) and clients/js (credemu.mjs) ----
+# The package goes into the venv (its build backend, hatchling, is pinned in requirements.txt: no build isolation,
+# nothing fetched), reinstalled when its sources change. The JS module needs Node 20 (Debian's nodejs when
+# missing); its Playwright test drives Chromium through the playwright-core that the Python playwright wheel ships.
+CLIENT_PYTHON := clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py)
+
+deps-clients: deps-python deps-node $(VENV)/.credemu-client
+$(VENV)/.credemu-client: $(VENV)/.installed $(CLIENT_PYTHON)
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./clients/python
+	touch $@
+
+deps-node:
+	@command -v node >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="nodejs"
+
+test-clients: deps-clients build
+	CREDEMU=$(abspath $(CREDEMU)) $(PYTHON) -m pytest clients/python/tests -q -p no:cacheprovider
+	CREDEMU=$(abspath $(CREDEMU)) PLAYWRIGHT_CORE="$$($(PYTHON) -c 'import os, playwright; print(os.path.join(os.path.dirname(playwright.__file__), "driver", "package"))')" \
+	  node --test clients/js/
 
 # Sanitizers, each build in its own scratch path so the normal .build stays as it is (about 1.5 minutes from clean
 # on 2 cores): the Swift tests, then Tests/sanitize/workload.py against that build's `credemu serve` (every route

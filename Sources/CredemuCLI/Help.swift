@@ -212,7 +212,8 @@ enum Help {
     it). --token requires 'Authorization: Bearer T' on every route but /shim.js, /health and /openapi.json;
     a --host that is not a loopback address needs it. Requests must name a loopback host (or the --host
     address, or an --allow-host name). A page (a request with an Origin header) is served only when its origin
-    is given with --allow-origin ("*" for any), and then acts only for that origin. POST and PATCH take
+    is given with --allow-origin ("*" for any) or later with POST /origins (from a caller that is not a
+    page), and then acts only for that origin. POST and PATCH take
     Content-Type: application/json only. SIGTERM or SIGINT stops it cleanly.
 
     """

@@ -14,6 +14,8 @@ extension APIServer {
         Route("GET", "/providers") { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
         Route("GET", "/clock") { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
         Route("POST", "/clock") { (s, r) throws(APIError) in try s.setClock(r) },
+        Route("GET", "/origins") { (s, _) throws(APIError) in s.allowedOrigins() },
+        Route("POST", "/origins") { (s, r) throws(APIError) in try s.allowOrigin(r) },
         Route("GET", "/holds") { (s, _) throws(APIError) in s.json(200, s.operations.listHolds()) },
         Route("POST", "/holds/{id}/release") { (s, r) throws(APIError) in
             let body = try r.body(allowEmpty: true)
@@ -171,6 +173,26 @@ extension APIServer {
             throw .invalidInput("Give 'set', 'advance' or \"mode\": \"system\".")
         }
         return json(200, state)
+    }
+
+    func allowedOrigins() -> HTTPResponse {
+        json(200, .object([("allowedOrigins", .array(origins.sorted.map(JSONValue.string)))]))
+    }
+
+    /// POST /origins: `{"origin": O}` lets pages of O call the API from now on, as `--allow-origin O` would have.
+    /// Only a caller that is not a page may widen the list: any request with an `Origin` header is refused.
+    func allowOrigin(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
+        if let origin = r.http.headers["origin"] {
+            throw APIError(403, "Forbidden", "A page (here \(origin)) cannot allow origins; the test code or the command line does (POST /origins without an Origin header, or --allow-origin).")
+        }
+        let origin = try r.body().requiredString("origin")
+        guard AllowedOrigins.isSerializedOrigin(origin) else {
+            throw APIError(.invalidInput("body.origin must be a serialized origin such as http://localhost:8000 (scheme, lower-case host, optional port; no path)."))
+        }
+        guard origins.insert(origin) else {
+            throw APIError(409, "Conflict", "The server allows \(AllowedOrigins.limit) origins already; restart it to start again.")
+        }
+        return allowedOrigins()
     }
 
     /// The browser shim, configured by its query: `profile`, and `autofill=0` to turn password filling off.

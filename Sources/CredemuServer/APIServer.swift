@@ -32,12 +32,15 @@ public final class APIServer: @unchecked Sendable {
 
     let operations: Operations
     let configuration: Configuration
+    /// `configuration.allowedOrigins`, and those added since with `POST /origins`.
+    let origins: AllowedOrigins
     private let hosts: HostCheck
 
     /// Serves `operations`; `bindAddress` is the address the server listens on, whose name requests may use.
     public init(operations: Operations, configuration: Configuration, bindAddress: String = "127.0.0.1") throws {
         self.operations = operations
         self.configuration = configuration
+        origins = AllowedOrigins(configuration.allowedOrigins)
         hosts = HostCheck(bindAddress: bindAddress, allowed: configuration.allowedHosts)
         operations.conditionalGetsWait = true
         _ = try operations.profile(Vault.defaultProfile)
@@ -182,7 +185,7 @@ public final class APIServer: @unchecked Sendable {
     }
 
     private func allowsCORS(_ origin: String) -> Bool {
-        configuration.allowedOrigins.contains(origin) || configuration.allowedOrigins.contains("*")
+        origins.allows(origin)
     }
 
     private func corsHeaders(_ origin: String, preflight: Bool) -> [(String, String)] {

@@ -71,6 +71,37 @@ final class APIServerTests: XCTestCase {
         XCTAssertEqual(api.handle(request("OPTIONS", "/profiles", headers: ["origin": "https://evil.example"])).status, 403)
     }
 
+    func testAnOriginAllowedWhileServingIsAnsweredAndOnlyCallersThatAreNotPagesMayAllowOne() throws {
+        let (api, _d) = try makeAPI(origins: ["http://localhost:8000"])
+        _ = _d
+        let page = ["origin": "http://localhost:9000"]
+        XCTAssertEqual(api.handle(request("GET", "/profiles", headers: page)).status, 403)
+        XCTAssertEqual(api.handle(request("POST", "/origins", #"{"origin": "http://localhost:9000"}"#, headers: ["origin": "http://localhost:8000"])).status, 403,
+                       "an allowed page cannot allow another")
+        let added = api.handle(request("POST", "/origins", #"{"origin": "http://localhost:9000"}"#))
+        XCTAssertEqual(added.status, 200)
+        XCTAssertEqual(try json(added)["allowedOrigins"], .array(["http://localhost:8000", "http://localhost:9000"]))
+        XCTAssertEqual(api.handle(request("GET", "/profiles", headers: page)).status, 200)
+        XCTAssertEqual(try json(api.handle(request("GET", "/origins")))["allowedOrigins"], .array(["http://localhost:8000", "http://localhost:9000"]))
+        for bad in [#"{"origin": "http://localhost:9000/"}"#, #"{"origin": "HTTP://x"}"#, #"{"origin": "ftp://x"}"#, #"{"origin": "http://X.example"}"#,
+                    #"{"origin": "http://x:0"}"#, #"{"origin": "http://x:65536"}"#, #"{"origin": "*"}"#, #"{"origin": "http://"}"#, #"{"origin": 1}"#, "{}"] {
+            let refused = api.handle(request("POST", "/origins", bad))
+            XCTAssertEqual(refused.status, 400, bad)
+            XCTAssertEqual(try json(refused)["error"]?["name"], "TypeError", bad)
+        }
+        XCTAssertTrue(AllowedOrigins.isSerializedOrigin("https://[::1]:8443"))
+        XCTAssertTrue(AllowedOrigins.isSerializedOrigin("http://xn--bcher-kva.example"))
+        XCTAssertFalse(AllowedOrigins.isSerializedOrigin("http://a b"))
+    }
+
+    func testTheAllowedOriginsAreBounded() {
+        let origins = AllowedOrigins([])
+        for i in 0..<AllowedOrigins.limit { XCTAssertTrue(origins.insert("http://localhost:\(i + 1)")) }
+        XCTAssertTrue(origins.insert("http://localhost:1"), "one already there is no growth")
+        XCTAssertFalse(origins.insert("https://one-more.example"))
+        XCTAssertFalse(origins.allows("https://one-more.example"))
+    }
+
     func testAnArmedHoldMakesTheNextCeremonyWaitAndOthersNot() throws {
         let (api, _d) = try makeAPI()
         _ = _d

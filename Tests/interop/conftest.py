@@ -1,8 +1,10 @@
 """Shared helpers for the interop suite: run the credemu CLI, build options with py_webauthn, verify with
 py_webauthn and python-fido2's Fido2Server."""
+import importlib.metadata
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,12 @@ from webauthn import (
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"))
+# The credemu pytest plugin (clients/python) finds the binary by $CREDEMU. `make deps-python` installs the package;
+# a venv without it gets the plugin from the source tree.
+os.environ.setdefault("CREDEMU", BINARY)
+if not any(e.name == "credemu" for e in importlib.metadata.entry_points(group="pytest11")):
+    sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
+    pytest_plugins = ["credemu.pytest_plugin"]
 
 
 class Credemu:

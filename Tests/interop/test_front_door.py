@@ -133,6 +133,28 @@ def test_an_origin_not_allowed_gets_no_preflight_and_no_answer(server):
     assert status == 403 and "--allow-origin https://evil.example" in error["error"]["message"]
 
 
+def test_an_origin_allowed_while_serving_is_answered_and_no_page_can_allow_one(rp_server):
+    s = rp_server
+    evil = {"Origin": "https://evil.example"}
+    assert raw(s, "GET", "/profiles", headers=evil)[0] == 403
+    # A page, even an allowed one, cannot widen the list, with or without a preflight.
+    for page in [{"Origin": RP}, evil]:
+        status, error, _ = post_json(s, "/origins", {"origin": "https://evil.example"}, **page)
+        assert status == 403 and error["error"]["name"] == "Forbidden", error
+    status, _, response = raw(s, "OPTIONS", "/origins", headers={**evil, "Access-Control-Request-Method": "POST"})
+    assert status == 403 and response.getheader("Access-Control-Allow-Origin") is None
+    assert s.call("GET", "/origins") == (200, {"allowedOrigins": [RP]})
+    for bad in ["https://evil.example/", "https://Evil.example", "javascript:alert(1)", "https://evil.example:99999", "*", "", 7]:
+        status, error = s.call("POST", "/origins", {"origin": bad})
+        assert status == 400 and error["error"]["name"] == "TypeError", (bad, error)
+    assert s.call("POST", "/origins", {"origin": "https://evil.example"}) == (200, {"allowedOrigins": ["https://evil.example", RP]})
+    status, _, response = raw(s, "GET", "/profiles", headers=evil)
+    assert status == 200 and response.getheader("Access-Control-Allow-Origin") == "https://evil.example"
+    # Now allowed, it still acts only for itself.
+    status, error, _ = post_json(s, "/profiles/default/passwords", {"origin": RP, "username": "x", "password": "y"}, **evil)
+    assert status == 403 and error["error"]["name"] == "SecurityError"
+
+
 def test_dns_rebinding_host_names_are_refused(server):
     post_json(server, "/profiles/default/passwords", {"origin": OTHER, "username": "alice", "password": "s3cret"})
     port = server.url.rsplit(":", 1)[1]

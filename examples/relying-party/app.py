@@ -73,7 +73,7 @@ document.getElementById('passkey').addEventListener('click', async () => {
     return;
   }
   const result = await post('/api/login/verify', {credential: credential.toJSON()});
-  if (result.status === 200) { location.href = '/account?signedIn=1'; return; }
+  if (result.status === 200) { location.href = '/account?signedIn=passkey'; return; }
   if (result.body.unknownCredentialId) {
     // Signal only when the server conclusively does not know the credential (seed 003).
     await PublicKeyCredential.signalUnknownCredential({rpId: options.rpId, credentialId: result.body.unknownCredentialId});
@@ -131,10 +131,11 @@ document.getElementById('nudge-skip').addEventListener('click', () => {
   say('nudge-status', 'nudge: skipped');
 });
 (async () => {
-  if (new URLSearchParams(location.search).get('signedIn') === '1') {
-    await reconcile();
-    await automaticUpgrade();
-  }
+  const signedIn = new URLSearchParams(location.search).get('signedIn');
+  if (signedIn) await reconcile();
+  // The automatic upgrade follows a password sign-in only: a user who signed in with a passkey has one, and
+  // some managers never answer a create their exclusion list matches (KeePassXC: it waits for the timeout).
+  if (signedIn === '1') await automaticUpgrade();
   document.body.dataset.ready = '1';
 })();
 """

@@ -1,0 +1,55 @@
+import Synchronization
+
+/// The page origins the API answers (CORS): those given with `--allow-origin` ("*" for any) and those a caller
+/// that is not a page added while the server runs (`POST /origins`), so a test can allow its RP's origin once
+/// the RP has a port.
+final class AllowedOrigins: Sendable {
+    /// At most this many origins; one more is refused, so a caller cannot grow the set without bound.
+    static let limit = 1024
+    private let origins: Mutex<Set<String>>
+
+    init(_ initial: Set<String>) {
+        origins = Mutex(initial)
+    }
+
+    func allows(_ origin: String) -> Bool {
+        origins.withLock { $0.contains(origin) || $0.contains("*") }
+    }
+
+    var sorted: [String] { origins.withLock { $0.sorted() } }
+
+    /// Adds `origin`; false when the set is full.
+    func insert(_ origin: String) -> Bool {
+        origins.withLock { origins in
+            if origins.contains(origin) { return true }
+            guard origins.count < AllowedOrigins.limit else { return false }
+            origins.insert(origin)
+            return true
+        }
+    }
+
+    /// Whether `text` is an origin as a browser serializes it in an `Origin` header: `http` or `https`, an ASCII
+    /// host in lower case (IDNs in punycode), an optional port, nothing else (HTML §7.1.1 "serialization of an
+    /// origin").
+    static func isSerializedOrigin(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= 300 else { return false }
+        let rest: ArraySlice<UInt8>
+        if bytes.starts(with: "https://".utf8) { rest = bytes.dropFirst(8) } else if bytes.starts(with: "http://".utf8) { rest = bytes.dropFirst(7) } else { return false }
+        guard !rest.isEmpty else { return false }
+        var host = rest
+        if let colon = rest.lastIndex(of: UInt8(ascii: ":")), rest.last != UInt8(ascii: "]") {
+            let port = rest[(colon + 1)...]
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let number = Int(String(decoding: port, as: UTF8.self)), (1...65535).contains(number) else { return false }
+            host = rest[..<colon]
+        }
+        guard !host.isEmpty, host.first != UInt8(ascii: "."), host.first != UInt8(ascii: "-") else { return false }
+        if host.first == UInt8(ascii: "[") {
+            // An IPv6 literal: hex digits and colons in brackets.
+            guard host.count > 2, host.last == UInt8(ascii: "]") else { return false }
+            return host.dropFirst().dropLast().allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x3A }
+        }
+        return host.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2E }
+    }
+}

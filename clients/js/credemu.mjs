@@ -1,0 +1,455 @@
+// credemu for Node (20 or later): the API client, `credemu serve` as a child process, and the browser shim in a
+// Playwright page, context or browser. No dependencies: global fetch and node: modules only.
+//
+//   import { Server, installShim } from './credemu.mjs';
+//   const server = await new Server({ allowOrigins: ['http://localhost:3000'] }).start();
+//   const alice = server.client('default', { origin: 'http://localhost:3000' });
+//   await alice.savePassword('alice@example.com', 'pw');
+//   const context = await installShim(browser, alice, { origin: 'http://localhost:3000' });
+//   ...
+//   await server.stop();
+//
+// The same routes, names (in camelCase) and error as the Python package (clients/python).
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, sep } from 'node:path';
+
+/** Every route of the API (openapi.json) and the Client methods that call it; a test checks both ways. */
+export const ROUTES = {
+  'GET /health': ['health'],
+  'GET /openapi.json': ['openapi'],
+  'GET /shim.js': ['shim'],
+  'GET /providers': ['providers'],
+  'GET /clock': ['clock'],
+  'POST /clock': ['setClock', 'advanceClock', 'systemClock'],
+  'GET /origins': ['allowedOrigins'],
+  'POST /origins': ['allowOrigin'],
+  'GET /holds': ['holds'],
+  'POST /holds/{id}/release': ['releaseHold'],
+  'GET /profiles': ['profiles'],
+  'POST /profiles': ['createProfile'],
+  'GET /profiles/{profile}': ['getProfile'],
+  'PATCH /profiles/{profile}': ['updateProfile'],
+  'DELETE /profiles/{profile}': ['removeProfile'],
+  'POST /profiles/{profile}/credentials/create': ['create'],
+  'POST /profiles/{profile}/credentials/get': ['get'],
+  'POST /profiles/{profile}/ceremonies/{id}/abort': ['abort'],
+  'GET /profiles/{profile}/offer': ['offers'],
+  'POST /profiles/{profile}/offer/pick': ['pick'],
+  'POST /profiles/{profile}/signals/{kind}': ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'],
+  'GET /profiles/{profile}/capabilities': ['getClientCapabilities'],
+  'GET /profiles/{profile}/passwords': ['passwords'],
+  'POST /profiles/{profile}/passwords': ['savePassword'],
+  'POST /profiles/{profile}/passwords/use': ['usePassword'],
+  'POST /profiles/{profile}/autofill': ['autofill'],
+  'GET /profiles/{profile}/passkeys': ['passkeys'],
+  'GET /profiles/{profile}/passkeys/{id}': ['passkey'],
+  'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
+  'GET /profiles/{profile}/events': ['events'],
+  'GET /profiles/{profile}/findings': ['findings'],
+  'GET /profiles/{profile}/user': ['pendingDecisions'],
+  'POST /profiles/{profile}/user': ['queueDecisions'],
+  'DELETE /profiles/{profile}/user': ['clearDecisions'],
+  'POST /profiles/{profile}/holds': ['hold'],
+};
+
+/**
+ * A refusal from credemu: the API's error body with the HTTP status, or a server that would not start (status
+ * null). `name` is the browser's DOMException name for a ceremony (NotAllowedError, ...) or credemu's own
+ * (NotFound, Forbidden, InvalidPolicyPack, ...); `reason` the stable code of a ceremony's outcome; `dialects` the
+ * outcome as the web, Android and Apple report it; `body` the whole error object. `message` reads as the Python
+ * package's str() ("POST /path: 422 NotAllowedError: ... (reason: ...)"); `errorMessage` is the server's alone.
+ */
+export class CredemuError extends Error {
+  constructor(name, message, { status = null, body = {}, method = null, path = null } = {}) {
+    const where = method ? `${method} ${path}: ` : '';
+    const reason = body && body.reason ? ` (reason: ${body.reason})` : '';
+    super(`${where}${status !== null ? status + ' ' : ''}${name}: ${message}${reason}`);
+    Object.defineProperty(this, 'name', { value: name, enumerable: false, configurable: true, writable: true });
+    this.errorMessage = message;
+    this.status = status;
+    this.body = body || {};
+    this.method = method;
+    this.path = path;
+  }
+
+  static fromResponse(status, payload, method, path) {
+    const error = payload && typeof payload === 'object' ? payload.error : null;
+    if (!error || typeof error !== 'object') {
+      return new CredemuError('HTTPError', String(payload).slice(0, 500), { status, method, path });
+    }
+    return new CredemuError(error.name || 'Error', error.message || '', { status, body: error, method, path });
+  }
+
+  get reason() { return this.body.reason ?? null; }
+  /** True for an expected no-op, such as an automatic upgrade the provider declined. */
+  get silent() { return this.body.silent ?? null; }
+  get dialects() { return this.body.dialects ?? null; }
+  /** The dialect the profile's platform speaks: web, android or apple. */
+  get dialect() { return this.body.dialect ?? null; }
+  get retryMillis() { return this.body.retryMillis ?? null; }
+  /** A vault failure's code (locked, corrupt, ...). */
+  get code() { return this.body.code ?? null; }
+}
+
+/** The origin of a URL (http://localhost:8000/login gives http://localhost:8000), or the text as given. */
+export function originOf(url) {
+  try {
+    const parsed = new URL(url);
+    if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.host) return parsed.origin;
+  } catch { /* not a URL */ }
+  return url;
+}
+
+function base64url(value) {
+  if (value instanceof ArrayBuffer) value = new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64url');
+  return value;
+}
+
+function dropUndefined(members) {
+  return Object.fromEntries(Object.entries(members).filter(([, v]) => v !== undefined && v !== null));
+}
+
+function options(value) {
+  if (typeof value === 'string') return JSON.parse(value);
+  if (value && typeof value === 'object') return value;
+  throw new TypeError('options must be an object or JSON text');
+}
+
+/**
+ * The API of one `credemu serve` at `url`. Profile-scoped methods act for `profile` (or `{profile}` per call), and
+ * ceremonies, passwords and signals for `origin` when the call names none. Answers are the API's JSON, with single
+ * lists unwrapped (`passkeys()` is the list). Every refusal rejects with CredemuError.
+ */
+export class Client {
+  constructor(url, { profile = 'default', origin = null, token = null, timeout = 60000 } = {}) {
+    this.url = url.replace(/\/+$/, '');
+    this.profile = profile;
+    this.origin = origin;
+    this.token = token;
+    this.timeout = timeout;
+  }
+
+  /** The same server, acting for another profile (and origin, when given). */
+  forProfile(profile, { origin } = {}) {
+    return new this.constructor(this.url, { profile, origin: origin ?? this.origin, token: this.token, timeout: this.timeout });
+  }
+
+  /** One request; the parsed JSON (or text) on success, CredemuError on any refusal. */
+  async request(method, path, body, query) {
+    if (query) {
+      const pairs = dropUndefined(query);
+      if (Object.keys(pairs).length) path += '?' + new URLSearchParams(pairs).toString();
+    }
+    const headers = {};
+    let data;
+    if (body !== undefined || method === 'POST' || method === 'PATCH') {
+      headers['Content-Type'] = 'application/json';
+      data = JSON.stringify(body ?? {});
+    }
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    let response;
+    try {
+      response = await fetch(this.url + path, { method, headers, body: data, signal: AbortSignal.timeout(this.timeout) });
+    } catch (error) {
+      throw new CredemuError('ServerUnreachable', `no answer from credemu at ${this.url}: ${error.cause?.message ?? error.message}`, { method, path });
+    }
+    const text = await response.text();
+    let parsed = text;
+    if ((response.headers.get('content-type') || '').startsWith('application/json') && text) {
+      try { parsed = JSON.parse(text); } catch { /* leave the text */ }
+    }
+    if (response.status >= 400) throw CredemuError.fromResponse(response.status, parsed, method, path);
+    return parsed;
+  }
+
+  profilePath(profile, tail = '') {
+    return '/profiles/' + encodeURIComponent(profile || this.profile) + tail;
+  }
+
+  // ---- documents ----
+  /** GET /health: status, vault path and the clock. */
+  health() { return this.request('GET', '/health'); }
+  /** GET /openapi.json: the API's OpenAPI 3.1 document. */
+  openapi() { return this.request('GET', '/openapi.json'); }
+  /** GET /shim.js: the browser shim's source for `profile`, this server's URL and token baked in. */
+  shim(profile, { autofill = true } = {}) {
+    return this.request('GET', '/shim.js', undefined, dropUndefined({ profile: profile || this.profile, autofill: autofill ? undefined : '0', token: this.token || undefined }));
+  }
+  /** GET /providers: {directory, providers: [{id, name, version, platforms, sources}]}. */
+  providers() { return this.request('GET', '/providers'); }
+  async packIds() { return (await this.providers()).providers.map((p) => p.id); }
+
+  // ---- the clock ----
+  clock() { return this.request('GET', '/clock'); }
+  /** Makes the clock virtual at `time` (RFC 3339). */
+  setClock(time, { profile } = {}) { return this.request('POST', '/clock', { set: time, profile: profile || this.profile }); }
+  /** Moves the virtual clock on by seconds or a duration ("90s", "6m", "2h", "1d"). */
+  advanceClock(by, { profile } = {}) { return this.request('POST', '/clock', { advance: by, profile: profile || this.profile }); }
+  systemClock({ profile } = {}) { return this.request('POST', '/clock', { mode: 'system', profile: profile || this.profile }); }
+
+  // ---- origins pages may call from ----
+  /** GET /origins: the page origins allowed to call the API. */
+  async allowedOrigins() { return (await this.request('GET', '/origins')).allowedOrigins; }
+  /** POST /origins: pages of `origin` (a URL is cut to its origin) may call the API from now on. */
+  async allowOrigin(origin) { return (await this.request('POST', '/origins', { origin: originOf(origin) })).allowedOrigins; }
+
+  // ---- held ceremonies ----
+  /** The profile's next ceremony waits until releaseHold (or the timeout). */
+  hold({ timeoutMs, profile } = {}) { return this.request('POST', this.profilePath(profile, '/holds'), dropUndefined({ timeoutMs })); }
+  async holds() { return (await this.request('GET', '/holds')).holds; }
+  /** `outcome` "proceed" (default) or "cancel". */
+  releaseHold(hold, outcome) {
+    const id = typeof hold === 'object' ? hold.id : hold;
+    return this.request('POST', `/holds/${encodeURIComponent(String(id))}/release`, dropUndefined({ outcome }));
+  }
+
+  // ---- profiles ----
+  async profiles() { return (await this.request('GET', '/profiles')).profiles; }
+  /** A profile playing `pack` on `platform`, with settings in the API's names (automaticPasskeyUpgrades, osVersion, ...). */
+  createProfile(name, { pack, platform, ...settings } = {}) {
+    return this.request('POST', '/profiles', { name, ...dropUndefined({ pack, platform }), ...settings });
+  }
+  getProfile(name) { return this.request('GET', this.profilePath(name)); }
+  /** Changes settings (logged as a setting event); `name` null for the client's profile. */
+  updateProfile(name, settings) { return this.request('PATCH', this.profilePath(name), settings); }
+  removeProfile(name) { return this.request('DELETE', this.profilePath(name)); }
+
+  // ---- ceremonies ----
+  ceremony(tail, opts, { origin, profile, ...members }) {
+    return this.request('POST', this.profilePath(profile, tail), { options: options(opts), ...dropUndefined({ origin: origin ?? this.origin, ...members }) });
+  }
+  /** navigator.credentials.create(): the RegistrationResponseJSON. `mediation: 'conditional'` is an automatic upgrade. */
+  create(opts, { origin, mediation, topOrigin, platform, androidPackage, ceremony, profile } = {}) {
+    return this.ceremony('/credentials/create', opts, { origin, profile, mediation, topOrigin, platform, androidPackage, ceremony });
+  }
+  /** navigator.credentials.get(): the AuthenticationResponseJSON; a conditional get waits for `pick`. */
+  get(opts, { origin, mediation, pick, topOrigin, platform, androidPackage, ceremony, profile } = {}) {
+    return this.ceremony('/credentials/get', opts, { origin, profile, mediation, pick, topOrigin, platform, androidPackage, ceremony });
+  }
+  /** The page's AbortSignal for the ceremony sent with `ceremony: ID`: {aborted}. */
+  abort(ceremony, { profile } = {}) {
+    return this.request('POST', this.profilePath(profile, `/ceremonies/${encodeURIComponent(ceremony)}/abort`), {});
+  }
+  /** The autofill dropdowns waiting conditional gets opened. */
+  async offers({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/offer'))).offers; }
+  /** The simulated user picks `credentialId` from an open dropdown. */
+  pick(credentialId, { ceremony, profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/offer/pick'), dropUndefined({ credentialId: base64url(credentialId), ceremony }));
+  }
+
+  // ---- signals (WebAuthn L3 §5.1.10): they resolve undefined, as in browsers ----
+  async signal(kind, opts, { origin, profile } = {}) {
+    await this.request('POST', this.profilePath(profile, `/signals/${kind}`), dropUndefined({ options: opts, origin: origin ?? this.origin }));
+  }
+  /** PublicKeyCredential.signalUnknownCredential({rpId, credentialId}). */
+  signalUnknownCredential({ rpId, credentialId }, where = {}) {
+    return this.signal('unknown', { rpId, credentialId: base64url(credentialId) }, where);
+  }
+  /** PublicKeyCredential.signalAllAcceptedCredentials({rpId, userId, allAcceptedCredentialIds}). */
+  signalAllAcceptedCredentials({ rpId, userId, allAcceptedCredentialIds }, where = {}) {
+    return this.signal('accepted', { rpId, userId: base64url(userId), allAcceptedCredentialIds: allAcceptedCredentialIds.map(base64url) }, where);
+  }
+  /** PublicKeyCredential.signalCurrentUserDetails({rpId, userId, name, displayName}). */
+  signalCurrentUserDetails({ rpId, userId, name, displayName }, where = {}) {
+    return this.signal('details', { rpId, userId: base64url(userId), name, displayName }, where);
+  }
+  /** PublicKeyCredential.getClientCapabilities() as the profile's platform answers it. */
+  getClientCapabilities({ platform, profile } = {}) {
+    return this.request('GET', this.profilePath(profile, '/capabilities'), undefined, { platform });
+  }
+
+  // ---- passwords ----
+  async passwords({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/passwords'))).passwords; }
+  savePassword(username, password, { origin, profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/passwords'), { origin: origin ?? this.origin, username, password });
+  }
+  /** The filled password was submitted (what makes an automatic upgrade eligible). */
+  usePassword(username, { origin, profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/passwords/use'), { origin: origin ?? this.origin, username });
+  }
+  /** The provider fills the sign-in form of `origin`; `submit: true` also records the sign-in. */
+  autofill({ origin, username, submit = false, ifSaved = false, androidPackage, profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/autofill'),
+      { ...dropUndefined({ origin: origin ?? this.origin, username, androidPackage }), submit, ifSaved });
+  }
+
+  // ---- the vault's passkeys ----
+  async passkeys({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/passkeys'))).passkeys; }
+  passkey(credentialId, { profile } = {}) {
+    return this.request('GET', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`));
+  }
+  /** The user deletes the passkey in the provider. */
+  removePasskey(credentialId, { profile } = {}) {
+    return this.request('DELETE', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`));
+  }
+
+  // ---- what happened ----
+  /** The event log, oldest first: kind, outcome, reason, the deciding knobs. */
+  async events(kind, { after, limit, profile } = {}) {
+    return (await this.request('GET', this.profilePath(profile, '/events'), undefined, { kind, after, limit })).events;
+  }
+  async findings({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/findings'))).findings; }
+
+  // ---- the simulated user ----
+  async pendingDecisions({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/user'))).pending; }
+  /** The user's next answers to prompts: "accept", "cancel", "timeout", "pick:ID". */
+  async queueDecisions(decisions, { profile } = {}) {
+    return (await this.request('POST', this.profilePath(profile, '/user'), { decisions })).pending;
+  }
+  async clearDecisions({ profile } = {}) { return (await this.request('DELETE', this.profilePath(profile, '/user'))).pending; }
+}
+
+/** The credemu executable: `binary` when given, else $CREDEMU, else credemu on PATH. */
+export function findBinary(binary) {
+  const candidate = binary || process.env.CREDEMU || searchPath('credemu');
+  if (!candidate) throw new CredemuError('BinaryNotFound', 'no credemu binary: pass one, set $CREDEMU, or put credemu on PATH');
+  const path = candidate.includes(sep) ? candidate : searchPath(candidate);
+  if (!path || !executable(path)) throw new CredemuError('BinaryNotFound', `${candidate} is not an executable credemu binary`);
+  return path;
+}
+
+function executable(path) {
+  try { accessSync(path, constants.X_OK); return true; } catch { return false; }
+}
+
+function searchPath(name) {
+  for (const dir of (process.env.PATH || '').split(delimiter)) {
+    if (dir && executable(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One `credemu serve` on 127.0.0.1 and a free port, over a vault in a temporary directory (or `vault`); `log` is
+ * what it printed (stdout and stderr), kept after stop() for failure reports.
+ */
+export class Server {
+  constructor({ binary, vault, providers, allowOrigins = [], token, args = [], cwd, env, startupTimeout = 30000 } = {}) {
+    this.binary = findBinary(binary);
+    this.vault = vault ?? null;
+    this.ownVault = !vault;
+    this.providers = providers;
+    this.allowOrigins = allowOrigins.map(originOf);
+    this.token = token ?? null;
+    this.args = args;
+    this.cwd = cwd;
+    this.env = env;
+    this.startupTimeout = startupTimeout;
+    this.log = '';
+    this.process = null;
+    this.url = null;
+    this.port = null;
+    this.returnCode = null;
+  }
+
+  async start() {
+    if (this.process) return this;
+    this.directory = mkdtempSync(join(tmpdir(), 'credemu-'));
+    if (!this.vault) this.vault = join(this.directory, 'vault.db');
+    const portFile = join(this.directory, 'port');
+    const command = ['--vault', this.vault, ...(this.providers ? ['--providers', this.providers] : []),
+      'serve', '--port', '0', '--port-file', portFile,
+      ...(this.allowOrigins.length ? ['--allow-origin', this.allowOrigins.join(',')] : []),
+      ...(this.token ? ['--token', this.token] : []), ...this.args];
+    const child = spawn(this.binary, command, { stdio: ['ignore', 'pipe', 'pipe'], cwd: this.cwd, env: this.env });
+    this.process = child;
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    child.stdout.setEncoding('utf8').on('data', (text) => { this.log += text; });
+    child.stderr.setEncoding('utf8').on('data', (text) => { this.log += text; });
+    try {
+      await this.waitUntilReady(portFile);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    return this;
+  }
+
+  async waitUntilReady(portFile) {
+    const deadline = Date.now() + this.startupTimeout;
+    let exited = false;
+    this.exited.then(() => { exited = true; });
+    while (Date.now() < deadline) {
+      await sleep(20);
+      if (exited) throw new CredemuError('ServerFailedToStart', `credemu serve exited with status ${this.process.exitCode}:\n${this.log}`);
+      const text = existsSync(portFile) ? readFileSync(portFile, 'utf8').trim() : '';
+      if (!/^\d+$/.test(text)) continue;
+      this.port = Number(text);
+      this.url = `http://127.0.0.1:${this.port}`;
+      try {
+        const response = await fetch(this.url + '/health', { signal: AbortSignal.timeout(5000) });
+        // The port file comes before the first line of output: ready once both are there.
+        if (response.ok && this.log.startsWith(this.url + '\n')) return;
+      } catch { /* not yet */ }
+    }
+    throw new CredemuError('ServerFailedToStart', `credemu serve was not ready within ${this.startupTimeout} ms:\n${this.log}`);
+  }
+
+  /** SIGTERM, then a wait for the orderly stop (SIGKILL after `timeout` ms); the exit status. */
+  async stop(timeout = 20000) {
+    if (!this.process) return this.returnCode;
+    if (this.process.exitCode === null && this.process.signalCode === null) {
+      const child = this.process;
+      child.kill('SIGTERM');
+      // Again each second: a SIGTERM that arrives before the server's handler is in place is lost.
+      const again = setInterval(() => child.kill('SIGTERM'), 1000);
+      const deadline = setTimeout(() => child.kill('SIGKILL'), timeout);
+      await this.exited;
+      clearInterval(again);
+      clearTimeout(deadline);
+    }
+    this.returnCode = await this.exited;
+    // Output still in the pipes when the process ended.
+    await new Promise((resolve) => (this.process.stdout.readableEnded ? resolve() : this.process.stdout.once('close', resolve)));
+    this.process = null;
+    rmSync(this.directory, { recursive: true, force: true });
+    if (this.ownVault) this.vault = null;
+    return this.returnCode;
+  }
+
+  get running() { return this.process !== null && this.process.exitCode === null; }
+
+  client(profile = 'default', { origin } = {}) {
+    if (!this.url) throw new CredemuError('ServerNotStarted', 'start the server first: await server.start()');
+    return new Client(this.url, { profile, origin, token: this.token });
+  }
+
+  /** Lets pages of `origin` call this server from now on (POST /origins). */
+  async allowOrigin(origin) {
+    origin = originOf(origin);
+    if (!this.allowOrigins.includes(origin)) this.allowOrigins.push(origin);
+    if (this.url) await this.client().allowOrigin(origin);
+  }
+}
+
+/**
+ * Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), with the
+ * page's CSP bypassed (its fetch to credemu would be subject to it otherwise) and `origin` allowed on the server.
+ * `target` is a Playwright Page, BrowserContext or Browser; for a Browser a new context is made (with
+ * `contextOptions` and bypassCSP) and returned. Playwright sets a context's CSP bypass only when it is made, so
+ * a context passed in should be made with `bypassCSP: true`; a Page gets CDP's Page.setBypassCSP (Chromium).
+ * Returns what the shim is installed in.
+ */
+export async function installShim(target, client, { origin, profile, autofill = true, bypassCSP = true, ...contextOptions } = {}) {
+  if (origin) await client.allowOrigin(origin);
+  const script = await client.shim(profile || client.profile, { autofill });
+  if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
+    const context = await target.newContext({ ...contextOptions, bypassCSP });
+    await context.addInitScript({ content: script });
+    return context;
+  }
+  if (typeof target.addInitScript !== 'function') {
+    throw new TypeError('installShim takes a Playwright page, context or browser');
+  }
+  await target.addInitScript({ content: script });
+  if (bypassCSP && typeof target.newPage !== 'function' && typeof target.context === 'function') {
+    const session = await target.context().newCDPSession(target);
+    await session.send('Page.setBypassCSP', { enabled: true });
+  }
+  return target;
+}

@@ -1,0 +1,298 @@
+// node --test clients/js: the module against a live credemu serve (the repository's build, or $CREDEMU), and
+// installShim in headless Chromium through Playwright for Node (playwright-core as the Python playwright wheel
+// ships it: $PLAYWRIGHT_CORE, else found in the repository's .venv; no npm).
+import assert from 'node:assert/strict';
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { Client, CredemuError, ROUTES, Server, findBinary, installShim, originOf } from './credemu.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+process.env.CREDEMU ||= process.env.CREDEMU_BIN || join(ROOT, '.build', 'debug', 'credemu');
+const ORIGIN = 'https://shop.example.com';
+const RP_ID = 'shop.example.com';
+const b64 = (bytes) => Buffer.from(bytes).toString('base64url');
+
+function registrationOptions(user) {
+  return {
+    rp: { id: RP_ID, name: 'Shop' }, user: { id: b64(Buffer.from('id-' + user)), name: user, displayName: user },
+    challenge: b64(Buffer.from('a registration challenge')), pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+  };
+}
+
+function requestOptions(allow = []) {
+  return { challenge: b64(Buffer.from('an assertion challenge')), rpId: RP_ID, allowCredentials: allow.map((id) => ({ type: 'public-key', id })) };
+}
+
+let server;
+before(async () => { server = await new Server().start(); });
+after(async () => { await server?.stop(); });
+
+describe('the client', () => {
+  test('has a method for every route in openapi.json, and lists no other route', async () => {
+    const document = await server.client().openapi();
+    const documented = new Set();
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const method of Object.keys(item)) if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    assert.deepEqual([...documented].filter((r) => !(r in ROUTES)), [], 'routes with no Client method');
+    assert.deepEqual(Object.keys(ROUTES).filter((r) => !documented.has(r)), [], 'ROUTES lists a route the server does not document');
+    for (const names of Object.values(ROUTES)) for (const name of names) assert.equal(typeof Client.prototype[name], 'function', name);
+  });
+
+  test('each method reaches the route it is listed for', async () => {
+    const templates = Object.keys(ROUTES).map((route) => {
+      const [method, template] = route.split(' ');
+      return { route, method, pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$') };
+    });
+    const reached = [];
+    class Recording extends Client {
+      request(method, path, body, query) {
+        const match = templates.find((t) => t.method === method && t.pattern.test(path.split('?')[0]));
+        reached.push(match ? match.route : `${method} ${path}`);
+        return super.request(method, path, body, query);
+      }
+    }
+    const client = new Recording(server.url, { profile: 'reach', origin: ORIGIN });
+    const calls = {};
+    const call = async (name, ...args) => {
+      const start = reached.length;
+      const result = await client[name](...args);
+      (calls[name] ||= new Set()); reached.slice(start).forEach((r) => calls[name].add(r));
+      return result;
+    };
+    await call('health'); await call('openapi'); await call('providers'); await call('clock');
+    assert.match(await call('shim'), /credemu browser shim/);
+    await call('createProfile', 'reach', { pack: 'gpm' });
+    await call('profiles'); await call('getProfile'); await call('updateProfile', null, { automaticPasskeyUpgrades: true });
+    await call('setClock', '2026-11-29T10:00:00Z'); await call('advanceClock', '1m'); await call('systemClock');
+    await call('allowedOrigins'); await call('allowOrigin', 'http://localhost:8123/login');
+    await call('savePassword', 'alice@example.com', 'pw'); await call('passwords'); await call('usePassword', 'alice@example.com');
+    await call('autofill', { username: 'alice@example.com', submit: true });
+    const created = await call('create', registrationOptions('alice@example.com'), { mediation: 'conditional' });
+    await call('get', requestOptions());
+    await call('passkeys'); await call('passkey', created.id); await call('getClientCapabilities');
+    await call('signalCurrentUserDetails', { rpId: RP_ID, userId: Buffer.from('user'), name: 'alice@example.com', displayName: 'Alice' });
+    await call('signalAllAcceptedCredentials', { rpId: RP_ID, userId: Buffer.from('other'), allAcceptedCredentialIds: [] });
+    await call('signalUnknownCredential', { rpId: RP_ID, credentialId: new Uint8Array(16).fill(1) });
+    await call('events'); await call('findings');
+    await call('queueDecisions', ['accept']); await call('pendingDecisions'); await call('clearDecisions');
+    const hold = await call('hold', { timeoutMs: 5000 });
+    await call('holds'); await call('releaseHold', hold);
+    await call('offers');
+    const waiting = server.client('reach', { origin: ORIGIN }).get(requestOptions(), { mediation: 'conditional', ceremony: 'c-1' });
+    for (let i = 0; i < 500 && (await server.client('reach').offers()).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await call('pick', created.id, { ceremony: 'c-1' });
+    assert.equal((await waiting).id, created.id);
+    assert.deepEqual(await call('abort', 'not-in-flight'), { aborted: false });
+    await call('removePasskey', created.id); await call('removeProfile');
+
+    for (const [name, routes] of Object.entries(calls)) {
+      const listed = Object.keys(ROUTES).filter((r) => ROUTES[r].includes(name));
+      assert.deepEqual([...routes].sort(), listed.sort(), `${name} reached ${[...routes]}`);
+    }
+    assert.deepEqual(Object.values(ROUTES).flat().filter((n) => !(n in calls)), [], 'listed methods this test did not call');
+  });
+
+  test('a registration and an assertion verify with the key the registration gave', async () => {
+    await server.client().createProfile('verify', { pack: 'webauthn-spec' });
+    const client = server.client('verify', { origin: ORIGIN });
+    const registration = await client.create(JSON.stringify(registrationOptions('bob')));
+    const clientData = JSON.parse(Buffer.from(registration.response.clientDataJSON, 'base64url'));
+    assert.deepEqual([clientData.type, clientData.origin, clientData.challenge], ['webauthn.create', ORIGIN, registrationOptions('bob').challenge]);
+    const assertion = await client.get(requestOptions([registration.id]));
+    const key = createPublicKey({ key: Buffer.from(registration.response.publicKey, 'base64url'), format: 'der', type: 'spki' });
+    const signed = Buffer.concat([Buffer.from(assertion.response.authenticatorData, 'base64url'),
+      createHash('sha256').update(Buffer.from(assertion.response.clientDataJSON, 'base64url')).digest()]);
+    assert.ok(verify('sha256', signed, key, Buffer.from(assertion.response.signature, 'base64url')), 'the ES256 signature verifies');
+    const rpIdHash = Buffer.from(assertion.response.authenticatorData, 'base64url').subarray(0, 32);
+    assert.deepEqual(rpIdHash, createHash('sha256').update(RP_ID).digest());
+  });
+
+  test('a refusal is one CredemuError with name, reason, dialects and status', async () => {
+    await server.client().createProfile('refusals', { pack: 'gpm', platform: 'android' });
+    const droid = server.client('refusals', { origin: ORIGIN });
+    const error = await droid.create(registrationOptions('nobody'), { mediation: 'conditional' }).then(() => null, (e) => e);
+    assert.ok(error instanceof CredemuError);
+    assert.deepEqual([error.status, error.name, error.reason, error.silent, error.dialect], [422, 'NotAllowedError', 'noMatchingPassword', true, 'android']);
+    assert.deepEqual(Object.keys(error.dialects).sort(), ['android', 'apple', 'web']);
+    assert.match(error.dialects.android.exception, /^androidx\.credentials\.exceptions\./);
+    assert.match(error.message, /^POST \/profiles\/refusals\/credentials\/create: 422 NotAllowedError: .*\(reason: noMatchingPassword\)$/);
+    const missing = await droid.getProfile('ghost').catch((e) => e);
+    assert.deepEqual([missing.status, missing.name, missing.reason], [404, 'NotFound', null]);
+    const duplicate = await droid.createProfile('refusals').catch((e) => e);
+    assert.deepEqual([duplicate.status, duplicate.name], [409, 'Conflict']);
+    const malformed = await droid.get({ challenge: 'not base64url!' }).catch((e) => e);
+    assert.deepEqual([malformed.status, malformed.name], [400, 'TypeError']);
+    const limited = await (async () => {
+      for (let i = 0; i < 20; i++) await droid.signalUnknownCredential({ rpId: RP_ID, credentialId: new Uint8Array(16).fill(i) });
+    })().catch((e) => e);
+    assert.deepEqual([limited.status, limited.reason], [429, 'rateLimited']);
+    assert.ok(limited.retryMillis > 0);
+    const unreachable = await new Client('http://127.0.0.1:9', { timeout: 5000 }).health().catch((e) => e);
+    assert.deepEqual([unreachable.name, unreachable.status], ['ServerUnreachable', null]);
+    assert.equal(originOf('http://LocalHost:8000/a?b'), 'http://localhost:8000');
+  });
+});
+
+describe('the server', () => {
+  test('starts on a free port, answers, stops in order, and keeps its log', async () => {
+    const one = await new Server().start();
+    const two = await new Server().start();
+    assert.notEqual(one.port, two.port);
+    assert.notEqual((await one.client().health()).vault, (await two.client().health()).vault);
+    assert.equal(one.log.split('\n')[0], one.url);
+    const directory = one.directory;
+    assert.equal(await one.stop(), 0);
+    assert.equal(await two.stop(), 0);
+    assert.match(one.log.trim().split('\n').at(-1), /stopped/);
+    assert.equal(existsSync(directory), false, 'the temporary vault is gone');
+  });
+
+  test('that cannot start says why, with its log', async () => {
+    const error = await new Server({ args: ['--threads', 'nope'] }).start().catch((e) => e);
+    assert.equal(error.name, 'ServerFailedToStart');
+    assert.match(error.message, /--threads/);
+  });
+
+  test('allows origins given at start and later, and sends its token', async () => {
+    const s = await new Server({ allowOrigins: ['http://localhost:8001/login'], token: 't0k3n' }).start();
+    try {
+      await s.allowOrigin('http://localhost:8002');
+      assert.deepEqual(await s.client().allowedOrigins(), ['http://localhost:8001', 'http://localhost:8002']);
+      const page = await fetch(s.url + '/health', { headers: { Origin: 'http://localhost:8002' } });
+      assert.equal(page.headers.get('access-control-allow-origin'), 'http://localhost:8002');
+      assert.match(await s.client().shim(), /t0k3n/);
+      const refused = await new Client(s.url).profiles().catch((e) => e);
+      assert.deepEqual([refused.status, refused.name], [401, 'Unauthorized']);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test('finds the binary given, else $CREDEMU, else on PATH', () => {
+    const real = process.env.CREDEMU;
+    assert.equal(findBinary(real), real);
+    assert.equal(findBinary(), real);
+    const saved = { CREDEMU: process.env.CREDEMU, PATH: process.env.PATH };
+    const bin = mkdtempSync(join(tmpdir(), 'credemu-bin-'));
+    symlinkSync(real, join(bin, 'credemu'));
+    try {
+      delete process.env.CREDEMU;
+      process.env.PATH = bin;
+      assert.equal(findBinary(), join(bin, 'credemu'));
+      process.env.PATH = join(bin, 'empty');
+      assert.throws(() => findBinary(), (e) => e instanceof CredemuError && e.name === 'BinaryNotFound');
+    } finally {
+      Object.assign(process.env, saved);
+    }
+  });
+});
+
+function playwrightCore() {
+  if (process.env.PLAYWRIGHT_CORE) return process.env.PLAYWRIGHT_CORE;
+  const lib = join(ROOT, '.venv', 'lib');
+  for (const python of existsSync(lib) ? readdirSync(lib) : []) {
+    const candidate = join(lib, python, 'site-packages', 'playwright', 'driver', 'package');
+    if (existsSync(join(candidate, 'index.mjs'))) return candidate;
+  }
+  return null;
+}
+
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+const noPlaywright = nodeMajor < 20 ? `playwright-core needs Node 20; this is ${process.version}`
+  : playwrightCore() ? false : 'no playwright-core: set PLAYWRIGHT_CORE (make test-clients does)';
+
+describe('installShim in Chromium through Playwright for Node', { skip: noPlaywright }, () => {
+  let browser, site, closeSite;
+  const page = Buffer.from('<!doctype html><title>strict</title><p>a page whose CSP is default-src \'self\'</p>');
+  const ceremonies = async () => {
+    try {
+      const created = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON({
+        rp: { id: 'localhost', name: 'Strict' }, user: { id: 'dXNlci0x', name: 'alice', displayName: 'Alice' },
+        challenge: 'AAECAwQFBgcICQoLDA0ODw', pubKeyCredParams: [{ type: 'public-key', alg: -7 }] }) });
+      const got = await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON({ challenge: 'AAECAwQFBgcICQoLDA0ODw', rpId: 'localhost' }) });
+      return { created: created.id, got: got.id };
+    } catch (e) {
+      return { error: e.name, reason: e.credemu ? e.credemu.reason : null };
+    }
+  };
+
+  before(async () => {
+    const { chromium } = await import(join(playwrightCore(), 'index.mjs'));
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    const http = createServer((request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/html', 'Content-Security-Policy': "default-src 'self'" });
+      response.end(page);
+    });
+    await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+    site = `http://localhost:${http.address().port}`;
+    closeSite = () => new Promise((resolve) => http.close(resolve));
+  });
+  after(async () => { await browser?.close(); await closeSite?.(); });
+
+  async function freshProfile(name, pack) {
+    await server.client().createProfile(name, { pack });
+    return server.client(name);
+  }
+
+  async function checkSignedIn(result, profile) {
+    assert.equal(result.error, undefined, JSON.stringify(result));
+    assert.equal(result.created, result.got);
+    const passkeys = await profile.passkeys();
+    assert.deepEqual(passkeys.map((p) => [p.credentialId, p.rpId]), [[result.created, 'localhost']]);
+  }
+
+  test('a page: the CSP bypassed over CDP, the origin allowed', async () => {
+    const profile = await freshProfile('pw-page', 'gpm');
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    assert.equal(await installShim(tab, profile, { origin: site + '/login' }), tab);
+    await tab.goto(site + '/');
+    await checkSignedIn(await tab.evaluate(ceremonies), profile);
+    await context.close();
+  });
+
+  test('a browser: a new context with the bypass, every page of it', async () => {
+    const profile = await freshProfile('pw-browser', 'apple');
+    const context = await installShim(browser, profile, { origin: site, viewport: { width: 800, height: 600 } });
+    const tab = await context.newPage();
+    await tab.goto(site + '/');
+    assert.deepEqual(tab.viewportSize(), { width: 800, height: 600 });
+    await checkSignedIn(await tab.evaluate(ceremonies), profile);
+    assert.equal((await profile.passkeys())[0].aaguid, '00000000-0000-0000-0000-000000000000', "Apple's all-zero AAGUID");
+    await context.close();
+  });
+
+  test('a context made with bypassCSP', async () => {
+    const profile = await freshProfile('pw-context', 'bitwarden');
+    const context = await browser.newContext({ bypassCSP: true });
+    await installShim(context, profile, { origin: site });
+    const tab = await context.newPage();
+    await tab.goto(site + '/');
+    await checkSignedIn(await tab.evaluate(ceremonies), profile);
+    await context.close();
+  });
+
+  test('without the bypass the page\'s CSP blocks the shim, and an origin not allowed is refused', async () => {
+    const profile = await freshProfile('pw-refused', 'gpm');
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    await installShim(tab, profile, { origin: site, bypassCSP: false });
+    await tab.goto(site + '/');
+    assert.deepEqual(await tab.evaluate(ceremonies), { error: 'NotReadableError', reason: 'blockedByContentSecurityPolicy' });
+    const other = await context.newPage();
+    await installShim(other, profile);
+    await other.goto(site.replace('localhost', 'app.localhost') + '/');
+    assert.deepEqual(await other.evaluate(ceremonies), { error: 'NotReadableError', reason: 'originNotAllowed' });
+    assert.deepEqual(await profile.passkeys(), []);
+    await context.close();
+    await assert.rejects(installShim({}, profile), TypeError);
+  });
+});

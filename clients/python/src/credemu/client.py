@@ -1,0 +1,370 @@
+"""A client for the credemu HTTP API: one method per route, in WebAuthn's vocabulary."""
+import base64
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from .errors import CredemuError
+
+# Every route of the API (Sources/CredemuServer/Resources/openapi.json) and the Client methods that call it;
+# tests/test_client.py fails when the document has a route this table lacks, or a method here is missing.
+ROUTES = {
+    ("GET", "/health"): ["health"],
+    ("GET", "/openapi.json"): ["openapi"],
+    ("GET", "/shim.js"): ["shim"],
+    ("GET", "/providers"): ["providers"],
+    ("GET", "/clock"): ["clock"],
+    ("POST", "/clock"): ["set_clock", "advance_clock", "system_clock"],
+    ("GET", "/origins"): ["allowed_origins"],
+    ("POST", "/origins"): ["allow_origin"],
+    ("GET", "/holds"): ["holds"],
+    ("POST", "/holds/{id}/release"): ["release_hold"],
+    ("GET", "/profiles"): ["profiles"],
+    ("POST", "/profiles"): ["create_profile"],
+    ("GET", "/profiles/{profile}"): ["get_profile"],
+    ("PATCH", "/profiles/{profile}"): ["update_profile"],
+    ("DELETE", "/profiles/{profile}"): ["remove_profile"],
+    ("POST", "/profiles/{profile}/credentials/create"): ["create"],
+    ("POST", "/profiles/{profile}/credentials/get"): ["get"],
+    ("POST", "/profiles/{profile}/ceremonies/{id}/abort"): ["abort"],
+    ("GET", "/profiles/{profile}/offer"): ["offers"],
+    ("POST", "/profiles/{profile}/offer/pick"): ["pick"],
+    ("POST", "/profiles/{profile}/signals/{kind}"): ["signal_unknown_credential", "signal_all_accepted_credentials",
+                                                      "signal_current_user_details"],
+    ("GET", "/profiles/{profile}/capabilities"): ["get_client_capabilities"],
+    ("GET", "/profiles/{profile}/passwords"): ["passwords"],
+    ("POST", "/profiles/{profile}/passwords"): ["save_password"],
+    ("POST", "/profiles/{profile}/passwords/use"): ["use_password"],
+    ("POST", "/profiles/{profile}/autofill"): ["autofill"],
+    ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
+    ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
+    ("DELETE", "/profiles/{profile}/passkeys/{id}"): ["remove_passkey"],
+    ("GET", "/profiles/{profile}/events"): ["events"],
+    ("GET", "/profiles/{profile}/findings"): ["findings"],
+    ("GET", "/profiles/{profile}/user"): ["pending_decisions"],
+    ("POST", "/profiles/{profile}/user"): ["queue_decisions"],
+    ("DELETE", "/profiles/{profile}/user"): ["clear_decisions"],
+    ("POST", "/profiles/{profile}/holds"): ["hold"],
+}
+
+
+def _camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def _settings(settings):
+    """Profile settings from keyword arguments: `automatic_passkey_upgrades=False` is `automaticPasskeyUpgrades`."""
+    return {_camel(key): value for key, value in settings.items()}
+
+
+def _b64url(value):
+    """A credential or user ID: bytes become base64url, text is taken as base64url already."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.urlsafe_b64encode(bytes(value)).rstrip(b"=").decode()
+    return value
+
+
+def _options(options):
+    """Options as JSON: a dict, JSON text, or an options object py_webauthn made (`generate_*_options`)."""
+    if isinstance(options, dict):
+        return options
+    if isinstance(options, (str, bytes, bytearray)):
+        return json.loads(options)
+    try:
+        from webauthn import options_to_json
+    except ImportError:  # pragma: no cover - only without py_webauthn
+        raise TypeError(f"options must be a dict or JSON text, not {type(options).__name__}") from None
+    return json.loads(options_to_json(options))
+
+
+def _drop_none(members):
+    return {key: value for key, value in members.items() if value is not None}
+
+
+class Client:
+    """The API of one `credemu serve` at `url`. Profile-scoped methods act for `profile` (or the one given per
+    call), and ceremonies, passwords and signals for `origin` when the call names none.
+
+    Answers are the API's JSON, with single lists unwrapped (`passkeys()` is the list, not `{"passkeys": [...]}`).
+    Every refusal raises `CredemuError`.
+    """
+
+    def __init__(self, url, *, profile="default", origin=None, token=None, timeout=60):
+        self.url = url.rstrip("/")
+        self.profile = profile
+        self.origin = origin
+        self.token = token
+        self.timeout = timeout
+        # Set by the pytest plugin on a test's profile: the pack it plays and its platform.
+        self.pack = None
+        self.platform = None
+
+    def for_profile(self, profile, *, origin=None):
+        """The same server, acting for another profile (and origin, when given)."""
+        return Client(self.url, profile=profile, origin=origin or self.origin, token=self.token, timeout=self.timeout)
+
+    def __repr__(self):
+        return f"credemu.Client({self.url!r}, profile={self.profile!r})"
+
+    # ---- transport ----
+
+    def request(self, method, path, body=None, query=None):
+        """One request; the parsed JSON (or text) on success, `CredemuError` on any refusal."""
+        if query:
+            pairs = {k: v for k, v in query.items() if v is not None}
+            if pairs:
+                path += "?" + urllib.parse.urlencode(pairs)
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None or method in ("POST", "PATCH"):
+            request.add_header("Content-Type", "application/json")
+            if data is None:
+                request.data = b"{}"
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                status, payload, ctype = response.status, response.read(), response.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as error:
+            status, payload, ctype = error.code, error.read(), error.headers.get("Content-Type", "")
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            raise CredemuError("ServerUnreachable", f"no answer from credemu at {self.url}: {error}", method=method, path=path) from error
+        parsed = payload
+        if ctype.startswith("application/json") and payload:
+            try:
+                parsed = json.loads(payload)
+            except ValueError:
+                pass
+        if status >= 400:
+            raise CredemuError.from_response(status, parsed, method, path)
+        return parsed
+
+    def _profile_path(self, profile, tail=""):
+        return "/profiles/" + urllib.parse.quote(profile or self.profile, safe="") + tail
+
+    def _origin(self, origin):
+        return origin if origin is not None else self.origin
+
+    # ---- documents ----
+
+    def health(self):
+        """`GET /health`: status, vault path and the clock."""
+        return self.request("GET", "/health")
+
+    def openapi(self):
+        """`GET /openapi.json`: the API's OpenAPI 3.1 document."""
+        return self.request("GET", "/openapi.json")
+
+    def shim(self, profile=None, *, autofill=True):
+        """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and token baked in."""
+        query = {"profile": profile or self.profile}
+        if not autofill:
+            query["autofill"] = "0"
+        if self.token:
+            query["token"] = self.token
+        script = self.request("GET", "/shim.js", query=query)
+        return script.decode() if isinstance(script, bytes) else script
+
+    def providers(self):
+        """`GET /providers`: `{"directory", "providers": [{"id", "name", "version", "platforms", "sources"}]}`."""
+        return self.request("GET", "/providers")
+
+    def pack_ids(self):
+        """The IDs of every pack the server plays."""
+        return [p["id"] for p in self.providers()["providers"]]
+
+    # ---- the clock ----
+
+    def clock(self):
+        """`GET /clock`: `{"now", "mode"}`."""
+        return self.request("GET", "/clock")
+
+    def set_clock(self, time, *, profile=None):
+        """Makes the clock virtual at `time` (RFC 3339)."""
+        return self.request("POST", "/clock", {"set": time, "profile": profile or self.profile})
+
+    def advance_clock(self, by, *, profile=None):
+        """Moves the virtual clock on by seconds or a duration (`"90s"`, `"6m"`, `"2h"`, `"1d"`)."""
+        return self.request("POST", "/clock", {"advance": by, "profile": profile or self.profile})
+
+    def system_clock(self, *, profile=None):
+        """Back to the system clock."""
+        return self.request("POST", "/clock", {"mode": "system", "profile": profile or self.profile})
+
+    # ---- origins pages may call from ----
+
+    def allowed_origins(self):
+        """`GET /origins`: the page origins allowed to call the API."""
+        return self.request("GET", "/origins")["allowedOrigins"]
+
+    def allow_origin(self, origin):
+        """`POST /origins`: pages of `origin` (a URL is cut to its origin) may call the API from now on."""
+        return self.request("POST", "/origins", {"origin": origin_of(origin)})["allowedOrigins"]
+
+    # ---- held ceremonies ----
+
+    def hold(self, *, timeout_ms=None, profile=None):
+        """`POST /profiles/{p}/holds`: the profile's next ceremony waits until `release_hold` (or the timeout)."""
+        return self.request("POST", self._profile_path(profile, "/holds"), _drop_none({"timeoutMs": timeout_ms}))
+
+    def holds(self):
+        """`GET /holds`: every hold and its state."""
+        return self.request("GET", "/holds")["holds"]
+
+    def release_hold(self, hold_id, outcome=None):
+        """`POST /holds/{id}/release`: `outcome` "proceed" (default) or "cancel"."""
+        if isinstance(hold_id, dict):
+            hold_id = hold_id["id"]
+        return self.request("POST", f"/holds/{urllib.parse.quote(str(hold_id), safe='')}/release", _drop_none({"outcome": outcome}))
+
+    # ---- profiles ----
+
+    def profiles(self):
+        """`GET /profiles`: every profile's settings."""
+        return self.request("GET", "/profiles")["profiles"]
+
+    def create_profile(self, name, *, pack=None, platform=None, **settings):
+        """`POST /profiles`: a profile playing `pack` on `platform`; settings as keywords
+        (`automatic_passkey_upgrades=False`, `os_version="18.2"`, ...) or in the API's camelCase."""
+        body = {"name": name, **_drop_none({"pack": pack, "platform": platform}), **_settings(settings)}
+        return self.request("POST", "/profiles", body)
+
+    def get_profile(self, name=None):
+        """`GET /profiles/{p}`: one profile's settings."""
+        return self.request("GET", self._profile_path(name))
+
+    def update_profile(self, name=None, **settings):
+        """`PATCH /profiles/{p}`: change settings (logged as a setting event)."""
+        return self.request("PATCH", self._profile_path(name), _settings(settings))
+
+    def remove_profile(self, name=None):
+        """`DELETE /profiles/{p}`: the profile and its records."""
+        return self.request("DELETE", self._profile_path(name))
+
+    # ---- ceremonies ----
+
+    def _ceremony(self, tail, options, origin, profile, **members):
+        body = {"options": _options(options), **_drop_none({"origin": self._origin(origin), **members})}
+        return self.request("POST", self._profile_path(profile, tail), body)
+
+    def create(self, options, *, origin=None, mediation=None, top_origin=None, platform=None, android_package=None,
+               ceremony=None, profile=None):
+        """`navigator.credentials.create()`: the `RegistrationResponseJSON`. `mediation="conditional"` is an
+        automatic passkey upgrade; a declined one raises `CredemuError` with `silent` true."""
+        return self._ceremony("/credentials/create", options, origin, profile, mediation=mediation, topOrigin=top_origin,
+                              platform=platform, androidPackage=android_package, ceremony=ceremony)
+
+    def get(self, options, *, origin=None, mediation=None, pick=None, top_origin=None, platform=None, android_package=None,
+            ceremony=None, profile=None):
+        """`navigator.credentials.get()`: the `AuthenticationResponseJSON`. A conditional get waits for `pick`
+        (from another thread) unless the simulated user's decision is queued."""
+        return self._ceremony("/credentials/get", options, origin, profile, mediation=mediation, pick=pick, topOrigin=top_origin,
+                              platform=platform, androidPackage=android_package, ceremony=ceremony)
+
+    def abort(self, ceremony, *, profile=None):
+        """The page's `AbortSignal` for the ceremony sent with `ceremony=ID`: `{"aborted": bool}`."""
+        path = self._profile_path(profile, f"/ceremonies/{urllib.parse.quote(ceremony, safe='')}/abort")
+        return self.request("POST", path, {})
+
+    def offers(self, *, profile=None):
+        """`GET /profiles/{p}/offer`: the autofill dropdowns waiting conditional gets opened."""
+        return self.request("GET", self._profile_path(profile, "/offer"))["offers"]
+
+    def pick(self, credential_id, *, ceremony=None, profile=None):
+        """The simulated user picks `credential_id` from an open dropdown; the waiting conditional get signs in."""
+        return self.request("POST", self._profile_path(profile, "/offer/pick"),
+                            _drop_none({"credentialId": _b64url(credential_id), "ceremony": ceremony}))
+
+    # ---- signals (WebAuthn L3 §5.1.10) ----
+
+    def _signal(self, kind, options, origin, profile):
+        self.request("POST", self._profile_path(profile, f"/signals/{kind}"), _drop_none({"options": options, "origin": self._origin(origin)}))
+
+    def signal_unknown_credential(self, rp_id, credential_id, *, origin=None, profile=None):
+        """`PublicKeyCredential.signalUnknownCredential({rpId, credentialId})`. Returns None, as the browser's
+        promise resolves undefined; the event log says what the provider did."""
+        self._signal("unknown", {"rpId": rp_id, "credentialId": _b64url(credential_id)}, origin, profile)
+
+    def signal_all_accepted_credentials(self, rp_id, user_id, all_accepted_credential_ids, *, origin=None, profile=None):
+        """`PublicKeyCredential.signalAllAcceptedCredentials({rpId, userId, allAcceptedCredentialIds})`."""
+        options = {"rpId": rp_id, "userId": _b64url(user_id), "allAcceptedCredentialIds": [_b64url(i) for i in all_accepted_credential_ids]}
+        self._signal("accepted", options, origin, profile)
+
+    def signal_current_user_details(self, rp_id, user_id, name, display_name, *, origin=None, profile=None):
+        """`PublicKeyCredential.signalCurrentUserDetails({rpId, userId, name, displayName})`."""
+        self._signal("details", {"rpId": rp_id, "userId": _b64url(user_id), "name": name, "displayName": display_name}, origin, profile)
+
+    def get_client_capabilities(self, *, platform=None, profile=None):
+        """`PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it."""
+        return self.request("GET", self._profile_path(profile, "/capabilities"), query={"platform": platform})
+
+    # ---- passwords ----
+
+    def passwords(self, *, profile=None):
+        """`GET /profiles/{p}/passwords`: saved passwords, without the secrets."""
+        return self.request("GET", self._profile_path(profile, "/passwords"))["passwords"]
+
+    def save_password(self, username, password, *, origin=None, profile=None):
+        """`POST /profiles/{p}/passwords`: the user saves a password for `origin`."""
+        body = {"origin": self._origin(origin), "username": username, "password": password}
+        return self.request("POST", self._profile_path(profile, "/passwords"), body)
+
+    def use_password(self, username, *, origin=None, profile=None):
+        """`POST /profiles/{p}/passwords/use`: the filled password was submitted (what makes an upgrade eligible)."""
+        return self.request("POST", self._profile_path(profile, "/passwords/use"), {"origin": self._origin(origin), "username": username})
+
+    def autofill(self, *, origin=None, username=None, submit=False, if_saved=False, android_package=None, profile=None):
+        """`POST /profiles/{p}/autofill`: the provider fills the sign-in form of `origin`; `submit=True` also
+        records the sign-in."""
+        body = _drop_none({"origin": self._origin(origin), "username": username, "androidPackage": android_package})
+        body.update(submit=submit, ifSaved=if_saved)
+        return self.request("POST", self._profile_path(profile, "/autofill"), body)
+
+    # ---- the vault's passkeys ----
+
+    def passkeys(self, *, profile=None):
+        """`GET /profiles/{p}/passkeys`: the profile's passkeys (hidden ones included, marked)."""
+        return self.request("GET", self._profile_path(profile, "/passkeys"))["passkeys"]
+
+    def passkey(self, credential_id, *, profile=None):
+        """`GET /profiles/{p}/passkeys/{id}`."""
+        return self.request("GET", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"))
+
+    def remove_passkey(self, credential_id, *, profile=None):
+        """`DELETE /profiles/{p}/passkeys/{id}`: the user deletes the passkey in the provider."""
+        return self.request("DELETE", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"))
+
+    # ---- what happened ----
+
+    def events(self, kind=None, *, after=None, limit=None, profile=None):
+        """`GET /profiles/{p}/events`: the event log, oldest first (`kind`, outcome, reason, deciding knobs)."""
+        return self.request("GET", self._profile_path(profile, "/events"), query={"kind": kind, "after": after, "limit": limit})["events"]
+
+    def findings(self, *, profile=None):
+        """`GET /profiles/{p}/findings`: the RP's requests that went against the guidance, with fixes."""
+        return self.request("GET", self._profile_path(profile, "/findings"))["findings"]
+
+    # ---- the simulated user ----
+
+    def pending_decisions(self, *, profile=None):
+        """`GET /profiles/{p}/user`: the queued decisions."""
+        return self.request("GET", self._profile_path(profile, "/user"))["pending"]
+
+    def queue_decisions(self, *decisions, profile=None):
+        """`POST /profiles/{p}/user`: the user's next answers to prompts: "accept", "cancel", "timeout", "pick:ID"."""
+        return self.request("POST", self._profile_path(profile, "/user"), {"decisions": list(decisions)})["pending"]
+
+    def clear_decisions(self, *, profile=None):
+        """`DELETE /profiles/{p}/user`."""
+        return self.request("DELETE", self._profile_path(profile, "/user"))["pending"]
+
+
+def origin_of(url):
+    """The origin of a URL (`http://localhost:8000/login` gives `http://localhost:8000`), or the text as given
+    when it has no path."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return f"{parts.scheme}://{parts.netloc}".lower()
+    return url

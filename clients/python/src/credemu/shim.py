@@ -1,0 +1,99 @@
+"""The browser shim in a Selenium driver or a Playwright page or context (sync API), before the page's scripts.
+
+The page's own Content-Security-Policy applies to the shim's `fetch` to credemu as to any of the page's
+scripts, so a page with `default-src 'self'` would block it: the shim is installed with CSP bypassed (CDP
+`Page.setBypassCSP`), and the page's origin is allowed on the server (`POST /origins`), since the shim's
+requests come from the page.
+"""
+import warnings
+
+from .client import origin_of
+
+
+def install_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
+    """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's).
+
+    `target` is a Selenium WebDriver with `execute_cdp_cmd` (Chromium), or Playwright's (sync API) `Page`,
+    `BrowserContext` or `Browser`; for a `Browser`, a new context is made (with `context_options`) and returned.
+    `origin` (a URL is cut to its origin) is allowed on the server; without it the page's origin must be allowed
+    already (`--allow-origin`, `Server(allow_origins=...)`). Returns what the shim is installed in.
+
+    CSP: Selenium and a Playwright page get CDP's `Page.setBypassCSP`. Playwright sets a context's CSP bypass
+    only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
+    open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
+    """
+    return installed_shim(target, client, origin=origin, profile=profile, autofill=autofill, bypass_csp=bypass_csp,
+                          **context_options)[0]
+
+
+def installed_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
+    """`install_shim`, and a function that undoes it: removes the Selenium init script, or closes the context made
+    from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
+    if origin is not None:
+        client.allow_origin(origin_of(origin))
+    script = client.shim(profile or client.profile, autofill=autofill)
+    if hasattr(target, "execute_cdp_cmd"):
+        identifier = _selenium(target, script, bypass_csp)
+        return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
+    if hasattr(target, "add_init_script"):
+        _playwright(target, script, bypass_csp)
+        return target, None
+    if hasattr(target, "new_context"):
+        if _is_coroutine_function(target.new_context):
+            raise TypeError(_ASYNC)
+        context = target.new_context(bypass_csp=bypass_csp, **context_options)
+        context.add_init_script(script=script)
+        return context, context.close
+    raise TypeError(f"install_shim takes a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
+
+
+_ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "
+          "`await context.add_init_script(script=client.shim())`")
+
+
+def _selenium(driver, script, bypass_csp):
+    if bypass_csp:
+        driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+    return driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})["identifier"]
+
+
+def _is_coroutine_function(function):
+    import inspect
+    return inspect.iscoroutinefunction(function)
+
+
+def _playwright(target, script, bypass_csp):
+    if _is_coroutine_function(target.add_init_script):
+        raise TypeError(_ASYNC)
+    target.add_init_script(script=script)
+    if not bypass_csp:
+        return
+    if hasattr(target, "new_page"):  # a BrowserContext
+        if _context_bypasses_csp(target):
+            return
+        for page in target.pages:
+            _bypass_csp(target, page)
+        warnings.warn("credemu: this Playwright context was made without bypass_csp=True, so the pages it opens from now "
+                      "on keep their Content-Security-Policy, which may block the shim's requests; make the context with "
+                      "bypass_csp=True, or pass the Browser to get such a context", stacklevel=3)
+    else:
+        if not _context_bypasses_csp(target.context):
+            _bypass_csp(target.context, target)
+
+
+def _context_bypasses_csp(context):
+    """Whether the context was made with `bypass_csp=True` (Playwright keeps its options; no public accessor)."""
+    try:
+        return bool(context._impl_obj._options.get("bypassCSP"))
+    except AttributeError:
+        return False
+
+
+def _bypass_csp(context, page):
+    """Page.setBypassCSP over a CDP session (Chromium)."""
+    try:
+        session = context.new_cdp_session(page)
+        session.send("Page.setBypassCSP", {"enabled": True})
+    except Exception as error:  # noqa: BLE001 - Firefox and WebKit have no CDP
+        warnings.warn(f"credemu: could not bypass the page's Content-Security-Policy ({error}); make the Playwright "
+                      "context with bypass_csp=True, or a strict CSP will block the shim's requests", stacklevel=4)

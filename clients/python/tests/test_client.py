@@ -1,0 +1,185 @@
+"""The client against a live server: one method per documented route, each reaching exactly that route, answers
+that py_webauthn verifies, and every refusal one CredemuError with the error body's parts."""
+import base64
+import json
+import re
+import threading
+import time
+
+import pytest
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers.structs import PublicKeyCredentialDescriptor
+
+import credemu
+from credemu import ROUTES, Client, CredemuError
+
+ORIGIN = "https://shop.example.com"
+RP_ID = "shop.example.com"
+
+
+def documented_routes(client):
+    document = client.openapi()
+    return {(method.upper(), path) for path, item in document["paths"].items()
+            for method in item if method in ("get", "post", "put", "patch", "delete")}
+
+
+def test_every_documented_route_has_a_client_method_and_every_listed_method_exists(credemu_client):
+    documented = documented_routes(credemu_client)
+    assert documented - set(ROUTES) == set(), "routes in openapi.json with no Client method"
+    assert set(ROUTES) - documented == set(), "ROUTES lists a route the server does not document"
+    for route, names in ROUTES.items():
+        assert names, route
+        for name in names:
+            assert callable(getattr(Client, name, None)), f"Client.{name} for {route}"
+
+
+class Recording(Client):
+    """A client that notes which documented route each request reached."""
+
+    def __init__(self, *args, templates, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.templates = [(re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", t) + "$"), m, t) for m, t in templates]
+        self.reached = []
+
+    def request(self, method, path, body=None, query=None):
+        plain = path.split("?")[0]
+        self.reached.append(next(((m, t) for pattern, m, t in self.templates if m == method and pattern.match(plain)), (method, plain)))
+        return super().request(method, path, body, query)
+
+    def for_profile(self, profile, *, origin=None):
+        other = super().for_profile(profile, origin=origin)
+        other.__class__, other.templates, other.reached = Recording, self.templates, self.reached
+        return other
+
+
+def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
+    base = credemu_server.client()
+    client = Recording(base.url, profile="reach", origin=ORIGIN, templates=sorted(ROUTES))
+    calls = {}
+
+    def call(name, *args, **kwargs):
+        start = len(client.reached)
+        result = getattr(client, name)(*args, **kwargs)
+        calls.setdefault(name, set()).update(client.reached[start:])
+        return result
+
+    call("health"), call("openapi"), call("providers"), call("clock")
+    assert "credemu browser shim" in call("shim")
+    call("create_profile", "reach", pack="gpm")
+    call("profiles"), call("get_profile"), call("update_profile", automatic_passkey_upgrades=True)
+    call("set_clock", "2026-11-29T10:00:00Z"), call("advance_clock", "1m"), call("system_clock")
+    call("allowed_origins"), call("allow_origin", "http://localhost:8123/login")
+    call("save_password", "alice@example.com", "pw"), call("passwords"), call("use_password", "alice@example.com")
+    call("autofill", username="alice@example.com", submit=True)
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="alice@example.com")
+    created = call("create", options, mediation="conditional")
+    request = generate_authentication_options(rp_id=RP_ID)
+    call("get", request)
+    call("passkeys"), call("passkey", created["id"])
+    call("get_client_capabilities")
+    call("signal_current_user_details", RP_ID, b"user", "alice@example.com", "Alice")
+    call("signal_all_accepted_credentials", RP_ID, b"other-user", [])
+    call("signal_unknown_credential", RP_ID, b"\x01" * 16)
+    call("events"), call("findings")
+    call("queue_decisions", "accept"), call("pending_decisions"), call("clear_decisions")
+    hold = call("hold", timeout_ms=5000)
+    call("holds"), call("release_hold", hold)
+    call("offers")
+    waiting = threading.Thread(target=lambda: base.for_profile("reach").get(
+        generate_authentication_options(rp_id=RP_ID), origin=ORIGIN, mediation="conditional", ceremony="c-1"), daemon=True)
+    waiting.start()
+    deadline = time.monotonic() + 20
+    while not base.for_profile("reach").offers() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    call("pick", created["id"], ceremony="c-1")
+    waiting.join(20)
+    assert call("abort", "not-in-flight") == {"aborted": False}
+    call("remove_passkey", created["id"])
+    call("remove_profile")
+
+    for name, reached in calls.items():
+        listed = {route for route, names in ROUTES.items() if name in names}
+        assert reached == listed, f"Client.{name} reached {reached}, ROUTES lists {listed}"
+    assert {name for names in ROUTES.values() for name in names} == set(calls), "a listed method this test did not call"
+
+
+def test_a_ceremony_answer_is_what_py_webauthn_verifies(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("verify", pack="webauthn-spec")
+    alice = client.for_profile("verify")
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="alice")
+    registration = alice.create(options_to_json(options))  # JSON text, as an RP's endpoint would send it
+    verified = verify_registration_response(credential=registration, expected_challenge=options.challenge,
+                                            expected_origin=ORIGIN, expected_rp_id=RP_ID)
+    request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
+    assertion = alice.get(json.loads(options_to_json(request)))  # a dict
+    verify_authentication_response(credential=assertion, expected_challenge=request.challenge, expected_origin=ORIGIN, expected_rp_id=RP_ID,
+                                   credential_public_key=verified.credential_public_key, credential_current_sign_count=0)
+
+
+def test_a_refusal_is_one_error_type_with_name_reason_dialects_and_status(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("refusals", pack="gpm", platform="android")
+    droid = client.for_profile("refusals")
+    with pytest.raises(CredemuError) as caught:
+        droid.create(generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="nobody"), mediation="conditional")
+    error = caught.value
+    assert (error.status, error.name, error.reason, error.silent) == (422, "NotAllowedError", "noMatchingPassword", True)
+    assert error.dialect == "android"
+    assert error.dialects["android"]["exception"].startswith("androidx.credentials.exceptions.")
+    assert set(error.dialects) == {"web", "android", "apple"}
+    assert "noMatchingPassword" in str(error) and "POST /profiles/refusals/credentials/create" in str(error)
+
+    with pytest.raises(CredemuError) as caught:
+        client.get_profile("ghost")
+    assert (caught.value.status, caught.value.name, caught.value.reason) == (404, "NotFound", None)
+    with pytest.raises(CredemuError) as caught:
+        client.create_profile("refusals")
+    assert (caught.value.status, caught.value.name) == (409, "Conflict")
+    with pytest.raises(CredemuError) as caught:
+        client.create_profile("bad-pack", pack="no-such-pack")
+    assert (caught.value.status, caught.value.name) == (422, "InvalidPolicyPack")
+    with pytest.raises(CredemuError) as caught:
+        droid.get({"challenge": "not base64url!"})
+    assert (caught.value.status, caught.value.name) == (400, "TypeError")
+
+
+def test_a_rate_limited_signal_carries_retry_millis(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("quota", pack="gpm", platform="android")
+    droid = client.for_profile("quota")
+    with pytest.raises(CredemuError) as caught:
+        for i in range(20):
+            droid.signal_unknown_credential(RP_ID, bytes([i]) * 16)
+    error = caught.value
+    assert (error.status, error.reason) == (429, "rateLimited")
+    assert error.retry_millis > 0 and error.dialects["android"]["retryMillis"] == error.retry_millis
+
+
+def test_an_unreachable_server_is_a_credemu_error():
+    with pytest.raises(CredemuError) as caught:
+        Client("http://127.0.0.1:9", timeout=5).health()
+    assert caught.value.name == "ServerUnreachable" and caught.value.status is None
+
+
+def test_errors_survive_pickling_for_parallel_runners():
+    import pickle
+    error = CredemuError("NotAllowedError", "no", status=422, body={"name": "NotAllowedError", "reason": "optOut"}, method="POST", path="/x")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.name, again.reason, again.status, str(again)) == ("NotAllowedError", "optOut", 422, str(error))
+
+
+def test_ids_in_bytes_are_sent_as_base64url(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("ids", pack="webauthn-spec")
+    spec = client.for_profile("ids")
+    created = spec.create(generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="bob"))
+    raw = base64.urlsafe_b64decode(created["rawId"] + "=" * (-len(created["rawId"]) % 4))
+    assert spec.passkey(raw)["credentialId"] == created["id"]
+    assert credemu.origin_of("HTTP://LocalHost:8000/a/b?c") == "http://localhost:8000"

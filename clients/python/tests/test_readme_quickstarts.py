@@ -1,0 +1,62 @@
+"""The README's two quickstarts, run as written against the example RP (examples/relying-party): only the RP's
+origin, the module paths and the browser binary are put in for this machine."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import playwright
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+PLACEHOLDER = "http://localhost:8000"
+
+
+def quickstart(marker, language):
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(rf"<!-- {marker}:[^>]*-->\n```{language}\n(.*?)```", readme, re.S)
+    assert match, f"README.md has no {marker} block"
+    assert PLACEHOLDER in match.group(1)
+    return match.group(1)
+
+
+@pytest.fixture
+def example_rp():
+    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
+                          stdout=subprocess.PIPE, text=True)
+    yield rp.stdout.readline().strip()
+    rp.terminate()
+    rp.wait(10)
+
+
+def test_the_python_quickstart_gives_a_first_automatic_upgrade(pytester, example_rp):
+    pytester.makeconftest(f'''
+        import pytest
+        from playwright.sync_api import sync_playwright
+
+        @pytest.fixture
+        def page():
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path={CHROMIUM!r}, args=["--no-sandbox", "--disable-dev-shm-usage"])
+                yield browser.new_page()
+                browser.close()
+    ''')
+    pytester.makepyfile(test_quickstart=quickstart("quickstart-python", "python").replace(PLACEHOLDER, example_rp))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node (make test installs Debian's nodejs)")
+def test_the_javascript_quickstart_gives_a_first_automatic_upgrade(tmp_path, example_rp):
+    core = Path(playwright.__file__).parent / "driver" / "package" / "index.mjs"
+    script = quickstart("quickstart-js", "js").replace(PLACEHOLDER, example_rp)
+    script = script.replace("from 'playwright'", f"from {str(core)!r}")
+    script = script.replace("from './clients/js/credemu.mjs'", f"from {str(ROOT / 'clients' / 'js' / 'credemu.mjs')!r}")
+    script = script.replace("chromium.launch()", f"chromium.launch({{ executablePath: {CHROMIUM!r}, args: ['--no-sandbox'] }})")
+    (tmp_path / "quickstart.mjs").write_text(script)
+    done = subprocess.run(["node", str(tmp_path / "quickstart.mjs")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "rpId: 'localhost'" in done.stdout and "kind: 'create'" in done.stdout and "outcome: 'success'" in done.stdout, done.stdout
