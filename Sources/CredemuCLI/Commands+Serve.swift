@@ -70,23 +70,34 @@ extension Context {
 
 /// SIGTERM and SIGINT, caught from before the server is reachable: a signal that arrives as soon as the port
 /// file exists still stops the server cleanly.
+///
+/// A plain handler writes a byte to a pipe that `wait` reads: from the moment it is installed, no signal is
+/// lost. (A dispatch signal source needs SIG_IGN first and registers asynchronously, so a signal in between was
+/// discarded and a harness's SIGTERM right after start-up went unanswered.)
 final class Termination: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var sources: [DispatchSourceSignal] = []
+    /// The pipe's write end, for the handler (which can capture nothing).
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+    private let readEnd: Int32
 
     init() {
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) != 0 { fds = [-1, -1] }
+        readEnd = fds[0]
+        Termination.writeEnd = fds[1]
         for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [done] in done.signal() }
-            source.resume()
-            sources.append(source)
+            signal(sig) { _ in
+                var byte: UInt8 = 1
+                _ = write(Termination.writeEnd, &byte, 1)
+            }
         }
     }
 
     /// Blocks until one of the signals arrives.
     func wait() {
-        done.wait()
-        sources.forEach { $0.cancel() }
+        var byte: UInt8 = 0
+        while true {
+            let n = read(readEnd, &byte, 1)
+            if n == 1 || (n < 0 && errno != EINTR) || n == 0 { break }
+        }
     }
 }
