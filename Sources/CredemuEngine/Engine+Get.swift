@@ -15,12 +15,13 @@ extension Engine {
                                              ("mediation", .string(options.mediation ?? "modal")),
                                              ("allowCredentials", .number(Double(options.allowCredentials.count)))]
         do throws(CeremonyError) {
+            try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
             // One short transaction takes the user's decision, chooses the credential and records its use
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
             // A declined prompt still commits, consuming its decision. Signing runs after it, outside the vault's
             // lock, so ceremonies sign in parallel; a key that parsed signs, so the record stands.
-            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32), CeremonyError> in
+            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)]), CeremonyError> in
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
                 var chosen = pick
@@ -30,11 +31,13 @@ extension Engine {
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
                 let now = clock.now()
                 try store { () throws(VaultError) in try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now) }
+                let extensions = try assertionExtensionResults(options.extensionInputs, record: record)
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
+                if !extensions.isEmpty { detail.append(("extensions", .array(extensions.map { .string($0.0) }))) }
                 log("get", "success", .success, detail)
-                return .success((record, key, signCount))
+                return .success((record, key, signCount, extensions))
             }
-            let (record, key, signCount) = try outcome.get()
+            let (record, key, signCount, extensions) = try outcome.get()
             var flags: AuthenticatorData.Flags = [.userPresent]
             if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
             if record.settings.backupEligible { flags.insert(.backupEligible) }
@@ -49,7 +52,7 @@ extension Engine {
             }
             return AuthenticationResponse(
                 credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-                userHandle: record.userHandle, authenticatorAttachment: knobs.attachment)
+                userHandle: record.userHandle, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensions)
         } catch {
             throw failed("get", error, detail)
         }
