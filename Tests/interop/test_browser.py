@@ -91,7 +91,7 @@ def stack(tmp_path, request):
         created.append(s)
         return s
 
-    for journey in ["gpm", "bitwarden", "opt-out", "shim", "held"]:
+    for journey in ["gpm", "bitwarden", "opt-out", "shim", "held", "keepassxc", "firefox"]:
         (tmp_path / journey).mkdir()
     yield make
     for s in created:
@@ -227,6 +227,53 @@ def test_shim_objects_behave_like_the_browsers_own(stack):
     assert out["foreignSignal"] == [True, "SecurityError"]
     assert out["signalResult"] is None
     assert s.passkeys()[0]["hidden"] is True
+
+
+KEEPASSXC_CHECKS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const created = await navigator.credentials.create({publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array([7]), name: 'k', displayName: 'K'},
+    challenge: new Uint8Array(32), pubKeyCredParams: [{type: 'public-key', alg: -7}]}});
+  return {publicKey: created.response.getPublicKey(), transports: created.response.getTransports(),
+          jsonKeys: Object.keys(created.toJSON().response), algorithm: created.response.getPublicKeyAlgorithm()};
+})().then(done, e => done({failed: String(e)}));
+"""
+
+
+def test_keepassxc_responses_have_no_public_key_and_the_internal_transport(stack):
+    """keepassxc-browser content/passkeys.js: getPublicKey: () => null, getTransports: () => ['internal']."""
+    s = stack("keepassxc", "keepassxc")
+    s.driver.get(s.rp_url + "/login")
+    s.driver.set_script_timeout(30)
+    out = s.driver.execute_async_script(KEEPASSXC_CHECKS)
+    assert out == {"publicKey": None, "transports": ["internal"], "algorithm": -7,
+                   "jsonKeys": ["attestationObject", "authenticatorData", "clientDataJSON", "publicKeyAlgorithm", "transports"]}, out
+
+
+FIREFOX_CHECKS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const out = {};
+  out.types = ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'].map((m) => [typeof PublicKeyCredential[m], m in PublicKeyCredential]);
+  try { await PublicKeyCredential.signalUnknownCredential({rpId: 'localhost', credentialId: 'AQID'}); out.call = 'resolved'; }
+  catch (e) { out.call = [e instanceof TypeError, e.message]; }
+  const caps = await PublicKeyCredential.getClientCapabilities();
+  out.caps = [caps.conditionalCreate, caps.signalUnknownCredential, caps['extension:prf']];
+  out.others = [typeof PublicKeyCredential.getClientCapabilities, typeof PublicKeyCredential.parseCreationOptionsFromJSON];
+  return out;
+})().then(done, e => done({failed: String(e)}));
+"""
+
+
+def test_a_firefox_profile_has_no_signal_methods(stack):
+    """Gecko has no signal methods (its WebIDL) and reports conditionalCreate false: a page calling one gets "not a function"."""
+    s = stack("firefox", "bitwarden", platform="firefox")
+    s.driver.get(s.rp_url + "/login")
+    s.driver.set_script_timeout(30)
+    out = s.driver.execute_async_script(FIREFOX_CHECKS)
+    assert out["types"] == [["undefined", False]] * 3, out
+    assert out["call"] == [True, "PublicKeyCredential.signalUnknownCredential is not a function"], out
+    assert out["caps"] == [False, False, True] and out["others"] == ["function", "function"], out
 
 
 def test_held_registration_made_stale_by_sign_out_is_refused_by_the_rp(stack):

@@ -125,8 +125,13 @@ def test_exclusion_ids_stop_a_duplicate_upgrade(tmp_path):
     first = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1])
     credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
     excluded = [PublicKeyCredentialDescriptor(id=__import__("base64").urlsafe_b64decode(first["rawId"] + "=="))]
+    # Chrome desktop: the enclave finds the excluded GPM passkey and the request completes CREDENTIAL_EXCLUDED:
+    # InvalidStateError, no UI (device/fido/enclave/enclave_authenticator.cc; sources-2026-12.md).
     error = credemu.json("create", "--origin", ORIGIN, input=conditional_options(exclude=excluded)[1], exit_code=1)["error"]
-    assert error["reason"] == "excludedCredential" and error["silent"] is True
+    assert (error["name"], error["reason"], error["silent"]) == ("InvalidStateError", "excludedCredential", False)
+    # Chrome on Android: every conditional-create failure is NotAllowedError (IdentityCredentialsHelper), a silent no-op.
+    error = credemu.json("create", "--origin", ORIGIN, "--platform", "chrome-android", input=conditional_options(exclude=excluded)[1], exit_code=1)["error"]
+    assert (error["name"], error["reason"], error["silent"]) == ("NotAllowedError", "excludedCredential", True)
     assert len(json.loads(credemu.export())["passkeys"]) == 1
 
 
@@ -152,7 +157,7 @@ def test_providers_and_capabilities_match_the_packs(tmp_path):
     assert caps["isConditionalMediationAvailable"] is pack["knobs"]["capabilities.conditionalMediation"]["value"] is False
     shown = credemu.json("providers", "show", "gpm", "--platform", "android")
     knob = {k["knob"]: k for k in shown["knobs"]}
-    assert knob["signals.rateLimit"]["value"]["overQuota"] == "reject"
+    assert knob["signals.rateLimit.unknownCredential"]["value"]["overQuota"] == "reject"
     assert knob["conditionalCreate.minimumPlayServices"]["unconfirmed"]
 
 

@@ -58,3 +58,25 @@ def test_html_report_renders_in_chromium():
         driver.save_screenshot(str(ARTIFACTS / "accepted-list-empty-then-full.png"))
     finally:
         driver.quit()
+
+
+def test_the_gpm_versus_bitwarden_upgrade_row_diverges_in_the_html_report():
+    """GPM upgrades silently with UP=0 UV=0, Bitwarden with its sheet and UP=1 UV=1: the same "created" for the RP's
+    counters, not for what the RP reads or the user sees, so the row is marked (issue 12 item 5)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    report = ARTIFACTS / "upgrade-after-autofill-gpm-bitwarden.html"
+    run(str(SCENARIOS / "upgrade-after-autofill.json"), "--providers", "gpm,bitwarden", "--format", "html", "--out", str(report))
+    options = Options()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900", "--disable-gpu"]:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    try:
+        driver.get(report.as_uri())
+        diverging = driver.find_elements(By.CSS_SELECTOR, "tr.diverges")
+        assert [row.find_element(By.TAG_NAME, "th").text for row in diverging] == ["≠ automatic upgrade (conditional create)"]
+        observed = [cell.text for cell in diverging[0].find_elements(By.CSS_SELECTOR, "div.observed")]
+        assert observed == ["UI: notice · UP=0 UV=0", "UI: sheet · UP=1 UV=1"]
+        driver.save_screenshot(str(ARTIFACTS / "upgrade-after-autofill-gpm-bitwarden.png"))
+    finally:
+        driver.quit()
