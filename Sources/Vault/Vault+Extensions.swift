@@ -7,16 +7,7 @@ import WebAuthn
 extension Vault {
     /// The passkey's PRF secret, or nil when it has none yet (a passkey imported without one).
     public func prfSecret(for credentialID: [UInt8]) throws(VaultError) -> [UInt8]? {
-        let sealed: [UInt8]? = try locked { () throws(VaultError) in
-            var found: [UInt8]?
-            try db.query(Vault.prfSecretSQL, [.blob(credentialID), .text(profile)]) { row in found = row.optionalBlob(0) }
-            return found
-        }
-        guard let sealed else { return nil }
-        guard let secret = box.open(sealed, context: Vault.prfContext(credentialID)) else {
-            throw VaultError(.corrupt, "The PRF secret of passkey \(Base64URL.encode(credentialID)) does not decrypt: the vault is damaged.")
-        }
-        return secret
+        try openSealed(Vault.prfSecretSQL, credentialID, context: Vault.prfContext(credentialID), what: "PRF secret")
     }
 
     /// Gives a passkey that has none its PRF secret; returns the secret it has afterwards (an earlier one wins).
@@ -38,16 +29,21 @@ extension Vault {
 
     /// The passkey's large blob, or nil when none was written.
     public func largeBlob(for credentialID: [UInt8]) throws(VaultError) -> [UInt8]? {
+        try openSealed(Vault.largeBlobSQL, credentialID, context: Vault.largeBlobContext(credentialID), what: "large blob")
+    }
+
+    /// The one sealed value `sql` selects for a passkey of the profile, opened; nil when there is none.
+    private func openSealed(_ sql: String, _ credentialID: [UInt8], context: String, what: String) throws(VaultError) -> [UInt8]? {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
             var found: [UInt8]?
-            try db.query(Vault.largeBlobSQL, [.blob(credentialID), .text(profile)]) { row in found = row.blob(0) }
+            try db.query(sql, [.blob(credentialID), .text(profile)]) { row in found = row.optionalBlob(0) }
             return found
         }
         guard let sealed else { return nil }
-        guard let blob = box.open(sealed, context: Vault.largeBlobContext(credentialID)) else {
-            throw VaultError(.corrupt, "The large blob of passkey \(Base64URL.encode(credentialID)) does not decrypt: the vault is damaged.")
+        guard let plain = box.open(sealed, context: context) else {
+            throw VaultError(.corrupt, "The \(what) of passkey \(Base64URL.encode(credentialID)) does not decrypt: the vault is damaged.")
         }
-        return blob
+        return plain
     }
 
     /// Stores (or replaces) a passkey's large blob; the passkey must be the profile's.
