@@ -186,7 +186,7 @@ extension APIServer {
         // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
         // Told only to a caller the API would answer (the route is open).
         let authorized = configuration.token.map { APIServer.constantTimeEqual(Array((request.query["token"] ?? "").utf8), Array($0.utf8)) } ?? true
-        if authorized, let engine = try? operations.engine(profile), !engine.knobs.signalMethods { members.append(("signalMethods", false)) }
+        if authorized, operations.pageHasSignalMethods(profile) == false { members.append(("signalMethods", false)) }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.
         let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"
