@@ -199,3 +199,21 @@ def test_apple_request_shape_verifies_with_the_https_rp_origin(tmp_path):
     request = json.dumps({"relyingPartyIdentifier": RP_ID, "challenge": b64(challenge), "name": USER, "userID": b64(b"alice")})
     response = credemu.json("create", input=request)
     verify_registration_response(credential=response, expected_challenge=challenge, expected_origin="https://" + RP_ID, expected_rp_id=RP_ID)
+
+
+def test_gpm_desktop_upgrades_only_from_its_own_passwords_in_a_signed_in_syncing_profile(tmp_path):
+    """passkey_upgrade_request_controller.cc: only passwords stored in GPM count, and the profile must be signed in
+    with password sync (kPasswordStoreError otherwise): both silent no-ops, as the CLI reports them."""
+    credemu = profile(tmp_path, "gpm", "chrome-desktop", browserSignedIn="false")
+    credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "pw", "--savedIn", "bitwarden")
+    assert [p.get("savedIn") for p in credemu.json("password", "list")] == ["bitwarden"]
+    credemu.json("clock", "advance", "1d")
+    credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
+    error = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1], exit_code=1)["error"]
+    assert (error["reason"], error["silent"]) == ("passwordStoreUnavailable", True)
+    credemu.json("profile", "set", "rp", "--browserSignedIn", "true")
+    error = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1], exit_code=1)["error"]
+    assert (error["reason"], error["silent"]) == ("noMatchingPassword", True) and "saved in bitwarden" in error["message"]
+    credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "pw")
+    credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
+    assert credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1])["type"] == "public-key"
