@@ -6,14 +6,17 @@ import WebAuthn
 
 extension Context {
     func passwordCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["origin", "username", "password"], flagNames: ["reveal"])
+        let args = try Arguments(words, valued: ["origin", "username", "password", "savedIn"], flagNames: ["reveal"])
         guard let sub = args.positionals.first else { throw UsageError("password needs a subcommand: save, use or list.") }
         try args.noMorePositionals(after: 1)
         switch sub {
         case "save":
             let (origin, username) = (try args.required("origin"), try args.required("username"))
             let secret = try args.value("password") ?? readInput(file: nil).trimmingCharacters(in: .newlines)
-            printJSON(try perform { (ops) throws(OperationError) in try ops.savePassword(profileName, origin: origin, username: username, password: secret) })
+            let savedIn = args.value("savedIn")
+            printJSON(try perform { (ops) throws(OperationError) in
+                try ops.savePassword(profileName, origin: origin, username: username, password: secret, savedIn: savedIn)
+            })
         case "use":
             let (origin, username) = (try args.required("origin"), try args.required("username"))
             printJSON(try perform { (ops) throws(OperationError) in try ops.usePassword(profileName, origin: origin, username: username) })

@@ -101,8 +101,10 @@ enum Help {
     static let password = """
     Usage: credemu [GLOBAL OPTIONS] password SUBCOMMAND
 
-      password save --origin ORIGIN --username NAME [--password PASSWORD]
-                            Save a password (read from standard input when --password is absent).
+      password save --origin ORIGIN --username NAME [--password PASSWORD] [--savedIn MANAGER]
+                            Save a password (read from standard input when --password is absent);
+                            --savedIn records one another password manager on the device holds, which
+                            a pack counting only its own store does not upgrade from.
       password use --origin ORIGIN --username NAME
                             Record that the filled password was submitted in a sign-in (last used).
       password list [--origin ORIGIN] [--reveal]
@@ -130,7 +132,9 @@ enum Help {
 
     Settings: --pack ID, --packPath FILE (your own pack), --platform P, --osVersion V,
     --playServicesVersion V, --passcodeSet true|false, --automaticPasskeyUpgrades true|false (false is the
-    opt-out; it holds on every platform of the account), --passkeysEnabled true|false.
+    opt-out; it holds on every platform of the account), --passkeysEnabled true|false; device state:
+    --browserSignedIn true|false, --syncEnabled true|false (GPM desktop upgrades need both),
+    --privateBrowsing true|false (Safari does not upgrade in a private tab).
 
     """
 

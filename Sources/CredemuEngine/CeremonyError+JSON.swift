@@ -15,7 +15,7 @@ extension CeremonyError {
             ("profile", .string(engine.profile.name)),
             ("platform", .string(engine.profile.platform.rawValue)),
             ("dialect", .string(engine.profile.platform.dialect.rawValue)),
-            ("dialects", Dialect.render(self, operation: operation, knobs: engine.knobs)),
+            ("dialects", Dialect.render(self, operation: operation, knobs: engine.knobs, osVersion: engine.profile.osVersion)),
         ]
         return ErrorBody.json(members)
     }

@@ -24,6 +24,10 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     /// The RP asked for the other authenticator attachment and the browser did not offer the provider.
     public static let attachmentNotOffered = Reason(rawValue: "attachmentNotOffered")
     public static let storage = Reason(rawValue: "storage")
+    /// An extension input the client refuses (a large blob read at creation, a PRF key not in the allow list).
+    public static let invalidExtensionInput = Reason(rawValue: "invalidExtensionInput")
+    /// The RP requires large blob support and the provider has none.
+    public static let largeBlobUnsupported = Reason(rawValue: "largeBlobUnsupported")
     // Conditional create (automatic passkey upgrade).
     public static let conditionalCreateUnsupported = Reason(rawValue: "conditionalCreateUnsupported")
     public static let platformUnsupported = Reason(rawValue: "platformUnsupported")
@@ -34,8 +38,14 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let passkeyExists = Reason(rawValue: "passkeyExists")
     public static let crossOriginIframe = Reason(rawValue: "crossOriginIframe")
     public static let userVerificationRequired = Reason(rawValue: "userVerificationRequired")
+    /// The browser profile is not signed in and syncing passwords (GPM: `kPasswordStoreError`).
+    public static let passwordStoreUnavailable = Reason(rawValue: "passwordStoreUnavailable")
+    /// A private-browsing tab (Safari's system check).
+    public static let privateBrowsing = Reason(rawValue: "privateBrowsing")
     // Signals.
     public static let rateLimited = Reason(rawValue: "rateLimited")
+    /// The platform has no signal methods (Firefox): the page's call is a TypeError.
+    public static let signalMethodsMissing = Reason(rawValue: "signalMethodsMissing")
 }
 
 /// One engine failure: the web error a browser raises, why, and how the caller should read it.

@@ -6,12 +6,12 @@ import WebAuthn
 public enum Dialect {
     public enum Operation: String, Sendable { case create, get, signal }
 
-    /// All three renderings, as JSON.
-    public static func render(_ failure: CeremonyError, operation: Operation, knobs: PolicyKnobs) -> JSONValue {
+    /// All three renderings, as JSON; `osVersion` is the device's (Apple's codes depend on it), nil for a current one.
+    public static func render(_ failure: CeremonyError, operation: Operation, knobs: PolicyKnobs, osVersion: String? = nil) -> JSONValue {
         .object([
             ("web", web(failure)),
             ("android", android(failure, operation: operation, knobs: knobs)),
-            ("apple", apple(failure, operation: operation, knobs: knobs)),
+            ("apple", apple(failure, operation: operation, knobs: knobs, osVersion: osVersion)),
         ])
     }
 
@@ -80,15 +80,23 @@ public enum Dialect {
         }
     }
 
-    /// `ASAuthorizationError` codes (AuthenticationServices ASAuthorizationError.h; providers.md §3.2).
-    public static func apple(_ failure: CeremonyError, operation: Operation, knobs: PolicyKnobs) -> JSONValue {
+    /// `ASAuthorizationError` codes (AuthenticationServices ASAuthorizationError.h; providers.md §3.2). 1006 and
+    /// 1010 exist only from the OS versions the pack names (`apple.matchedExcludedCredentialSince`,
+    /// `apple.deviceNotConfiguredSince`); on an older device credemu renders failed (1004) in their place.
+    public static func apple(_ failure: CeremonyError, operation: Operation, knobs: PolicyKnobs, osVersion: String? = nil) -> JSONValue {
+        func exists(since: String?) -> Bool {
+            guard let since, let minimum = Version(since), let osVersion, let version = Version(osVersion) else { return true }
+            return !(version < minimum)
+        }
+        let excluded = exists(since: knobs.appleMatchedExcludedSince) ? 1006 : 1004
+        let notConfigured = exists(since: knobs.appleDeviceNotConfiguredSince) ? 1010 : 1004
         let code: Int
         if failure.silent {
-            code = failure.reason == .noDevicePasscode ? 1010 : knobs.appleIneligibleCode
+            code = failure.reason == .noDevicePasscode ? notConfigured : knobs.appleIneligibleCode
         } else {
             switch (failure.reason, failure.error.name) {
-            case (.excludedCredential, _): code = 1006
-            case (.noDevicePasscode, _): code = 1010
+            case (.excludedCredential, _): code = excluded
+            case (.noDevicePasscode, _): code = notConfigured
             case (.userCancelled, _), (.timedOut, _), (.noCredential, _), (.noAnswerUntilTimeout, _): code = 1001
             case (_, .unknownError): code = 1000
             default: code = 1004

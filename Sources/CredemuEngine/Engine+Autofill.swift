@@ -9,13 +9,14 @@ public struct FilledPassword: Equatable, Sendable {
 }
 
 extension Engine {
-    /// Saves a password for the caller's signon realm (the user typed it and let the provider save it).
+    /// Saves a password for the caller's signon realm (the user typed it and let the provider save it), or, with
+    /// `savedIn`, records one that another password manager on the device holds.
     @discardableResult
-    public func savePassword(origin realm: String, username: String, password: String) throws(CeremonyError) -> PasswordRecord {
+    public func savePassword(origin realm: String, username: String, password: String, savedIn: String? = nil) throws(CeremonyError) -> PasswordRecord {
         let record = try store { () throws(VaultError) in
-            try vault.savePassword(origin: realm, username: username, password: password, at: clock.now())
+            try vault.savePassword(origin: realm, username: username, password: password, at: clock.now(), savedIn: savedIn)
         }
-        log("password", "saved", .success, [("origin", .string(realm)), ("username", .string(username))])
+        log("password", "saved", .success, [("origin", .string(realm)), ("username", .string(username))] + (savedIn.map { [("savedIn", .string($0))] } ?? []))
         return record
     }
 

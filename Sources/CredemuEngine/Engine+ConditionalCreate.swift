@@ -17,6 +17,7 @@ extension Engine {
         }
         let detail = ceremonyDetail(options, caller: caller)
         do throws(CeremonyError) {
+            try checkCreationExtensions(options.extensionInputs)
             // Client rules first (§5.1.3): these are thrown errors, not silent no-ops.
             if caller.isCrossOrigin {
                 throw CeremonyError(.notAllowed("Conditional create is not allowed in a cross-origin iframe."), reason: .crossOriginIframe)
@@ -30,13 +31,23 @@ extension Engine {
             if knobs.conditionalMode == .unsupported {
                 throw ineligible(.conditionalCreateUnsupported, knobs.cite("conditionalCreate.mode", "unsupported"))
             }
+            if largeBlobRequirementUnmet(options.extensionInputs) {
+                throw ineligible(.largeBlobUnsupported, "the RP requires large blob support; " + knobs.cite("extensions.largeBlob", knobs.largeBlob.rawValue))
+            }
             try checkPlatformSupport()
             guard profile.passkeysEnabled else { throw ineligible(.passkeysDisabled, "passkeys are turned off in the provider") }
             guard profile.automaticPasskeyUpgrades else {
                 throw ineligible(.optOut, "the user turned automatic passkey upgrades off (a per-account setting)")
             }
+            if knobs.requireSyncedProfile && !(profile.browserSignedIn && profile.syncEnabled) {
+                throw ineligible(.passwordStoreUnavailable, knobs.cite("conditionalCreate.requireSyncedProfile", "true") + " and the browser profile is "
+                                 + (profile.browserSignedIn ? "signed in but not syncing passwords" : "not signed in"))
+            }
             if knobs.requirePasscode && !profile.passcodeSet {
                 throw ineligible(.noDevicePasscode, knobs.cite("conditionalCreate.requirePasscode", "true") + " and the device has no passcode")
+            }
+            if knobs.privateBrowsing == .ineligible && profile.privateBrowsing {
+                throw ineligible(.privateBrowsing, knobs.cite("conditionalCreate.privateBrowsing", "ineligible") + " and the tab is a private-browsing one")
             }
             try checkRecentPassword(options, caller: caller)
             if knobs.rejectIfPasskeyExists {
@@ -95,11 +106,16 @@ extension Engine {
     /// (GPM: `kNoMatchingPassword`, `kNoRecentlyUsedPassword`).
     func checkRecentPassword(_ options: CreationOptions, caller: Caller) throws(CeremonyError) {
         let realm = caller.signonRealm
-        let saved = try store { () throws(VaultError) in try vault.passwords(origin: realm) }
+        let all = try store { () throws(VaultError) in try vault.passwords(origin: realm) }
+        // A password another manager holds is not this provider's to count (GPM: "only consider passwords stored in GPM").
+        let saved = knobs.countedPasswords == .ownStore ? all.filter { $0.savedIn == nil } : all
         let matching = knobs.matchUsername ? saved.filter { $0.username == options.user.name } : saved
         guard !matching.isEmpty else {
+            let elsewhere = all.filter { $0.savedIn != nil && (!knobs.matchUsername || $0.username == options.user.name) }.compactMap(\.savedIn)
             throw ineligible(.noMatchingPassword, "no saved password for '\(options.user.name)' at \(realm)"
-                             + (knobs.matchUsername ? " (" + knobs.cite("conditionalCreate.matchUsername", "true") + ")" : ""))
+                             + (knobs.matchUsername ? " (" + knobs.cite("conditionalCreate.matchUsername", "true") + ")" : "")
+                             + (elsewhere.isEmpty || saved.count == all.count ? "" : "; the one saved in \(elsewhere.joined(separator: ", ")) is not counted: "
+                                + knobs.cite("conditionalCreate.countedPasswords", knobs.countedPasswords.rawValue)))
         }
         let now = clock.now()
         let window = TimeInterval(knobs.windowSeconds)

@@ -22,6 +22,7 @@ extension Engine {
         var detail = ceremonyDetail(options, caller: caller)
         if let note { detail.append(("note", .string(note))) }
         do throws(CeremonyError) {
+            try checkCreationExtensions(options.extensionInputs)
             let rpID = try checkedRPID.get()
             let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
             // WebAuthn L3 §5.1.3: an authenticator of another attachment is not used (Chromium: not a candidate).
@@ -30,6 +31,11 @@ extension Engine {
                 detail.append(("attachment", .string(knobs.cite("authenticator.otherAttachment", knobs.otherAttachment.rawValue))))
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the user, offered only security keys and phones, dismissed the dialog."),
                                     reason: .attachmentNotOffered)
+            }
+            if largeBlobRequirementUnmet(options.extensionInputs) {
+                detail.append(("largeBlob", .string(knobs.cite("extensions.largeBlob", knobs.largeBlob.rawValue))))
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP requires large blob support, which the provider does not have; the user dismissed the dialog."),
+                                    reason: .largeBlobUnsupported)
             }
             guard profile.passkeysEnabled else {
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: passkeys are turned off in the provider."),
@@ -82,15 +88,18 @@ extension Engine {
             credentialID: credentialID, rpID: rpID, userHandle: options.user.id, userName: options.user.name,
             displayName: options.user.displayName, algorithm: algorithm, publicKey: key.publicKey, signCount: 0,
             settings: settings, createdAt: clock.now())
-        try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8) }
+        // Every passkey gets its PRF secret at birth, as GPM's enclave does (passkeys.rs `do_create`), whether or
+        // not the RP asked for the extension.
+        let prfSecret = SecureRandom.bytes(32)
+        try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8, prfSecret: prfSecret) }
         remember(key, for: credentialID)
 
-        var extensionResults: [(String, JSONValue)] = []
-        if options.wantsCredProps { extensionResults.append(("credProps", .object([("rk", .bool(settings.discoverable))]))) }
+        let extensionResults = creationExtensionResults(options.extensionInputs, discoverable: settings.discoverable, prfSecret: prfSecret)
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
-            authenticatorData: authData, transports: knobs.transports, publicKey: key.subjectPublicKeyInfo,
+            authenticatorData: authData, transports: knobs.transports,
+            publicKey: knobs.publicKeyExposure == .null ? nil : key.subjectPublicKeyInfo,
             publicKeyAlgorithm: algorithm, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensionResults)
     }
 

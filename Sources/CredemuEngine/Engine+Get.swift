@@ -15,6 +15,7 @@ extension Engine {
                                              ("mediation", .string(options.mediation ?? "modal")),
                                              ("allowCredentials", .number(Double(options.allowCredentials.count)))]
         do throws(CeremonyError) {
+            try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
             // One short transaction takes the user's decision, chooses the credential and records its use
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
@@ -24,7 +25,7 @@ extension Engine {
             if !options.allowCredentials.contains(where: { $0.type == "public-key" }) {
                 try store { () throws(VaultError) in try vault.flushUses() }
             }
-            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32), CeremonyError> in
+            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)]), CeremonyError> in
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
                 var chosen = pick
@@ -33,16 +34,19 @@ extension Engine {
                 let key = try signingKey(for: record)
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
                 let now = clock.now()
+                // Extensions first: one that fails leaves no use recorded (a deferred one would outlive a rollback).
+                let extensions = try assertionExtensionResults(options.extensionInputs, record: record)
                 // A counter that stays zero leaves only the time to record, which may wait for the log's next batch.
                 try store { () throws(VaultError) in
                     try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now,
                                               deferred: record.settings.counter == .zero)
                 }
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
+                if !extensions.isEmpty { detail.append(("extensions", .array(extensions.map { .string($0.0) }))) }
                 log("get", "success", .success, detail)
-                return .success((record, key, signCount))
+                return .success((record, key, signCount, extensions))
             }
-            let (record, key, signCount) = try outcome.get()
+            let (record, key, signCount, extensions) = try outcome.get()
             var flags: AuthenticatorData.Flags = [.userPresent]
             if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
             if record.settings.backupEligible { flags.insert(.backupEligible) }
@@ -57,7 +61,7 @@ extension Engine {
             }
             return AuthenticationResponse(
                 credentialID: record.credentialID, clientDataJSON: clientData, authenticatorData: authData, signature: signature,
-                userHandle: record.userHandle, authenticatorAttachment: knobs.attachment)
+                userHandle: record.userHandle, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensions)
         } catch {
             throw failed("get", error, detail)
         }

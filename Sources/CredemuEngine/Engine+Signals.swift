@@ -5,12 +5,16 @@ import WebAuthn
 extension Engine {
     /// Sends a signal to the provider. It resolves telling the caller nothing, as the spec requires; the
     /// event log records what the provider did. It throws only what the platform throws: `TypeError` for bad
-    /// base64url (Safari: `UnknownError`), `SecurityError` for an RP ID the caller may not use, and Android's
-    /// rate-limit exception with a retry delay.
+    /// base64url (Safari: `UnknownError`) or for a platform without signal methods (Firefox), `SecurityError` for an
+    /// RP ID the caller may not use, and Android's rate-limit exception with a retry delay.
     public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) {
         var detail: [(String, JSONValue)] = [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)),
                                              ("rpId", .string(request.rpId))]
         do throws(CeremonyError) {
+            guard knobs.signalMethods else {
+                // The page calls a property that is not there: V8's message.
+                throw CeremonyError(.typeError("PublicKeyCredential.\(request.methodName) is not a function"), reason: .signalMethodsMissing)
+            }
             let decoded = try decodeSignal(request)
             _ = try relyingPartyID(request.rpId, caller: caller)
             if case .unknownCredential = request { detail.append(("credentialId", .string(Base64URL.encode(decoded.0)))) }
@@ -20,20 +24,21 @@ extension Engine {
                 log("signal", "ignored", .success, detail + [("knob", .string(knobs.cite(signalKnob(request), action)))])
                 return
             }
+            let limit = knobs.rateLimit(for: request.kind)
             try atomically { () throws(CeremonyError) in
-                guard try admitSignal(rpID: request.rpId) else {
-                    reviewRateLimited()
-                    log("signal", "dropped", .rateLimited, detail + [("knob", .string(knobs.cite("signals.rateLimit", "\(knobs.rateLimit)")))])
+                guard try admitSignal(limit, caller: caller) else {
+                    reviewRateLimited(limit)
+                    log("signal", "dropped", .rateLimited, detail + [("knob", .string(knobs.cite(PolicyKnobs.rateLimitKnob(request.kind), "\(limit)")))])
                     return
                 }
                 let changes = try applySignal(decoded, request: request)
-                if !changes.isEmpty { try spendSignalToken(rpID: request.rpId) }
+                if !changes.isEmpty { try spendSignalToken(limit, caller: caller) }
                 detail.append(("changes", .array(changes.map { .object([("credentialId", .string($0.0)), ("action", .string($0.1))]) })))
                 detail.append(("knob", .string(knobs.cite(signalKnob(request), action))))
                 log("signal", changes.isEmpty ? "noop" : "applied", .success, detail)
             }
         } catch {
-            if error.reason == .rateLimited { reviewRateLimited() }
+            if error.reason == .rateLimited { reviewRateLimited(knobs.rateLimit(for: request.kind)) }
             throw failed("signal", error, detail)
         }
     }
@@ -54,15 +59,16 @@ extension Engine {
         }
     }
 
-    /// The decoded IDs: (credential or user ID, accepted IDs). Chrome checks the accepted list before the
-    /// user ID (providers.md §1.3), and so does this.
+    /// The decoded IDs: (credential or user ID, accepted IDs), in the order the pack says: Chrome checks the
+    /// accepted list before the user ID (providers.md §1.3), WebKit and the spec the user ID first.
     private func decodeSignal(_ request: SignalRequest) throws(CeremonyError) -> ([UInt8], [[UInt8]]) {
         func decode(_ s: String, _ field: String) throws(CeremonyError) -> [UInt8] {
             if let bytes = Base64URL.decode(s) { return bytes }
             switch knobs.signalErrorSurface {
             case .resolve: throw CeremonyError(.typeError("Invalid base64url string for \(field)."))
             case .unknownError:
-                throw CeremonyError(WebAuthnError(.unknownError, "Unable to parse \(field == "credentialId" ? "credential ID" : field)."), reason: .malformedRequest)
+                // WebKit's proxy says this of a bad user ID too (WebAuthenticatorCoordinatorProxy.mm).
+                throw CeremonyError(WebAuthnError(.unknownError, "Unable to parse credential ID."), reason: .malformedRequest)
             }
         }
         switch request {
@@ -70,7 +76,10 @@ extension Engine {
             return (try decode(credentialId, "credentialId"), [])
         case let .allAcceptedCredentials(_, userId, ids):
             var accepted: [[UInt8]] = []
+            var user: [UInt8]?
+            if knobs.signalDecodeOrder == .userIdFirst { user = try decode(userId, "userId") }
             for id in ids { accepted.append(try decode(id, "allAcceptedCredentialIds")) }
+            if let user { return (user, accepted) }
             return (try decode(userId, "userId"), accepted)
         case let .currentUserDetails(_, userId, _, _):
             return (try decode(userId, "userId"), [])
@@ -149,20 +158,27 @@ extension Engine {
 
     // MARK: Rate limits
 
-    private func isExempt(_ rpID: String) -> Bool {
-        guard case .tokenBucket(_, _, let exemptLocalhost, _) = knobs.rateLimit else { return false }
-        return exemptLocalhost && (rpID == "localhost" || rpID.hasSuffix(".localhost"))
+    /// Chrome's quota tracker keys its buckets by the caller origin's registrable domain, not the RP ID's
+    /// (`passkey_change_quota_tracker.cc`), and exempts a localhost origin.
+    private func quotaDomain(_ caller: Caller) -> String {
+        guard case .web(_, let host, _) = caller.origin else { return caller.origin.description }
+        return RelyingPartyID.registrableDomain(host)
+    }
+
+    private func isExempt(_ limit: PolicyKnobs.RateLimit, _ caller: Caller) -> Bool {
+        guard case .tokenBucket(_, _, let exemptLocalhost, _) = limit, exemptLocalhost, case .web(_, let host, _) = caller.origin else { return false }
+        return host == "localhost" || host.hasSuffix(".localhost") || host == "127.0.0.1" || host == "[::1]"
     }
 
     /// Whether the signal may proceed; a rejected one throws with its retry delay, a dropped one returns false.
-    private func admitSignal(rpID: String) throws(CeremonyError) -> Bool {
+    private func admitSignal(_ limit: PolicyKnobs.RateLimit, caller: Caller) throws(CeremonyError) -> Bool {
         let now = clock.now()
-        switch knobs.rateLimit {
+        switch limit {
         case .none:
             return true
         case let .tokenBucket(capacity, refill, _, overQuota):
-            if isExempt(rpID) { return true }
-            let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
+            if isExempt(limit, caller) { return true }
+            let (tokens, last) = try bucket(quotaDomain(caller), capacity: capacity, refillSeconds: refill, now: now)
             if tokens >= 1 { return true }
             let wait = Int(saturating: (last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
             return try overQuotaOutcome(overQuota, retryAfterMillis: max(wait, 0))
@@ -193,17 +209,17 @@ extension Engine {
     }
 
     /// Chrome's tracker spends a token only when a signal changed something.
-    private func spendSignalToken(rpID: String) throws(CeremonyError) {
-        guard case let .tokenBucket(capacity, refill, _, _) = knobs.rateLimit, !isExempt(rpID) else { return }
-        let now = clock.now()
-        let (tokens, last) = try bucket(rpID: rpID, capacity: capacity, refillSeconds: refill, now: now)
+    private func spendSignalToken(_ limit: PolicyKnobs.RateLimit, caller: Caller) throws(CeremonyError) {
+        guard case let .tokenBucket(capacity, refill, _, _) = limit, !isExempt(limit, caller) else { return }
+        let domain = quotaDomain(caller)
+        let (tokens, last) = try bucket(domain, capacity: capacity, refillSeconds: refill, now: clock.now())
         let state = "\(tokens - 1),\(Timestamp.millis(last))"
-        try store { () throws(VaultError) in try vault.setQuotaState("bucket:" + RelyingPartyID.registrableDomain(rpID), state) }
+        try store { () throws(VaultError) in try vault.setQuotaState("bucket:" + domain, state) }
     }
 
-    /// The bucket for the RP's registrable domain, refilled up to now: (tokens, time of the last refill).
-    private func bucket(rpID: String, capacity: Int, refillSeconds: Int, now: Date) throws(CeremonyError) -> (Int, Date) {
-        let key = "bucket:" + RelyingPartyID.registrableDomain(rpID)
+    /// The bucket of a registrable domain, refilled up to now: (tokens, time of the last refill).
+    private func bucket(_ domain: String, capacity: Int, refillSeconds: Int, now: Date) throws(CeremonyError) -> (Int, Date) {
+        let key = "bucket:" + domain
         let parts = (try store { () throws(VaultError) in try vault.quotaState(key) })?.split(separator: ",").compactMap { Int64($0) }
         guard let parts, parts.count == 2 else { return (capacity, now) }
         var tokens = Int(parts[0])

@@ -89,9 +89,9 @@ extension Engine {
         }
     }
 
-    func reviewRateLimited() {
+    func reviewRateLimited(_ limit: PolicyKnobs.RateLimit) {
         record(Finding(criterion: "seed-003", code: "signalRateLimitExceeded",
-                       message: "A signal went past the platform's rate limit (\(knobs.rateLimit)) and was \(knobs.rateLimit.overQuotaText).",
+                       message: "A signal went past the platform's rate limit (\(limit)) and was \(limit.overQuotaText).",
                        fix: "Coalesce signals and reconcile on a documented schedule within the limit; back off by retryMillis on Android."))
     }
 }

@@ -7,6 +7,8 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
         case profileSetting = "InvalidProfileSetting"
         case policyPack = "InvalidPolicyPack"
         case scenario = "InvalidScenario"
+        /// A pack claims an extension the engine cannot answer (`providers validate` refuses it).
+        case unansweredExtension = "UnansweredExtension"
     }
 
     public var kind: Kind
@@ -19,7 +21,7 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 
     public var description: String { message }
 
-    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidPolicyPack" | "InvalidScenario", "message": ...}}`.
+    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidPolicyPack" | "InvalidScenario" | "UnansweredExtension", "message": ...}}`.
     public var json: JSONValue {
         ErrorBody.json(name: kind.rawValue, message: message)
     }

@@ -5,6 +5,9 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
     /// A native Android app through androidx.credentials.
     case android
     case safari
+    /// Firefox desktop (135+, `getClientCapabilities`); third-party managers run in it as extensions. Gecko has no
+    /// signal methods and reports `conditionalCreate: false` (`dom/webauthn/PublicKeyCredential.cpp`).
+    case firefox
     /// A native iOS app through AuthenticationServices.
     case ios
     /// A native macOS app through AuthenticationServices.
@@ -13,7 +16,7 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
     /// The surface an RP on this platform sees errors through.
     public var dialect: DialectKind {
         switch self {
-        case .chromeDesktop, .chromeAndroid, .safari: return .web
+        case .chromeDesktop, .chromeAndroid, .safari, .firefox: return .web
         case .android: return .android
         case .ios, .macos: return .apple
         }

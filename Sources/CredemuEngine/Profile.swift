@@ -17,10 +17,18 @@ public struct Profile: Equatable, Sendable {
     public var automaticPasskeyUpgrades: Bool
     /// Passkeys enabled in the provider at all (GPM's kCredentialsEnablePasskeys, Bitwarden's enablePasskeys).
     public var passkeysEnabled: Bool
+    /// Device state, not the account's: the browser profile is signed in to the provider's account, and syncs
+    /// passwords (GPM desktop counts only passwords in its account or synced store: providers.md §2.1).
+    public var browserSignedIn: Bool
+    public var syncEnabled: Bool
+    /// The ceremonies run in a private-browsing tab (Safari's system check "Is this a non-private browsing tab?",
+    /// seed 001).
+    public var privateBrowsing: Bool
 
     public init(name: String, pack: String = "gpm", packPath: String? = nil, platform: Platform = .chromeDesktop,
                 osVersion: String? = nil, playServicesVersion: String? = nil, passcodeSet: Bool = true,
-                automaticPasskeyUpgrades: Bool = true, passkeysEnabled: Bool = true) {
+                automaticPasskeyUpgrades: Bool = true, passkeysEnabled: Bool = true, browserSignedIn: Bool = true,
+                syncEnabled: Bool = true, privateBrowsing: Bool = false) {
         self.name = name
         self.pack = pack
         self.packPath = packPath
@@ -30,6 +38,9 @@ public struct Profile: Equatable, Sendable {
         self.passcodeSet = passcodeSet
         self.automaticPasskeyUpgrades = automaticPasskeyUpgrades
         self.passkeysEnabled = passkeysEnabled
+        self.browserSignedIn = browserSignedIn
+        self.syncEnabled = syncEnabled
+        self.privateBrowsing = privateBrowsing
     }
 
     /// The settings as stored in the vault and shown by the CLI and API.
@@ -44,12 +55,15 @@ public struct Profile: Equatable, Sendable {
             ("passcodeSet", .bool(passcodeSet)),
             ("automaticPasskeyUpgrades", .bool(automaticPasskeyUpgrades)),
             ("passkeysEnabled", .bool(passkeysEnabled)),
+            ("browserSignedIn", .bool(browserSignedIn)),
+            ("syncEnabled", .bool(syncEnabled)),
+            ("privateBrowsing", .bool(privateBrowsing)),
         ])
     }
 
     /// The settings a caller may change, and what each takes.
     public static let settingNames = ["pack", "packPath", "platform", "osVersion", "playServicesVersion", "passcodeSet",
-                                      "automaticPasskeyUpgrades", "passkeysEnabled"]
+                                      "automaticPasskeyUpgrades", "passkeysEnabled", "browserSignedIn", "syncEnabled", "privateBrowsing"]
 
     /// The profile from its stored settings.
     public init(name: String, json: JSONValue) throws(InvalidConfiguration) {
@@ -96,6 +110,9 @@ public struct Profile: Equatable, Sendable {
         case "passcodeSet": passcodeSet = try bool()
         case "automaticPasskeyUpgrades": automaticPasskeyUpgrades = try bool()
         case "passkeysEnabled": passkeysEnabled = try bool()
+        case "browserSignedIn": browserSignedIn = try bool()
+        case "syncEnabled": syncEnabled = try bool()
+        case "privateBrowsing": privateBrowsing = try bool()
         default:
             throw .invalidField("'\(key)' is not a profile setting; the settings are \(Profile.settingNames.joined(separator: ", ")).")
         }

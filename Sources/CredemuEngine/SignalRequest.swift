@@ -14,6 +14,15 @@ public enum SignalRequest: Equatable, Sendable {
         }
     }
 
+    /// The `PublicKeyCredential` method a page calls.
+    public var methodName: String {
+        switch self {
+        case .unknownCredential: return "signalUnknownCredential"
+        case .allAcceptedCredentials: return "signalAllAcceptedCredentials"
+        case .currentUserDetails: return "signalCurrentUserDetails"
+        }
+    }
+
     public var rpId: String {
         switch self {
         case .unknownCredential(let rp, _), .allAcceptedCredentials(let rp, _, _), .currentUserDetails(let rp, _, _, _): return rp

@@ -56,6 +56,13 @@ extension Operations {
         try run(engine, .signal) { () throws(CeremonyError) in try engine.signal(signal, caller: caller) }
     }
 
+    /// Whether a profile's page has the signal methods at all (Firefox's has none), for the shim's configuration; nil
+    /// for a profile not made yet, which serving the shim does not make.
+    public func pageHasSignalMethods(_ name: String) -> Bool? {
+        guard (try? stored({ () throws(VaultError) in try vault.profileSettings(name) })) != nil else { return nil }
+        return try? engine(name).knobs.signalMethods
+    }
+
     /// `PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it.
     public func capabilities(_ name: String, platform: String?) throws(OperationError) -> JSONValue {
         try engine(name, platform: platform).capabilities()

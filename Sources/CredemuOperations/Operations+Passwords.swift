@@ -4,13 +4,13 @@ import WebAuthn
 
 extension Operations {
     /// Saves a password for a sign-on realm (an origin, or an Android app's facet).
-    public func savePassword(_ name: String, origin: String, username: String, password: String,
+    public func savePassword(_ name: String, origin: String, username: String, password: String, savedIn: String? = nil,
                              restrictedTo: String? = nil) throws(OperationError) -> JSONValue {
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         let realm = try signonRealm(origin, androidPackage: nil)
         let engine = try engine(name)
         let record = try run(engine, .create) { () throws(CeremonyError) in
-            try engine.savePassword(origin: realm, username: username, password: password)
+            try engine.savePassword(origin: realm, username: username, password: password, savedIn: savedIn)
         }
         return VaultFixture.passwordListing(record, password: nil)
     }

@@ -80,8 +80,9 @@ extension APIServer {
         Route("POST", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
             let body = try r.body()
             let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
+            let savedIn = try body.string("savedIn")
             return s.json(201, try APIError.wrap { () throws(OperationError) in
-                try s.operations.savePassword(r.first, origin: origin, username: username, password: password, restrictedTo: r.restrictedTo)
+                try s.operations.savePassword(r.first, origin: origin, username: username, password: password, savedIn: savedIn, restrictedTo: r.restrictedTo)
             })
         },
         Route("POST", "/profiles/{profile}/passwords/use") { (s, r) throws(APIError) in
@@ -202,8 +203,13 @@ extension APIServer {
         }
         let profile = request.query["profile"] ?? Vault.defaultProfile
         let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
-        let config = JSONValue.object([("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
-                                       ("token", request.query["token"].map(JSONValue.string) ?? .null)])
+        var members: [(String, JSONValue)] = [("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
+                                              ("token", request.query["token"].map(JSONValue.string) ?? .null)]
+        // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
+        // Told only to a caller the API would answer (the route is open).
+        let authorized = configuration.token.map { APIServer.constantTimeEqual(Array((request.query["token"] ?? "").utf8), Array($0.utf8)) } ?? true
+        if authorized, operations.pageHasSignalMethods(profile) == false { members.append(("signalMethods", false)) }
+        let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.
         let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"
         let suffix = "\n})(\(config.serialized()));\n"

@@ -42,8 +42,8 @@ public final class ProviderScenario {
 
     public func advance(_ seconds: TimeInterval) { clock.advance(by: seconds) }
 
-    public func savePassword(_ user: String = "alice@example.com", password: String = "pw") throws {
-        try engine().savePassword(origin: origin, username: user, password: password)
+    public func savePassword(_ user: String = "alice@example.com", password: String = "pw", savedIn: String? = nil) throws {
+        try engine().savePassword(origin: origin, username: user, password: password, savedIn: savedIn)
     }
 
     /// The password is filled into the sign-in form and submitted.
@@ -68,8 +68,14 @@ public final class ProviderScenario {
         try engine().create(try creationOptions(user: user, userID: userID, exclude: exclude, conditional: false), caller: try Caller(origin: origin))
     }
 
-    public func signIn(allow: [[UInt8]] = []) throws -> AuthenticationResponse {
-        try engine().get(try RequestOptions(json: requestOptionsJSON(rpID: rpID, allow: allow)), caller: try Caller(origin: origin))
+    public func signIn(allow: [[UInt8]] = [], extensions: JSONValue? = nil) throws -> AuthenticationResponse {
+        try engine().get(try RequestOptions(json: requestOptionsJSON(rpID: rpID, allow: allow, extensions: extensions)), caller: try Caller(origin: origin))
+    }
+
+    /// A modal create with the given extension inputs.
+    public func modalCreate(user: String = "alice@example.com", extensions: JSONValue) throws -> RegistrationResponse {
+        try engine().create(try CreationOptions(json: creationOptionsJSON(rpID: rpID, userID: Array(user.utf8), userName: user, extensions: extensions)),
+                            caller: try Caller(origin: origin))
     }
 
     public func signal(_ request: SignalRequest, on platform: Platform? = nil) throws {

@@ -86,14 +86,18 @@ public struct PasswordRecord: Equatable, Sendable {
     public var createdAt: Date
     public var lastFilledAt: Date?
     public var lastUsedAt: Date?
+    /// The password manager that holds it, when not the profile's own provider.
+    public var savedIn: String?
 
-    public init(id: Int64, origin: String, username: String, createdAt: Date, lastFilledAt: Date? = nil, lastUsedAt: Date? = nil) {
+    public init(id: Int64, origin: String, username: String, createdAt: Date, lastFilledAt: Date? = nil, lastUsedAt: Date? = nil,
+                savedIn: String? = nil) {
         self.id = id
         self.origin = origin
         self.username = username
         self.createdAt = createdAt
         self.lastFilledAt = lastFilledAt
         self.lastUsedAt = lastUsedAt
+        self.savedIn = savedIn
     }
 }
 

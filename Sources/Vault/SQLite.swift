@@ -166,6 +166,8 @@ struct SQLRow {
         guard let p = sqlite3_column_text(statement, i) else { return "" }
         return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, i))), as: UTF8.self)
     }
+    func optionalBlob(_ i: Int32) -> [UInt8]? { isNull(i) ? nil : blob(i) }
+    func optionalText(_ i: Int32) -> String? { isNull(i) ? nil : text(i) }
     func blob(_ i: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(statement, i))
         guard count > 0, let p = sqlite3_column_blob(statement, i) else { return [] }

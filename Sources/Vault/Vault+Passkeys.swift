@@ -7,12 +7,14 @@ extension Vault {
         backup_eligible, backup_state, aaguid, discoverable, attestation, hidden, hidden_at, created_at, last_used_at
         """
 
-    /// Stores a new passkey with its PKCS#8 private key; a credential ID already present is a `duplicate`.
-    public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8]) throws(VaultError) {
+    /// Stores a new passkey with its PKCS#8 private key and, when given, its PRF secret; a credential ID already
+    /// present is a `duplicate`.
+    public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]? = nil) throws(VaultError) {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
+        let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
         try locked { () throws(VaultError) in
             do throws(VaultError) {
-                try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile)])
+                try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile), sealedPRF])
             } catch {
                 if error.code == .duplicate {
                     throw VaultError(.duplicate, "A passkey with credential ID \(record.id) is already in the vault.")
@@ -26,10 +28,18 @@ extension Vault {
     /// once, and a page cache large enough for the indexes' random inserts while it runs (a transaction, when the
     /// caller holds one, is the caller's). A credential ID already present is a `duplicate`.
     public func insertPasskeys(_ records: [(PasskeyRecord, [UInt8])]) throws(VaultError) {
+        try insertPasskeys(records.map { ($0.0, $0.1, nil, nil) })
+    }
+
+    /// The same, each passkey with its PRF secret and large blob when it has them (a fixture's).
+    public func insertPasskeys(_ records: [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)]) throws(VaultError) {
         try locked { () throws(VaultError) in
             try db.execute("PRAGMA cache_size = -\(Vault.bulkCacheKiB)")
             defer { try? db.execute("PRAGMA cache_size = -2000") }
-            for (record, pkcs8) in records { try insertPasskey(record, privateKey: pkcs8) }
+            for (record, pkcs8, prfSecret, largeBlob) in records {
+                try insertPasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
+                if let largeBlob { try setLargeBlob(largeBlob, for: record.credentialID) }
+            }
         }
     }
 
@@ -37,8 +47,8 @@ extension Vault {
     static let bulkCacheKiB = 256 * 1024
 
     static let insertPasskeySQL = """
-        INSERT INTO passkeys (\(passkeyColumns), private_key, profile)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO passkeys (\(passkeyColumns), private_key, profile, prf_secret)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
     /// Every passkey, ordered by RP ID, user name and creation.

@@ -1,19 +1,21 @@
 import Foundation
 
 extension Vault {
-    /// Saves a password for (origin, username), replacing the secret of one already saved.
+    /// Saves a password for (origin, username), replacing the secret of one already saved. `savedIn` names the
+    /// password manager that holds it when that is not the profile's own provider (the last save decides).
     @discardableResult
     public func savePassword(origin: String, username: String, password: String, at time: Date,
-                             lastFilledAt: Date? = nil, lastUsedAt: Date? = nil) throws(VaultError) -> PasswordRecord {
+                             lastFilledAt: Date? = nil, lastUsedAt: Date? = nil, savedIn: String? = nil) throws(VaultError) -> PasswordRecord {
         guard !origin.isEmpty else { throw VaultError(.invalidInput, "A password needs an origin (or signon realm).") }
         // NUL separates the two in the secret's associated data, so neither may hold one.
         guard !origin.utf8.contains(0), !username.utf8.contains(0) else {
             throw VaultError(.invalidInput, "An origin or a user name cannot contain NUL (U+0000).")
         }
+        if let savedIn { try Vault.checkStoreName(savedIn) }
         let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
         try locked { () throws(VaultError) in
             try db.query(Vault.savePasswordSQL, [.text(profile), .text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
-                      .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis)])
+                      .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis), savedIn.map(SQLValue.text) ?? .null])
         }
         guard let record = try passwords(origin: origin).first(where: { $0.username == username }) else {
             throw VaultError(.storage, "The saved password could not be read back.")
@@ -22,11 +24,11 @@ extension Vault {
     }
 
     static let savePasswordSQL = """
-        INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password
+        INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at, saved_in)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password, saved_in = excluded.saved_in
         """
-    static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at FROM passwords "
+    static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at, saved_in FROM passwords "
     static let passwordsByOriginSQL = selectPasswordsSQL + "WHERE profile = ? AND origin = ? ORDER BY username"
     static let passwordSecretSQL = "SELECT password FROM passwords WHERE id = ? AND profile = ?"
     static func markPasswordSQL(_ column: String) -> String { "UPDATE passwords SET \(column) = ? WHERE id = ? AND profile = ?" }
@@ -86,9 +88,18 @@ extension Vault {
                 records.append(PasswordRecord(id: row.int(0), origin: row.text(1), username: row.text(2),
                                               createdAt: Date(vaultMillis: row.int(3)),
                                               lastFilledAt: row.optionalInt(4).map(Date.init(vaultMillis:)),
-                                              lastUsedAt: row.optionalInt(5).map(Date.init(vaultMillis:))))
+                                              lastUsedAt: row.optionalInt(5).map(Date.init(vaultMillis:)), savedIn: row.optionalText(6)))
             }
             return records
+        }
+    }
+
+    /// A password manager's name as `savedIn` takes it: 1 to 64 letters, digits, '-', '_' or '.'.
+    public static func checkStoreName(_ name: String) throws(VaultError) {
+        guard (1...64).contains(name.utf8.count),
+              name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || [0x2D, 0x5F, 0x2E].contains($0) })
+        else {
+            throw VaultError(.invalidInput, "savedIn must name a password manager in 1 to 64 letters, digits, '-', '_' or '.'.")
         }
     }
 

@@ -17,6 +17,11 @@ extension Vault {
         "accountByHandleVisible": accountByHandleVisibleSQL,
         "accountByName": accountByNameSQL,
         "accountByNameVisible": accountByNameVisibleSQL,
+        // Extensions: a create's PRF secret is in insertPasskey; a get's PRF evaluation and large blob.
+        "prfSecret": prfSecretSQL,
+        "setPRFSecret": setPRFSecretSQL,
+        "largeBlob": largeBlobSQL,
+        "setLargeBlob": setLargeBlobSQL,
         // Signals and their findings.
         "setHidden": setHiddenSQL,
         "updateUser": updateUserSQL,

@@ -28,7 +28,7 @@ public enum VaultFixture {
                     throw VaultError(.duplicate, "The vault already holds a password for \(p.username) at \(p.origin).")
                 }
                 try vault.savePassword(origin: p.origin, username: p.username, password: p.password, at: p.created,
-                                       lastFilledAt: p.lastFilled, lastUsedAt: p.lastUsed)
+                                       lastFilledAt: p.lastFilled, lastUsedAt: p.lastUsed, savedIn: p.savedIn)
             }
             try vault.insertPasskeys(passkeys)
         }
@@ -44,7 +44,12 @@ public enum VaultFixture {
         }
         var passkeys: [JSONValue] = []
         for k in try vault.allPasskeys() {
-            passkeys.append(passkeyJSON(k, privateKey: includeSecrets ? try vault.privateKey(for: k.credentialID) : nil))
+            guard includeSecrets else {
+                passkeys.append(passkeyJSON(k, privateKey: nil))
+                continue
+            }
+            passkeys.append(passkeyJSON(k, privateKey: try vault.privateKey(for: k.credentialID),
+                                        prfSecret: try vault.prfSecret(for: k.credentialID), largeBlob: try vault.largeBlob(for: k.credentialID)))
         }
         return JSONValue.object([
             ("format", .string(format)),
@@ -58,11 +63,13 @@ public enum VaultFixture {
     public static func passwordJSON(_ p: PasswordRecord, password: String?) -> JSONValue {
         var members: [(String, JSONValue)] = [("origin", .string(p.origin)), ("username", .string(p.username))]
         if let password { members.append(("password", .string(password))) }
-        return .object(members + [
+        members += [
             ("created", .string(Timestamp.format(p.createdAt))),
             ("lastFilled", Timestamp.json(p.lastFilledAt)),
             ("lastUsed", Timestamp.json(p.lastUsedAt)),
-        ])
+        ]
+        if let savedIn = p.savedIn { members.append(("savedIn", .string(savedIn))) }
+        return .object(members)
     }
 
     /// A password as the CLI and the API list it: its row ID, then the fixture form.
@@ -70,9 +77,10 @@ public enum VaultFixture {
         .object([("id", .number(Double(p.id)))] + (passwordJSON(p, password: password).objectValue ?? []))
     }
 
-    /// A passkey in fixture form; with `privateKey` nil (listings) the COSE public key stands in its place.
-    public static func passkeyJSON(_ k: PasskeyRecord, privateKey: [UInt8]?) -> JSONValue {
-        .object([
+    /// A passkey in fixture form; with `privateKey` nil (listings) the COSE public key stands in its place. The
+    /// extension secrets come last, only in an export with secrets and only when the passkey has them.
+    public static func passkeyJSON(_ k: PasskeyRecord, privateKey: [UInt8]?, prfSecret: [UInt8]? = nil, largeBlob: [UInt8]? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [
             ("credentialId", .string(k.id)),
             ("rpId", .string(k.rpID)),
             ("userHandle", .string(Base64URL.encode(k.userHandle))),
@@ -91,7 +99,10 @@ public enum VaultFixture {
             ("hiddenAt", Timestamp.json(k.hiddenAt)),
             ("created", .string(Timestamp.format(k.createdAt))),
             ("lastUsed", Timestamp.json(k.lastUsedAt)),
-        ])
+        ]
+        if let prfSecret { members.append(("prfSecret", .string(Base64URL.encode(prfSecret)))) }
+        if let largeBlob { members.append(("largeBlob", .string(Base64URL.encode(largeBlob)))) }
+        return .object(members)
     }
 
     struct Password {
@@ -101,9 +112,10 @@ public enum VaultFixture {
         var created: Date
         var lastFilled: Date?
         var lastUsed: Date?
+        var savedIn: String?
     }
 
-    static func read(_ document: JSONValue) throws(VaultError) -> ([Password], [(PasskeyRecord, [UInt8])]) {
+    static func read(_ document: JSONValue) throws(VaultError) -> ([Password], [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)]) {
         let root = try JSONFields<VaultError>(document, path: "fixture")
         guard try root.string("format") == format else { throw root.invalid("format", "must be \"\(format)\"") }
         guard try root.number("version") == Double(version) else {
@@ -112,17 +124,19 @@ public enum VaultFixture {
         try root.onlyKeys(["format", "version", "passwords", "passkeys"])
         var passwords: [Password] = []
         for f in try root.objects("passwords") {
-            try f.onlyKeys(["origin", "username", "password", "created", "lastFilled", "lastUsed"])
+            try f.onlyKeys(["origin", "username", "password", "created", "lastFilled", "lastUsed", "savedIn"])
+            let savedIn = try f.string("savedIn")
+            if let savedIn { try Vault.checkStoreName(savedIn) }
             passwords.append(Password(origin: try f.requiredString("origin"), username: try f.requiredString("username"),
                                       password: try f.requiredString("password"), created: try f.required("created", f.time),
-                                      lastFilled: try f.time("lastFilled"), lastUsed: try f.time("lastUsed")))
+                                      lastFilled: try f.time("lastFilled"), lastUsed: try f.time("lastUsed"), savedIn: savedIn))
         }
-        var passkeys: [(PasskeyRecord, [UInt8])] = []
+        var passkeys: [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)] = []
         var seen = Set<[UInt8]>()
         for f in try root.objects("passkeys") {
             try f.onlyKeys(["credentialId", "rpId", "userHandle", "userName", "displayName", "algorithm", "privateKey",
                             "signCount", "counter", "backupEligible", "backupState", "aaguid", "discoverable", "attestation",
-                            "hidden", "hiddenAt", "created", "lastUsed"])
+                            "hidden", "hiddenAt", "created", "lastUsed", "prfSecret", "largeBlob"])
             let credentialID = try f.requiredBase64URL("credentialId")
             guard (16...1023).contains(credentialID.count) else { throw f.invalid("credentialId", "must be 16 to 1023 bytes") }
             guard seen.insert(credentialID).inserted else { throw f.invalid("credentialId", "appears twice in the fixture") }
@@ -168,7 +182,11 @@ public enum VaultFixture {
                 signCount: UInt32(signCount), settings: settings, hidden: hidden,
                 hiddenAt: hiddenAt, createdAt: try f.required("created", f.time),
                 lastUsedAt: try f.time("lastUsed"))
-            passkeys.append((record, pkcs8))
+            let prfSecret = try f.base64URL("prfSecret")
+            guard prfSecret.map({ $0.count == 32 }) ?? true else { throw f.invalid("prfSecret", "must be 32 bytes") }
+            let largeBlob = try f.base64URL("largeBlob")
+            guard (largeBlob?.count ?? 0) <= Vault.largeBlobLimit else { throw f.invalid("largeBlob", "must be at most \(Vault.largeBlobLimit) bytes") }
+            passkeys.append((record, pkcs8, prfSecret, largeBlob))
         }
         return (passwords, passkeys)
     }

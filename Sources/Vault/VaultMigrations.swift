@@ -107,6 +107,22 @@ enum VaultMigrations {
                 AND json_extract(detail, '$.signal') = 'unknown' AND json_type(detail, '$.credentialId') = 'text'
             GROUP BY profile, json_extract(detail, '$.credentialId');
         """,
+        // 3: extension state and the password's store (issue 12). Each passkey's PRF secret (WebAuthn L3 §10.1.4), sealed
+        // as `prf:<id>`, in its row (NULL: made at its first evaluation); large blobs (§10.1.5), sealed as
+        // `largeBlob:<id>`, in a table of their own, so a blob never pushes a passkey's columns into overflow pages,
+        // and deleted with their passkey; which password manager holds a password (NULL: the profile's own provider).
+        """
+        ALTER TABLE passkeys ADD COLUMN prf_secret BLOB;
+        CREATE TABLE large_blobs (
+            credential_id BLOB PRIMARY KEY,
+            profile TEXT NOT NULL,
+            blob BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TRIGGER large_blob_follows_passkey AFTER DELETE ON passkeys BEGIN
+            DELETE FROM large_blobs WHERE credential_id = old.credential_id;
+        END;
+        ALTER TABLE passwords ADD COLUMN saved_in TEXT;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

@@ -30,6 +30,8 @@ public struct CreationOptions: Equatable, Sendable {
     public var attestation: String
     public var hints: [String]
     public var extensions: JSONValue?
+    /// The extensions credemu answers, read from `extensions`.
+    public var extensionInputs: ExtensionInputs
     /// From the wrapper: "conditional" for an automatic upgrade, nil for a modal create.
     public var mediation: String?
 
@@ -76,10 +78,11 @@ public struct CreationOptions: Equatable, Sendable {
         self.attestation = ["none", "indirect", "direct", "enterprise"].contains(attestation) ? attestation : "none"
         self.hints = try o.strings("hints")
         self.extensions = try o.object("extensions")?.value
+        self.extensionInputs = try ExtensionInputs(extensions, path: "publicKey.extensions")
     }
 
     /// Whether the RP asked for the credProps extension (§10.1.3).
-    public var wantsCredProps: Bool { extensions?["credProps"]?.boolValue == true }
+    public var wantsCredProps: Bool { extensionInputs.credProps }
 }
 
 /// `UserVerificationRequirement` (§5.8.6); unknown values mean the default, "preferred".

@@ -7,6 +7,8 @@ public struct RequestOptions: Equatable, Sendable {
     public var userVerification: UserVerification
     public var hints: [String]
     public var extensions: JSONValue?
+    /// The extensions credemu answers, read from `extensions`.
+    public var extensionInputs: ExtensionInputs
     public var mediation: String?
 
     public init(json text: String) throws(WebAuthnError) {
@@ -24,5 +26,6 @@ public struct RequestOptions: Equatable, Sendable {
         self.userVerification = UserVerification(try o.string("userVerification"))
         self.hints = try o.strings("hints")
         self.extensions = try o.object("extensions")?.value
+        self.extensionInputs = try ExtensionInputs(extensions, path: "publicKey.extensions")
     }
 }

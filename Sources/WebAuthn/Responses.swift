@@ -5,14 +5,15 @@ public struct RegistrationResponse: Equatable, Sendable {
     public var attestationObject: [UInt8]
     public var authenticatorData: [UInt8]
     public var transports: [String]
-    /// DER SubjectPublicKeyInfo (`getPublicKey()`).
-    public var publicKey: [UInt8]
+    /// DER SubjectPublicKeyInfo (`getPublicKey()`); nil where the provider's response gives null (the JSON form then
+    /// has no `publicKey`, which L3 §5.2.1.1 allows).
+    public var publicKey: [UInt8]?
     public var publicKeyAlgorithm: COSEAlgorithm
     public var authenticatorAttachment: String
     public var clientExtensionResults: [(String, JSONValue)]
 
     public init(credentialID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], authenticatorData: [UInt8],
-                transports: [String], publicKey: [UInt8], publicKeyAlgorithm: COSEAlgorithm,
+                transports: [String], publicKey: [UInt8]?, publicKeyAlgorithm: COSEAlgorithm,
                 authenticatorAttachment: String = "platform", clientExtensionResults: [(String, JSONValue)] = []) {
         self.credentialID = credentialID
         self.clientDataJSON = clientDataJSON
@@ -29,19 +30,20 @@ public struct RegistrationResponse: Equatable, Sendable {
 
     public var json: JSONValue {
         let id = Base64URL.encode(credentialID)
+        var response: [(String, JSONValue)] = [
+            ("clientDataJSON", .string(Base64URL.encode(clientDataJSON))),
+            ("attestationObject", .string(Base64URL.encode(attestationObject))),
+            ("authenticatorData", .string(Base64URL.encode(authenticatorData))),
+            ("transports", .array(transports.map(JSONValue.string))),
+        ]
+        if let publicKey { response.append(("publicKey", .string(Base64URL.encode(publicKey)))) }
+        response.append(("publicKeyAlgorithm", .number(Double(publicKeyAlgorithm.rawValue))))
         return .object([
             ("id", .string(id)),
             ("rawId", .string(id)),
             ("type", "public-key"),
             ("authenticatorAttachment", .string(authenticatorAttachment)),
-            ("response", .object([
-                ("clientDataJSON", .string(Base64URL.encode(clientDataJSON))),
-                ("attestationObject", .string(Base64URL.encode(attestationObject))),
-                ("authenticatorData", .string(Base64URL.encode(authenticatorData))),
-                ("transports", .array(transports.map(JSONValue.string))),
-                ("publicKey", .string(Base64URL.encode(publicKey))),
-                ("publicKeyAlgorithm", .number(Double(publicKeyAlgorithm.rawValue))),
-            ])),
+            ("response", .object(response)),
             ("clientExtensionResults", .object(clientExtensionResults)),
         ])
     }

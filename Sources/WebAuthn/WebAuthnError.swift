@@ -14,6 +14,8 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
         case abortError = "AbortError"
         case unknownError = "UnknownError"
         case encodingError = "EncodingError"
+        /// Chromium's answer to a PRF `evalByCredential` key that is not base64url or not in the allow list.
+        case syntaxError = "SyntaxError"
         /// Chromium's answer to a second request while one is pending.
         case operationError = "OperationError"
     }

@@ -120,15 +120,84 @@ final class ConditionalCreateTests: XCTestCase {
         XCTAssertEqual(try gpm.passkeys().count, 2)
     }
 
-    func testExcludedCredentialMakesTheUpgradeASilentNoOp() throws {
+    /// Chrome desktop: `EnclaveAuthenticator::MakeCredential` finds the excluded GPM passkey and the request completes
+    /// CREDENTIAL_EXCLUDED, InvalidStateError, with no UI (sources-2026-12.md); any GPM passkey of the RP ID counts.
+    func testAnExcludedGPMPasskeyFailsTheDesktopUpgradeWithInvalidStateErrorAndNoUI() throws {
         let scenario = try ProviderScenario(pack: "gpm")
+        let existing = try scenario.modalCreate(user: "bob@example.com")
+        try scenario.savePassword()
+        try scenario.autofillAndSignIn()
+        try scenario.engine().queue(.cancel)
+        let failure = scenario.failure { try scenario.conditionalCreate(exclude: [existing.credentialID]) }
+        XCTAssertEqual(failure?.reason, .excludedCredential)
+        XCTAssertEqual(failure?.error.name, .invalidStateError)
+        XCTAssertEqual(failure?.silent, false, "an error the page sees, not a silent no-op")
+        XCTAssertEqual(try scenario.vault.scoped(to: "user").pendingDecisions().count, 1, "no sheet asked the user anything")
+        XCTAssertEqual(try scenario.passkeys().count, 1)
+        XCTAssertTrue(try scenario.events("create").last?.detail["message"]?.stringValue?.contains("already registered") == true)
+    }
+
+    /// Chrome on Android: every conditional-create failure is NOT_ALLOWED_ERROR (IdentityCredentialsHelper).
+    func testAnExcludedPasskeyIsASilentNoOpOnChromeAndroid() throws {
+        let scenario = try ProviderScenario(pack: "gpm", platform: .chromeAndroid)
         let existing = try scenario.modalCreate()
         try scenario.savePassword()
         try scenario.autofillAndSignIn()
         let failure = scenario.failure { try scenario.conditionalCreate(exclude: [existing.credentialID]) }
         XCTAssertEqual(failure?.reason, .excludedCredential)
+        XCTAssertEqual(failure?.error.name, .notAllowedError)
         XCTAssertEqual(failure?.silent, true)
-        XCTAssertEqual(try scenario.passkeys().count, 1)
+    }
+
+    /// GPM desktop upgrades need a signed-in profile that syncs passwords (`kPasswordStoreError` otherwise).
+    func testGPMDesktopNeedsASignedInSyncingProfile() throws {
+        for (signedIn, sync) in [(false, true), (true, false)] {
+            let scenario = try ProviderScenario(pack: "gpm") { $0.browserSignedIn = signedIn; $0.syncEnabled = sync }
+            let failure = try XCTUnwrap(try upgraded(scenario, after: 60))
+            XCTAssertEqual(failure.reason, .passwordStoreUnavailable)
+            XCTAssertTrue(failure.silent)
+            XCTAssertTrue(failure.error.message.contains(signedIn ? "not syncing" : "not signed in"), failure.error.message)
+        }
+        let android = try ProviderScenario(pack: "gpm", platform: .chromeAndroid) { $0.browserSignedIn = false }
+        XCTAssertNil(try upgraded(android, after: 60), "no Chrome sync gate through Play services")
+    }
+
+    /// Only passwords stored in GPM count: one another manager holds does not make the account eligible.
+    func testAPasswordSavedInAnotherManagerDoesNotQualifyWhereThePackCountsItsOwnStore() throws {
+        for (pack, upgrades) in [("gpm", false), ("apple", false), ("webauthn-spec", true)] {
+            let scenario = try ProviderScenario(pack: pack)
+            try scenario.savePassword(savedIn: "bitwarden")
+            scenario.advance(3600)
+            try scenario.autofillAndSignIn()
+            scenario.advance(60)
+            let failure = scenario.failure { try scenario.conditionalCreate() }
+            XCTAssertEqual(failure == nil, upgrades, "\(pack): \(String(describing: failure))")
+            if !upgrades {
+                XCTAssertEqual(failure?.reason, .noMatchingPassword, pack)
+                XCTAssertTrue(failure?.error.message.contains("saved in bitwarden") == true, "\(String(describing: failure))")
+            }
+        }
+    }
+
+    /// Safari's system check "Is this a non-private browsing tab?" (seed 001); Chrome's is not known.
+    func testSafariDoesNotUpgradeInAPrivateTab() throws {
+        let apple = try ProviderScenario(pack: "apple") { $0.privateBrowsing = true }
+        let failure = try XCTUnwrap(try upgraded(apple, after: 60))
+        XCTAssertEqual(failure.reason, .privateBrowsing)
+        XCTAssertTrue(failure.silent)
+        XCTAssertEqual(try apple.passkeys(), [])
+        XCTAssertNoThrow(try apple.modalCreate(), "a modal create works in a private tab")
+        let gpm = try ProviderScenario(pack: "gpm") { $0.privateBrowsing = true }
+        XCTAssertNil(try upgraded(gpm, after: 60))
+    }
+
+    /// Firefox's `create()` never reads `mediation` (CredentialsContainer.cpp): a modal create, as an extension's.
+    func testFirefoxMakesAConditionalCreateModal() throws {
+        for pack in ["webauthn-spec", "bitwarden", "generic-third-party"] {
+            let scenario = try ProviderScenario(pack: pack, platform: .firefox)
+            let response = try scenario.conditionalCreate()
+            XCTAssertTrue(try AuthenticatorData(bytes: response.authenticatorData).flags.contains(.userPresent), pack)
+        }
     }
 
     func testModalProvidersIgnoreMediationAndShowTheirSheet() throws {

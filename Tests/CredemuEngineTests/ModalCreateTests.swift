@@ -94,4 +94,18 @@ final class ModalCreateTests: XCTestCase {
         let scenario = try ProviderScenario(pack: "gpm") { $0.passkeysEnabled = false }
         XCTAssertEqual(scenario.failure { try scenario.modalCreate() }?.reason, .passkeysDisabled)
     }
+
+    /// keepassxc-browser's response object: `getPublicKey: () => null`, `getTransports: () => ['internal']`.
+    func testKeePassXCGivesNoPublicKeyAndTheInternalTransportOnly() throws {
+        let keepass = try ProviderScenario(pack: "keepassxc")
+        let response = try keepass.modalCreate()
+        XCTAssertNil(response.publicKey)
+        XCTAssertNil(response.json["response"]?["publicKey"])
+        XCTAssertEqual(response.transports, ["internal"])
+        XCTAssertNoThrow(try RPCheck.registration(response, challenge: Array(repeating: 1, count: 32), origin: keepass.origin, rpID: keepass.rpID),
+                         "an RP reads the key from the attestation object")
+        let gpm = try ProviderScenario(pack: "gpm").modalCreate()
+        XCTAssertNotNil(gpm.json["response"]?["publicKey"])
+        XCTAssertEqual(gpm.transports, ["internal", "hybrid"])
+    }
 }

@@ -21,7 +21,10 @@ final class PolicyPackTests: XCTestCase {
     func testUnconfirmedValuesAreMarkedInThePack() throws {
         let gpm = try PolicyPack.load(path: providersDirectory + "/gpm.json")
         let upBit = gpm.describe(.chromeDesktop).first { $0.0 == "conditionalCreate.userPresent" }
-        XCTAssertNotNil(upBit?.3, "the GPM UP bit is unconfirmed in providers.md §2.1")
+        XCTAssertNil(upBit?.3, "the GPM UP bit is settled: UserPresentAndVerifiedBits::kNeither (sources-2026-12.md)")
+        XCTAssertTrue(upBit?.2.contains("enclave_protocol_utils.cc") == true, "\(String(describing: upBit?.2))")
+        let incognito = gpm.describe(.chromeDesktop).first { $0.0 == "conditionalCreate.privateBrowsing" }
+        XCTAssertNotNil(incognito?.3, "what the upgrade does in Incognito is not in the reference")
         let window = gpm.describe(.chromeDesktop).first { $0.0 == "conditionalCreate.windowSeconds" }
         XCTAssertNil(window?.3, "the 5-minute window is confirmed in Chromium")
         XCTAssertEqual(window?.1, .number(300))
@@ -29,8 +32,8 @@ final class PolicyPackTests: XCTestCase {
 
     func testVariantsOverrideTheBaseKnobsPerPlatform() throws {
         let gpm = try PolicyPack.load(path: providersDirectory + "/gpm.json")
-        XCTAssertEqual(gpm.knobs(for: .chromeDesktop).rateLimit, .tokenBucket(capacity: 10, refillSeconds: 120, exemptLocalhost: true, overQuota: .drop))
-        XCTAssertEqual(gpm.knobs(for: .android).rateLimit, .window(max: 10, windowSeconds: 120, overQuota: .reject))
+        XCTAssertEqual(gpm.knobs(for: .chromeDesktop).rateLimit(for: "unknown"), .tokenBucket(capacity: 10, refillSeconds: 120, exemptLocalhost: true, overQuota: .drop))
+        XCTAssertEqual(gpm.knobs(for: .android).rateLimit(for: "details"), .window(max: 10, windowSeconds: 120, overQuota: .reject))
         XCTAssertEqual(gpm.knobs(for: .android).minimumPlayServices, "25.13")
         XCTAssertNil(gpm.knobs(for: .chromeDesktop).minimumPlayServices)
     }
@@ -57,9 +60,9 @@ final class PolicyPackTests: XCTestCase {
         // A pack missing a knob names the knob.
         var members = try JSONValue.parse(text).objectValue!
         let index = members.firstIndex { $0.0 == "knobs" }!
-        members[index].1 = .object(members[index].1.objectValue!.filter { $0.0 != "signals.rateLimit" })
+        members[index].1 = .object(members[index].1.objectValue!.filter { $0.0 != "signals.rateLimit.currentUserDetails" })
         XCTAssertThrowsError(try PolicyPack(json: JSONValue.object(members).serialized(), origin: "x")) {
-            XCTAssertTrue("\($0)".contains("knobs.signals.rateLimit is missing"), "\($0)")
+            XCTAssertTrue("\($0)".contains("knobs.signals.rateLimit.currentUserDetails is missing"), "\($0)")
         }
     }
 
@@ -103,6 +106,57 @@ final class PolicyPackTests: XCTestCase {
     }
 }
 
+/// `credemu providers validate` refuses a pack that claims an extension the engine cannot answer.
+final class ExtensionClaimTests: XCTestCase {
+    func gpmText() throws -> String { try String(contentsOfFile: providersDirectory + "/gpm.json", encoding: .utf8) }
+
+    func testAClaimOfAnExtensionTheEngineCannotAnswerIsUnansweredExtension() throws {
+        let text = try gpmText()
+        let cases: [(String, String)] = [
+            (text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:credBlob\": true,"),
+             "pack.knobs.capabilities.client claims \"extension:credBlob\": true"),
+            (text.replacingOccurrences(of: "\"extensions.largeBlob\": {", with: "\"extensions.credBlob\": {\"value\": true, \"source\": \"spec\"},\n    \"extensions.largeBlob\": {"),
+             "pack.knobs.extensions.credBlob sets an extension credemu cannot answer"),
+            (text.replacingOccurrences(of: "\"variants\": {\n    \"chrome-android\": {", with: "\"variants\": {\n    \"chrome-android\": {\n      \"capabilities.client\": {\"value\": {\"extension:minPinLength\": true}, \"source\": \"spec\"},"),
+             "pack.variants.chrome-android.capabilities.client claims \"extension:minPinLength\": true"),
+        ]
+        for (json, fragment) in cases {
+            XCTAssertNotEqual(json, text, fragment)
+            XCTAssertThrowsError(try PolicyPack(json: json, origin: "claims.json")) { error in
+                let configuration = error as? InvalidConfiguration
+                XCTAssertEqual(configuration?.kind, .unansweredExtension, "\(error)")
+                XCTAssertEqual(configuration?.json["error"]?["name"], "UnansweredExtension")
+                XCTAssertTrue("\(error)".contains(fragment), "\(error) lacks \(fragment)")
+                XCTAssertTrue("\(error)".contains("credProps, largeBlob, prf"), "\(error) names what credemu answers")
+            }
+        }
+        // A false key claims nothing: Chromium's false extension keys stay.
+        XCTAssertNoThrow(try PolicyPack(json: text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:credBlob\": false,"), origin: "x"))
+    }
+
+    func testEveryShippedPackClaimsOnlyWhatTheEngineAnswers() throws {
+        let registry = try PolicyRegistry(directory: providersDirectory)
+        for policy in registry.all {
+            for platform in policy.platforms {
+                for (key, value) in policy.knobs(for: platform).clientCapabilities where key.hasPrefix("extension:") && value {
+                    XCTAssertTrue(Engine.answeredExtensions.contains(String(key.dropFirst(10))), "\(policy.id)@\(platform.rawValue): \(key)")
+                }
+            }
+        }
+    }
+
+    /// Chrome desktop's `getClientCapabilities()`: Blink's key set (public_key_credential.cc, measured in Chromium 156)
+    /// without the extensions credemu does not answer.
+    func testChromeDesktopReportsTheExtensionsCredemuAnswersAsBlinkDoes() throws {
+        for pack in ["gpm", "bitwarden", "keepassxc", "1password"] {
+            let caps = try ProviderScenario(pack: pack).engine().clientCapabilities()
+            for key in ["extension:credProps", "extension:largeBlob", "extension:prf"] { XCTAssertEqual(caps[key], .bool(true), "\(pack) \(key)") }
+            XCTAssertEqual(caps["extension:payment"], .bool(false), pack)
+            XCTAssertNil(caps["extension:appid"], pack)
+        }
+    }
+}
+
 final class DialectTests: XCTestCase {
     func testIneligibleConditionalCreateRendersPerPlatformAndPack() throws {
         let failure = CeremonyError(.notAllowed("x"), reason: .noRecentlyUsedPassword, silent: true)
@@ -126,5 +180,23 @@ final class DialectTests: XCTestCase {
         XCTAssertEqual(Dialect.android(failure, operation: .create, knobs: knobs)["domError"], .string("InvalidStateError"))
         let noPasscode = CeremonyError(.notAllowed("x"), reason: .noDevicePasscode, silent: true)
         XCTAssertEqual(Dialect.apple(noPasscode, operation: .create, knobs: knobs)["code"], .number(1010))
+    }
+
+    /// 1006 exists from iOS 18 / macOS 15, 1010 from the 26 releases (ASAuthorizationError.h availability).
+    func testAppleCodesExistOnlyFromTheOSVersionsThatHaveThem() throws {
+        let excluded = CeremonyError(.invalidState("x"), reason: .excludedCredential)
+        let noPasscode = CeremonyError(.notAllowed("x"), reason: .noDevicePasscode, silent: true)
+        for (platform, version, excludedCode, passcodeCode) in [(Platform.ios, "17.5", 1004, 1004), (.ios, "18.0", 1006, 1004), (.ios, "18.6", 1006, 1004),
+                                                                 (.ios, "26.0", 1006, 1010), (.macos, "14.6", 1004, 1004), (.macos, "15.1", 1006, 1004),
+                                                                 (.macos, "26.1", 1006, 1010)] {
+            let knobs = try ProviderScenario(pack: "apple", platform: platform).engine().knobs
+            XCTAssertEqual(Dialect.apple(excluded, operation: .create, knobs: knobs, osVersion: version)["code"], .number(Double(excludedCode)), "\(platform) \(version)")
+            XCTAssertEqual(Dialect.apple(noPasscode, operation: .create, knobs: knobs, osVersion: version)["code"], .number(Double(passcodeCode)), "\(platform) \(version)")
+        }
+        let current = try ProviderScenario(pack: "apple", platform: .ios).engine().knobs
+        XCTAssertEqual(Dialect.apple(excluded, operation: .create, knobs: current)["code"], .number(1006), "an unset OS version is a current device")
+        // The rendering a profile's failure carries follows the profile's OS.
+        let old = try ProviderScenario(pack: "apple", platform: .ios) { $0.osVersion = "17.5" }
+        XCTAssertEqual(excluded.json(operation: .create, engine: old.engine())["error"]?["dialects"]?["apple"]?["code"], .number(1004))
     }
 }

@@ -53,6 +53,52 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(matrix.json["steps"]?.arrayValue?[signalRow]["diverges"], .bool(true))
     }
 
+    /// An automatic upgrade that GPM makes silently with UP=0 UV=0 and Bitwarden with its sheet and UP=1 UV=1:
+    /// the RP and the user see different things, so the row diverges, in every rendering.
+    func testTheUpgradeRowDivergesBetweenGPMAndBitwardenInEveryFormat() throws {
+        let registry = try PolicyRegistry(directory: providersDirectory)
+        let scenario = try Scenario.load(path: Self.scenariosDirectory + "/upgrade-after-autofill.json")
+        let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("gpm,bitwarden", for: scenario), directory: TemporaryDirectory().path)
+        let row = try XCTUnwrap(scenario.steps.firstIndex { $0.label.hasPrefix("automatic upgrade") })
+        let (gpm, bitwarden) = (matrix.cells[row][0], matrix.cells[row][1])
+        XCTAssertEqual([gpm.outcome, gpm.vault], [bitwarden.outcome, bitwarden.vault], "both created a passkey")
+        XCTAssertEqual(gpm.ui, "notice")
+        XCTAssertEqual(bitwarden.ui, "sheet")
+        XCTAssertEqual(gpm.flags, "UP=0 UV=0")
+        XCTAssertEqual(bitwarden.flags, "UP=1 UV=1")
+        XCTAssertTrue(matrix.diverges(row))
+        let signIn = try XCTUnwrap(scenario.steps.firstIndex { $0.label.hasPrefix("sign in") })
+        XCTAssertFalse(matrix.diverges(signIn), "both sign in with pk1, UP=1 UV=1, through a sheet")
+        XCTAssertTrue(matrix.table.contains("≠ automatic upgrade"))
+        XCTAssertTrue(matrix.markdown.contains("**≠ automatic upgrade (conditional create)**"))
+        XCTAssertTrue(matrix.markdown.contains("UI: notice · UP=0 UV=0"))
+        XCTAssertEqual(matrix.json["steps"]?.arrayValue?[row]["diverges"], .bool(true))
+        XCTAssertEqual(matrix.json["steps"]?.arrayValue?[row]["cells"]?["gpm@chrome-desktop"]?["ui"], "notice")
+        let html = matrix.html
+        XCTAssertTrue(html.contains("<tr class=\"diverges\"><th scope=\"row\"><span class=\"mark\">≠</span> automatic upgrade (conditional create)</th>"), html)
+        XCTAssertTrue(html.contains("<tr class=\"same\"><th scope=\"row\">sign in with a passkey</th>"))
+        XCTAssertTrue(html.contains("<div class=\"observed\">UI: sheet · UP=1 UV=1</div>"))
+        XCTAssertTrue(html.contains("1 of \(scenario.steps.count) steps diverge"))
+    }
+
+    /// A web page and an Android app never see the same error class: that alone is no divergence; two columns on
+    /// platforms of one kind that render the same failure differently are.
+    func testDialectsAreComparedOnlyAmongPlatformsOfOneKind() throws {
+        let scenario = try Scenario.load(path: Self.scenariosDirectory + "/nudge-cancelled.json")
+        func cell(_ dialect: String) -> Cell {
+            Cell(outcome: "error", summary: "NotAllowedError: userCancelled", reason: "userCancelled", error: "NotAllowedError", dialect: dialect,
+                 vault: "no change", ui: "sheet")
+        }
+        func column(_ platform: Platform) -> DivergenceMatrix.Column { .init(pack: "p", name: "P", version: "1", platform: platform) }
+        let rows = scenario.steps.map { _ in [cell("NotAllowedError"), cell("CreateCredentialCancellationException"), cell("CreateCredentialUnknownException")] }
+        let across = DivergenceMatrix(scenario: scenario, columns: [column(.chromeDesktop), column(.android)],
+                                      cells: rows.map { Array($0.prefix(2)) }, findings: [[], []])
+        XCTAssertFalse(across.diverges(0))
+        let within = DivergenceMatrix(scenario: scenario, columns: [column(.chromeDesktop), column(.android), column(.android)],
+                                      cells: rows, findings: [[], [], []])
+        XCTAssertTrue(within.diverges(0))
+    }
+
     func testMalformedScenariosAreRejectedWithTheirFault() {
         XCTAssertThrowsError(try Scenario(json: #"{"format": "credemu-scenario", "version": 1, "name": "x", "title": "x", "steps": [{"do": "dance"}]}"#)) {
             XCTAssertTrue("\($0)".contains("steps[0].do 'dance'"))

@@ -155,6 +155,61 @@ final class SignalTests: XCTestCase {
                        .securityError)
     }
 
+    /// WebKit decodes the user ID before the accepted list, and says "Unable to parse credential ID." of both.
+    func testSafariDecodesTheUserIDFirstAndNamesEveryBadIDACredentialID() throws {
+        let safari = try ProviderScenario(pack: "apple")
+        for (userId, ids) in [("??", ["a=="]), ("??", ["AA"]), ("AQ", ["a=="])] {
+            let failure = safari.failure { try safari.signal(.allAcceptedCredentials(rpId: safari.rpID, userId: userId, allAcceptedCredentialIds: ids)) }
+            XCTAssertEqual(failure?.error, WebAuthnError(.unknownError, "Unable to parse credential ID."), "\(userId) \(ids)")
+        }
+        XCTAssertEqual(safari.failure { try safari.signal(.currentUserDetails(rpId: safari.rpID, userId: "??", name: "a", displayName: "A")) }?.error.message,
+                       "Unable to parse credential ID.")
+        let spec = try ProviderScenario(pack: "webauthn-spec")
+        let both = spec.failure { try spec.signal(.allAcceptedCredentials(rpId: spec.rpID, userId: "??", allAcceptedCredentialIds: ["a=="])) }
+        XCTAssertEqual(both?.error.message, "Invalid base64url string for userId.", "the spec decodes userId first")
+    }
+
+    /// Before M144 only signalCurrentUserDetails goes through Chrome's quota tracker (chrome_web_authentication_delegate.cc).
+    func testPreM144RateLimitsTheDetailsSignalOnly() throws {
+        let legacy = try ProviderScenario(pack: "gpm-pre-m144")
+        for i in 0..<12 {
+            let id = try passkey(legacy, user: "u\(i)@example.com").credentialID
+            try legacy.signal(.unknownCredential(rpId: legacy.rpID, credentialId: id.base64url))
+        }
+        XCTAssertEqual(try legacy.passkeys(), [], "twelve unknown-credential signals, none dropped")
+        for i in 0..<12 { _ = try passkey(legacy, user: "v\(i)@example.com") }
+        for i in 0..<12 {
+            try legacy.signal(.currentUserDetails(rpId: legacy.rpID, userId: userID("v\(i)@example.com"), name: "renamed\(i)", displayName: "R"))
+        }
+        let renamed = try legacy.passkeys().filter { $0.userName.hasPrefix("renamed") }.count
+        XCTAssertEqual(renamed, 10, "the bucket of 10 holds for the details signal")
+        XCTAssertEqual(try legacy.events("signal").last?.outcome, "dropped")
+        XCTAssertTrue(try legacy.events("signal").last?.detail["knob"]?.stringValue?.hasPrefix("signals.rateLimit.currentUserDetails") == true)
+    }
+
+    /// Chrome's quota tracker keys its buckets by the caller origin's eTLD+1 (passkey_change_quota_tracker.cc).
+    func testChromesBucketIsTheCallerOriginsRegistrableDomain() throws {
+        let gpm = try ProviderScenario(pack: "gpm")
+        let id = try passkey(gpm).credentialID
+        let engine = gpm.engine()
+        try engine.signal(.unknownCredential(rpId: "example.com", credentialId: id.base64url), caller: try Caller(origin: "https://login.shop.example.com"))
+        XCTAssertEqual(try gpm.vault.scoped(to: "user").quotaState("bucket:example.com")?.split(separator: ",").first, "9")
+    }
+
+    /// Firefox has no signal methods: a page calling one gets a TypeError, and the provider sees nothing.
+    func testFirefoxHasNoSignalMethods() throws {
+        for pack in ["webauthn-spec", "bitwarden", "keepassxc", "1password", "generic-third-party"] {
+            let scenario = try ProviderScenario(pack: pack, platform: .firefox)
+            let id = try passkey(scenario).credentialID
+            let failure = scenario.failure { try scenario.signal(.unknownCredential(rpId: scenario.rpID, credentialId: id.base64url)) }
+            XCTAssertEqual(failure?.error, .typeError("PublicKeyCredential.signalUnknownCredential is not a function"), pack)
+            XCTAssertEqual(failure?.reason, .signalMethodsMissing, pack)
+            XCTAssertEqual(try scenario.passkeys().first?.hidden, false, pack)
+            XCTAssertEqual(scenario.engine().clientCapabilities()["signalUnknownCredential"], .bool(false), pack)
+            XCTAssertEqual(scenario.engine().clientCapabilities()["conditionalCreate"], .bool(false), pack)
+        }
+    }
+
     func testSignalOptionsParseTheWebAuthnDictionaries() throws {
         XCTAssertEqual(try SignalRequest(kind: "accepted", json: #"{"rpId": "example.com", "userId": "AQ", "allAcceptedCredentialIds": ["AA"]}"#),
                        .allAcceptedCredentials(rpId: "example.com", userId: "AQ", allAcceptedCredentialIds: ["AA"]))

@@ -102,6 +102,28 @@ final class APIServerTests: XCTestCase {
         XCTAssertFalse(origins.allows("https://one-more.example"))
     }
 
+    func shim(_ api: APIServer, _ query: [String: String]) -> String {
+        let response = api.handle(HTTPRequest(method: "GET", path: "/shim.js", query: query, headers: ["host": "127.0.0.1:8765"], body: [],
+                                              bodyTooLarge: false))
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    /// Firefox has no signal methods: the shim is told to remove them for such a profile, and only a caller with the token
+    /// learns it; serving the shim makes no profile.
+    func testTheShimOfAFirefoxProfileIsToldToRemoveTheSignalMethods() throws {
+        let (api, _d) = try makeAPI(token: "t0k")
+        _ = _d
+        let auth = ["authorization": "Bearer t0k"]
+        let told = #""signalMethods":false"#
+        XCTAssertFalse(shim(api, ["profile": "nobody", "token": "t0k"]).contains(told))
+        XCTAssertEqual(api.handle(request("GET", "/profiles/nobody", headers: auth)).status, 404, "serving the shim made no profile")
+        XCTAssertEqual(api.handle(request("POST", "/profiles", #"{"name": "fx", "pack": "bitwarden", "platform": "firefox"}"#, headers: auth)).status, 201)
+        XCTAssertEqual(api.handle(request("POST", "/profiles", #"{"name": "chrome", "pack": "bitwarden"}"#, headers: auth)).status, 201)
+        XCTAssertTrue(shim(api, ["profile": "fx", "token": "t0k"]).contains(told))
+        XCTAssertFalse(shim(api, ["profile": "chrome", "token": "t0k"]).contains(told))
+        XCTAssertFalse(shim(api, ["profile": "fx"]).contains(told), "not told without the token")
+    }
+
     func testAnArmedHoldMakesTheNextCeremonyWaitAndOthersNot() throws {
         let (api, _d) = try makeAPI()
         _ = _d

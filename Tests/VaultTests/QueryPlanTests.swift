@@ -9,7 +9,7 @@ import XCTest
 /// from an index, which SQLite's own `EXPLAIN QUERY PLAN` shows on the exact SQL the vault runs.
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
-    static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta"]
+    static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -112,13 +112,17 @@ final class QueryPlanTests: XCTestCase {
     }
 }
 
-/// Migration 2 (indexes and event marks) on a vault made before it.
+/// Migrations 2 (indexes and event marks) and 3 (extension state, a password's store) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TRIGGER large_blob_follows_passkey;
+            DROP TABLE large_blobs;
+            ALTER TABLE passkeys DROP COLUMN prf_secret;
+            ALTER TABLE passwords DROP COLUMN saved_in;
             DROP TABLE event_marks;
             DROP INDEX passkeys_offered;
             DROP INDEX events_by_kind;
@@ -185,6 +189,7 @@ final class VaultMigrationTests: XCTestCase {
         let record = PasskeyRecord(credentialID: Array(repeating: 9, count: 16), rpID: "example.com", userHandle: [1], userName: "alice",
                                    displayName: "Alice", algorithm: .es256, publicKey: stored.publicKey, createdAt: Date(vaultMillis: 1000))
         try v.insertPasskey(record, privateKey: stored.pkcs8)
+        try v.savePassword(origin: "https://shop.example.com", username: "alice", password: "pw", at: Date(vaultMillis: 2000))
         v.close()
         try Self.downgradeToVersion1(path)
         // The version-1 log, written as version 1 wrote it (no marks).
@@ -203,6 +208,12 @@ final class VaultMigrationTests: XCTestCase {
         XCTAssertEqual(version, Int64(Vault.schemaVersion))
         XCTAssertEqual(try vault.passkey(id: record.credentialID), record, "the passkeys came through")
         XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 10), [record])
+        // Migration 3: a passkey made before it has no PRF secret until its first evaluation, a password no other store.
+        XCTAssertNil(try vault.prfSecret(for: record.credentialID))
+        let secret = Array(repeating: UInt8(5), count: 32)
+        XCTAssertEqual(try vault.ensurePRFSecret(secret, for: record.credentialID), secret)
+        XCTAssertEqual(try vault.ensurePRFSecret(Array(repeating: 6, count: 32), for: record.credentialID), secret, "the first secret stays")
+        XCTAssertEqual(try vault.allPasswords().map(\.savedIn), [nil])
 
         // The marks migration 2 derived are what `EventMark.marks` gives, event by event, the latest winning.
         var expected: [String: (Int64, String?)] = [:]

@@ -74,3 +74,58 @@ final class VaultRecordTests: XCTestCase {
         }
     }
 }
+
+/// What extensions keep per credential (migration 3): sealed, scoped to the profile, gone with the passkey.
+final class VaultExtensionStateTests: XCTestCase {
+    func record(_ byte: UInt8) throws -> (PasskeyRecord, [UInt8]) {
+        let key = try SigningKeys.generate(.es256)
+        return (PasskeyRecord(credentialID: Array(repeating: byte, count: 16), rpID: "example.com", userHandle: [byte], userName: "u\(byte)",
+                              displayName: "U", algorithm: .es256, publicKey: key.publicKey, createdAt: Date(vaultMillis: 1000)), key.pkcs8)
+    }
+
+    func testALargeBlobIsSealedScopedToItsProfileAndDeletedWithItsPasskey() throws {
+        let (vault, _) = try makeTestVault()
+        let (passkey, pkcs8) = try record(1)
+        try vault.insertPasskey(passkey, privateKey: pkcs8, prfSecret: Array(repeating: 2, count: 32))
+        XCTAssertNil(try vault.largeBlob(for: passkey.credentialID))
+        try vault.setLargeBlob([1, 2, 3], for: passkey.credentialID)
+        try vault.setLargeBlob([4, 5], for: passkey.credentialID)
+        XCTAssertEqual(try vault.largeBlob(for: passkey.credentialID), [4, 5], "a write replaces the blob")
+        XCTAssertEqual(try vault.prfSecret(for: passkey.credentialID), Array(repeating: 2, count: 32))
+        XCTAssertThrowsError(try vault.scoped(to: "other").setLargeBlob([9], for: passkey.credentialID)) {
+            XCTAssertEqual(($0 as? VaultError)?.code, .notFound, "another profile cannot write it")
+        }
+        XCTAssertNil(try vault.scoped(to: "other").largeBlob(for: passkey.credentialID))
+        XCTAssertThrowsError(try vault.setLargeBlob(Array(repeating: 0, count: Vault.largeBlobLimit + 1), for: passkey.credentialID)) {
+            XCTAssertEqual(($0 as? VaultError)?.code, .invalidInput)
+        }
+        // Sealed under the row's name: the bytes on disk are not the blob, and a blob moved to another row does not open.
+        var raw: [UInt8] = []
+        try vault.locked { () throws(VaultError) in try vault.db.query("SELECT blob FROM large_blobs") { raw = $0.blob(0) } }
+        XCTAssertNotEqual(raw, [4, 5])
+        XCTAssertGreaterThan(raw.count, 2)
+        let (other, otherKey) = try record(2)
+        try vault.insertPasskey(other, privateKey: otherKey)
+        try vault.locked { () throws(VaultError) in
+            try vault.db.query("INSERT INTO large_blobs (credential_id, profile, blob) VALUES (?, ?, ?)", [.blob(other.credentialID), .text(vault.profile), .blob(raw)])
+        }
+        XCTAssertThrowsError(try vault.largeBlob(for: other.credentialID)) { XCTAssertEqual(($0 as? VaultError)?.code, .corrupt) }
+        try vault.removePasskey(credentialID: passkey.credentialID)
+        var left = -1
+        try vault.locked { () throws(VaultError) in
+            try vault.db.query("SELECT count(*) FROM large_blobs WHERE credential_id = ?", [.blob(passkey.credentialID)]) { left = Int($0.int(0)) }
+        }
+        XCTAssertEqual(left, 0, "the blob went with its passkey")
+    }
+
+    func testAPasswordRemembersTheManagerThatHoldsIt() throws {
+        let (vault, _) = try makeTestVault()
+        try vault.savePassword(origin: "https://a.example", username: "alice", password: "pw", at: Date(vaultMillis: 1), savedIn: "bitwarden")
+        XCTAssertEqual(try vault.passwords(origin: "https://a.example").map(\.savedIn), ["bitwarden"])
+        try vault.savePassword(origin: "https://a.example", username: "alice", password: "pw2", at: Date(vaultMillis: 2))
+        XCTAssertEqual(try vault.passwords(origin: "https://a.example").map(\.savedIn), [nil], "the last save decides which store holds it")
+        XCTAssertThrowsError(try vault.savePassword(origin: "https://a.example", username: "b", password: "p", at: Date(), savedIn: "no spaces")) {
+            XCTAssertEqual(($0 as? VaultError)?.code, .invalidInput)
+        }
+    }
+}

@@ -6,7 +6,8 @@
 // runParity(phase) -> {check: value}. Phases:
 //   "pending": needs modal and conditional ceremonies to stay pending (virtual authenticator without automatic
 //              presence; credemu with held ceremonies) and no credential yet;
-//   "idle":    everything else.
+//   "idle":    everything else but
+//   "extensions": prf and largeBlob outputs (Chromium: a CTAP 2.1 authenticator with hmac-secret and largeBlob).
 /* exported runParity */
 async function runParity(phase) {
   const out = {};
@@ -37,6 +38,36 @@ async function runParity(phase) {
   const create = (publicKey, extra) => navigator.credentials.create(Object.assign({publicKey: publicKey}, extra));
   const get = (publicKey, extra) => navigator.credentials.get(Object.assign({publicKey: publicKey}, extra));
   const aborted = function (reason) { const a = new AbortController(); if (arguments.length) a.abort(reason); else a.abort(); return a.signal; };
+
+  if (phase === 'extensions') {
+  // ---- extension outputs (prf, largeBlob): their shapes in getClientExtensionResults() and toJSON(), and that
+  // the PRF is a function of credential and input and the blob comes back as written; never the values ----
+  const shape = (v) => {
+    if (v instanceof ArrayBuffer) return 'ArrayBuffer:' + v.byteLength;
+    if (v && typeof v === 'object' && !Array.isArray(v)) { const o = {}; Object.keys(v).forEach((k) => { o[k] = shape(v[k]); }); return o; }
+    return typeof v === 'string' ? 'string:' + v.length : describe(v);
+  };
+  const hex = (b) => Array.from(new Uint8Array(b)).map((x) => x.toString(16).padStart(2, '0')).join('');
+  const prfCreated = await create(creation({user: user({id: bytes(8, 3)}), authenticatorSelection: {residentKey: 'required', userVerification: 'required'},
+    extensions: {prf: {eval: {first: bytes(4, 1)}}, largeBlob: {support: 'preferred'}}}));
+  out['extensions/creation outputs'] = shape(prfCreated.getClientExtensionResults());
+  out['extensions/creation toJSON'] = shape(prfCreated.toJSON().clientExtensionResults);
+  out['extensions/creation with prf {}'] = shape((await create(creation({extensions: {prf: {}}}))).getClientExtensionResults());
+  const onlyThis = [{type: 'public-key', id: prfCreated.rawId}];
+  const evaluated = await get({challenge: challenge, allowCredentials: onlyThis, userVerification: 'required',
+    extensions: {prf: {eval: {first: bytes(4, 1), second: bytes(4, 2)}}, largeBlob: {read: true}}});
+  out['extensions/assertion outputs before a write'] = shape(evaluated.getClientExtensionResults());
+  out['extensions/assertion toJSON'] = shape(evaluated.toJSON().clientExtensionResults);
+  out['extensions/the PRF at creation and assertion agree'] =
+    hex(prfCreated.getClientExtensionResults().prf.results.first) === hex(evaluated.getClientExtensionResults().prf.results.first);
+  out['extensions/first and second differ'] = hex(evaluated.getClientExtensionResults().prf.results.first) !== hex(evaluated.getClientExtensionResults().prf.results.second);
+  const written = await get({challenge: challenge, allowCredentials: onlyThis, extensions: {largeBlob: {write: bytes(5, 9)}}});
+  out['extensions/a large blob written'] = [shape(written.getClientExtensionResults()), shape(written.toJSON().clientExtensionResults)];
+  const read = await get({challenge: challenge, allowCredentials: onlyThis, extensions: {largeBlob: {read: true}, prf: {}}});
+  out['extensions/the large blob read back'] = [shape(read.getClientExtensionResults()), hex(read.getClientExtensionResults().largeBlob.blob), read.toJSON().clientExtensionResults.largeBlob];
+
+    return out;
+  }
 
   if (phase === 'pending') {
     // One request at a time: a second while the first waits is refused, whatever it is.

@@ -294,3 +294,50 @@ def test_held_registration_made_stale_by_sign_out_is_refused_by_the_rp(browser, 
     browser.screenshot("stale-registration-refused")
     assert browser.text("nudge-status") == "nudge: not created (Error)"
     assert len(browser.profile.passkeys()) == 1, "the provider made the passkey; the RP refused to register it"
+
+
+KEEPASSXC_CHECKS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const created = await navigator.credentials.create({publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array([7]), name: 'k', displayName: 'K'},
+    challenge: new Uint8Array(32), pubKeyCredParams: [{type: 'public-key', alg: -7}]}});
+  return {publicKey: created.response.getPublicKey(), transports: created.response.getTransports(),
+          jsonKeys: Object.keys(created.toJSON().response), algorithm: created.response.getPublicKeyAlgorithm()};
+})().then(done, e => done({failed: String(e)}));
+"""
+
+
+@pytest.mark.credemu(pack="keepassxc")
+def test_keepassxc_responses_have_no_public_key_and_the_internal_transport(browser):
+    """keepassxc-browser content/passkeys.js: getPublicKey: () => null, getTransports: () => ['internal']."""
+    browser.driver.get(browser.rp + "/login")
+    browser.driver.set_script_timeout(30)
+    out = browser.driver.execute_async_script(KEEPASSXC_CHECKS)
+    assert out == {"publicKey": None, "transports": ["internal"], "algorithm": -7,
+                   "jsonKeys": ["attestationObject", "authenticatorData", "clientDataJSON", "publicKeyAlgorithm", "transports"]}, out
+
+
+FIREFOX_CHECKS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const out = {};
+  out.types = ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'].map((m) => [typeof PublicKeyCredential[m], m in PublicKeyCredential]);
+  try { await PublicKeyCredential.signalUnknownCredential({rpId: 'localhost', credentialId: 'AQID'}); out.call = 'resolved'; }
+  catch (e) { out.call = [e instanceof TypeError, e.message]; }
+  const caps = await PublicKeyCredential.getClientCapabilities();
+  out.caps = [caps.conditionalCreate, caps.signalUnknownCredential, caps['extension:prf']];
+  out.others = [typeof PublicKeyCredential.getClientCapabilities, typeof PublicKeyCredential.parseCreationOptionsFromJSON];
+  return out;
+})().then(done, e => done({failed: String(e)}));
+"""
+
+
+@pytest.mark.credemu(pack="bitwarden", platform="firefox")
+def test_a_firefox_profile_has_no_signal_methods(browser):
+    """Gecko has no signal methods (its WebIDL) and reports conditionalCreate false: a page calling one gets "not a function"."""
+    browser.driver.get(browser.rp + "/login")
+    browser.driver.set_script_timeout(30)
+    out = browser.driver.execute_async_script(FIREFOX_CHECKS)
+    assert out["types"] == [["undefined", False]] * 3, out
+    assert out["call"] == [True, "PublicKeyCredential.signalUnknownCredential is not a function"], out
+    assert out["caps"] == [False, False, True] and out["others"] == ["function", "function"], out

@@ -125,8 +125,13 @@ def test_exclusion_ids_stop_a_duplicate_upgrade(tmp_path):
     first = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1])
     credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
     excluded = [PublicKeyCredentialDescriptor(id=__import__("base64").urlsafe_b64decode(first["rawId"] + "=="))]
+    # Chrome desktop: the enclave finds the excluded GPM passkey and the request completes CREDENTIAL_EXCLUDED:
+    # InvalidStateError, no UI (device/fido/enclave/enclave_authenticator.cc; sources-2026-12.md).
     error = credemu.json("create", "--origin", ORIGIN, input=conditional_options(exclude=excluded)[1], exit_code=1)["error"]
-    assert error["reason"] == "excludedCredential" and error["silent"] is True
+    assert (error["name"], error["reason"], error["silent"]) == ("InvalidStateError", "excludedCredential", False)
+    # Chrome on Android: every conditional-create failure is NotAllowedError (IdentityCredentialsHelper), a silent no-op.
+    error = credemu.json("create", "--origin", ORIGIN, "--platform", "chrome-android", input=conditional_options(exclude=excluded)[1], exit_code=1)["error"]
+    assert (error["name"], error["reason"], error["silent"]) == ("NotAllowedError", "excludedCredential", True)
     assert len(json.loads(credemu.export())["passkeys"]) == 1
 
 
@@ -153,7 +158,7 @@ def test_providers_and_capabilities_match_the_packs(tmp_path):
     assert caps["isConditionalMediationAvailable"] is pack["knobs"]["capabilities.conditionalMediation"]["value"] is False
     shown = credemu.json("providers", "show", "gpm", "--platform", "android")
     knob = {k["knob"]: k for k in shown["knobs"]}
-    assert knob["signals.rateLimit"]["value"]["overQuota"] == "reject"
+    assert knob["signals.rateLimit.unknownCredential"]["value"]["overQuota"] == "reject"
     assert knob["conditionalCreate.minimumPlayServices"]["unconfirmed"]
 
 
@@ -195,3 +200,21 @@ def test_apple_request_shape_verifies_with_the_https_rp_origin(tmp_path):
     request = json.dumps({"relyingPartyIdentifier": RP_ID, "challenge": b64(challenge), "name": USER, "userID": b64(b"alice")})
     response = credemu.json("create", input=request)
     verify_registration_response(credential=response, expected_challenge=challenge, expected_origin="https://" + RP_ID, expected_rp_id=RP_ID)
+
+
+def test_gpm_desktop_upgrades_only_from_its_own_passwords_in_a_signed_in_syncing_profile(tmp_path):
+    """passkey_upgrade_request_controller.cc: only passwords stored in GPM count, and the profile must be signed in
+    with password sync (kPasswordStoreError otherwise): both silent no-ops, as the CLI reports them."""
+    credemu = profile(tmp_path, "gpm", "chrome-desktop", browserSignedIn="false")
+    credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "pw", "--savedIn", "bitwarden")
+    assert [p.get("savedIn") for p in credemu.json("password", "list")] == ["bitwarden"]
+    credemu.json("clock", "advance", "1d")
+    credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
+    error = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1], exit_code=1)["error"]
+    assert (error["reason"], error["silent"]) == ("passwordStoreUnavailable", True)
+    credemu.json("profile", "set", "rp", "--browserSignedIn", "true")
+    error = credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1], exit_code=1)["error"]
+    assert (error["reason"], error["silent"]) == ("noMatchingPassword", True) and "saved in bitwarden" in error["message"]
+    credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "pw")
+    credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
+    assert credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1])["type"] == "public-key"

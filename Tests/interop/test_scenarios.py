@@ -21,6 +21,14 @@ def run(*args):
     return proc.stdout
 
 
+def chromium(width, height):
+    options = Options()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}", "--disable-gpu"]:
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+
+
 def test_json_output_matches_the_expected_matrix():
     for path in sorted(SCENARIOS.glob("*.json")):
         assert json.loads(run(str(path), "--format", "json")) == json.loads((SCENARIOS / "expected" / path.name).read_text()), path.name
@@ -40,11 +48,7 @@ def test_html_report_renders_in_chromium():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     report = ARTIFACTS / "accepted-list-empty-then-full.html"
     run(str(SCENARIOS / "accepted-list-empty-then-full.json"), "--format", "html", "--out", str(report))
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1600,1000", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    driver = chromium(1600, 1000)
     try:
         driver.get(report.as_uri())
         headers = driver.find_elements(By.CSS_SELECTOR, "thead th")
@@ -56,5 +60,23 @@ def test_html_report_renders_in_chromium():
         assert background != driver.find_element(By.CSS_SELECTOR, "tr.same").value_of_css_property("background-color")
         assert driver.find_elements(By.CSS_SELECTOR, "ul.findings li")
         driver.save_screenshot(str(ARTIFACTS / "accepted-list-empty-then-full.png"))
+    finally:
+        driver.quit()
+
+
+def test_the_gpm_versus_bitwarden_upgrade_row_diverges_in_the_html_report():
+    """GPM upgrades silently with UP=0 UV=0, Bitwarden with its sheet and UP=1 UV=1: the same "created" for the RP's
+    counters, not for what the RP reads or the user sees, so the row is marked (issue 12 item 5)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    report = ARTIFACTS / "upgrade-after-autofill-gpm-bitwarden.html"
+    run(str(SCENARIOS / "upgrade-after-autofill.json"), "--providers", "gpm,bitwarden", "--format", "html", "--out", str(report))
+    driver = chromium(1200, 900)
+    try:
+        driver.get(report.as_uri())
+        diverging = driver.find_elements(By.CSS_SELECTOR, "tr.diverges")
+        assert [row.find_element(By.TAG_NAME, "th").text for row in diverging] == ["≠ automatic upgrade (conditional create)"]
+        observed = [cell.text for cell in diverging[0].find_elements(By.CSS_SELECTOR, "div.observed")]
+        assert observed == ["UI: notice · UP=0 UV=0", "UI: sheet · UP=1 UV=1"]
+        driver.save_screenshot(str(ARTIFACTS / "upgrade-after-autofill-gpm-bitwarden.png"))
     finally:
         driver.quit()

@@ -33,10 +33,10 @@ def test_an_exported_vault_matches_the_fixture_schema(credemu):
 
 def test_a_pack_the_validator_refuses_is_named_in_the_error(credemu, tmp_path):
     pack = json.loads((ROOT / "providers" / "gpm.json").read_text())
-    del pack["knobs"]["signals.rateLimit"]
+    del pack["knobs"]["signals.rateLimit.currentUserDetails"]
     (tmp_path / "bad.json").write_text(json.dumps(pack))
     result = credemu.json("providers", "validate", str(tmp_path / "bad.json"), exit_code=2)
     assert result["error"]["name"] == "InvalidPolicyPack"
-    assert "knobs.signals.rateLimit is missing" in result["error"]["message"]
+    assert "knobs.signals.rateLimit.currentUserDetails is missing" in result["error"]["message"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(pack, schema("providers/policy-pack.schema.json"))

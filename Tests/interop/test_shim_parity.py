@@ -138,6 +138,15 @@ def chromium_summary(s):
         driver.execute_cdp_cmd("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": authenticator, "enabled": True})
         s.open()
         summary.update(s.run("idle"))
+    finally:
+        driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+    # CTAP 2.1 with hmac-secret and largeBlob, fresh: its outputs are what GPM's pack answers (the PRF evaluated at creation
+    # and assertion, large blobs stored), so their shapes must be the shim's.
+    options = dict(VIRTUAL_AUTHENTICATOR, ctap2Version="ctap2_1", hasPrf=True, hasLargeBlob=True)
+    authenticator = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
+    try:
+        s.open()
+        summary.update(s.run("extensions"))
         return summary
     finally:
         driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
@@ -158,6 +167,8 @@ def shim_summary(s):
     s.open()
     summary.update(s.run("idle"))
     answered = s.driver.execute_script("return window.__credemuShim.log.map((e) => e.path)")
+    s.open()
+    summary.update(s.run("extensions"))
     assert "/credentials/create" in answered and "/credentials/get" in answered, "the shim, not Chromium, answered"
     return summary
 

@@ -26,6 +26,39 @@ public struct PolicyKnobs: Sendable {
     public enum AllAcceptedScope: String, Sendable { case firstPasskey, allPasskeys }
     public enum UserDetailsAction: String, Sendable { case nameAndDisplayName, nameOnly, ignore }
     public enum SignalErrorSurface: String, Sendable { case resolve, unknownError = "UnknownError" }
+    /// Which of `signalAllAcceptedCredentials`' members is decoded first: Chrome checks the accepted list before
+    /// the user ID (providers.md §1.3), WebKit and the spec the user ID first.
+    public enum SignalDecodeOrder: String, Sendable { case acceptedListFirst, userIdFirst }
+    /// What `getPublicKey()` gives: the key's SubjectPublicKeyInfo, or null (keepassxc-browser).
+    public enum PublicKeyExposure: String, Sendable { case subjectPublicKeyInfo, null }
+    /// The PRF extension (WebAuthn L3 §10.1.4) as the provider's responses carry it.
+    public enum PRFSupport: String, Sendable {
+        /// The response has no `prf` output at all (an extension manager that ignores the input).
+        case notProcessed
+        /// `prf: {enabled: false}` at creation; `prf: {}` at assertion.
+        case unsupported
+        /// `prf: {enabled: true}` at creation, no results then; results at assertion.
+        case evaluatedOnGet
+        /// Also results at creation when the RP gives `eval` (GPM's enclave, passkey-rs).
+        case evaluatedOnCreateAndGet
+    }
+    /// The largeBlob extension (WebAuthn L3 §10.1.5).
+    public enum LargeBlobSupport: String, Sendable {
+        /// No `largeBlob` output at all.
+        case notProcessed
+        /// `largeBlob: {supported: false}`; a read finds nothing, a write is not written.
+        case unsupported
+        /// Blobs are stored per credential: `{supported: true}`, read gives the blob, write `{written: true}`.
+        case supported
+    }
+    /// Which saved passwords can make an automatic upgrade eligible.
+    public enum CountedPasswords: String, Sendable {
+        /// Only those stored in this provider (GPM: "only consider passwords stored in GPM").
+        case ownStore
+        /// Any the device holds, whichever manager saved it.
+        case anyStore
+    }
+    public enum PrivateBrowsing: String, Sendable { case allowed, ineligible }
     public enum OverQuota: String, Sendable {
         /// The signal is dropped and the call still resolves (Chrome).
         case drop
@@ -87,7 +120,24 @@ public struct PolicyKnobs: Sendable {
     public var allAcceptedScope: AllAcceptedScope
     public var currentUserDetails: UserDetailsAction
     public var signalErrorSurface: SignalErrorSurface
-    public var rateLimit: RateLimit
+    public var signalDecodeOrder: SignalDecodeOrder = .acceptedListFirst
+    /// Whether the page has the three signal methods at all (Firefox has none).
+    public var signalMethods: Bool = true
+    /// Each signal's rate limit, by `SignalRequest.kind`; a limit of one kind keeps one state for every signal
+    /// that has it (Chrome's quota tracker is shared by the three).
+    public var rateLimits: [String: RateLimit]
+    // Responses and extensions
+    public var publicKeyExposure: PublicKeyExposure = .subjectPublicKeyInfo
+    public var prf: PRFSupport = .notProcessed
+    public var largeBlob: LargeBlobSupport = .notProcessed
+    // Automatic-upgrade gates beyond the password
+    /// The browser profile must be signed in and syncing passwords (GPM desktop: `kPasswordStoreError` otherwise).
+    public var requireSyncedProfile: Bool = false
+    public var countedPasswords: CountedPasswords = .anyStore
+    public var privateBrowsing: PrivateBrowsing = .allowed
+    // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)
+    public var appleMatchedExcludedSince: String?
+    public var appleDeviceNotConfiguredSince: String?
     // Capabilities
     public var clientCapabilities: [(String, Bool)]
     public var conditionalMediation: Bool
@@ -139,11 +189,19 @@ public struct PolicyKnobs: Sendable {
         self.allAcceptedScope = allAcceptedScope
         self.currentUserDetails = currentUserDetails
         self.signalErrorSurface = signalErrorSurface
-        self.rateLimit = rateLimit
+        self.rateLimits = ["unknown": rateLimit, "accepted": rateLimit, "details": rateLimit]
         self.clientCapabilities = clientCapabilities
         self.conditionalMediation = conditionalMediation
         self.userVerifyingPlatformAuthenticator = userVerifyingPlatformAuthenticator
         self.provenance = provenance
+    }
+
+    /// The rate limit of a signal kind ("unknown", "accepted", "details").
+    public func rateLimit(for kind: String) -> RateLimit { rateLimits[kind] ?? .none }
+
+    /// The knob that sets a signal kind's rate limit.
+    public static func rateLimitKnob(_ kind: String) -> String {
+        "signals.rateLimit." + (["unknown": "unknownCredential", "accepted": "allAcceptedCredentials", "details": "currentUserDetails"][kind] ?? kind)
     }
 
     /// The settings a new passkey gets from this provider.

@@ -29,6 +29,7 @@ public struct PolicyPack: ProviderPolicy {
         } catch {
             throw InvalidConfiguration(.policyPack, "\(origin): not valid JSON: \(error.description)")
         }
+        try PolicyPack.checkExtensionClaims(document, origin: origin)
         self = try InvalidConfiguration.reading(.policyPack, from: origin) { () throws(InvalidConfiguration.Field) in
             try PolicyPack(document: document)
         }
@@ -142,25 +143,12 @@ public struct PolicyPack: ProviderPolicy {
         func b(_ name: String) -> Bool { v(name).boolValue ?? false }
         func i(_ name: String) -> Int { Int(v(name).numberValue ?? 0) }
         func list(_ name: String) -> [String] { v(name).arrayValue?.compactMap(\.stringValue) ?? [] }
-        let rate = v("signals.rateLimit")
-        let rateLimit: PolicyKnobs.RateLimit
-        switch rate["kind"]?.stringValue {
-        case "tokenBucket":
-            rateLimit = .tokenBucket(capacity: Int(rate["capacity"]?.numberValue ?? 0), refillSeconds: Int(rate["refillSeconds"]?.numberValue ?? 0),
-                                     exemptLocalhost: rate["exemptLocalhost"]?.boolValue ?? false,
-                                     overQuota: .init(rawValue: rate["overQuota"]?.stringValue ?? "drop") ?? .drop)
-        case "window":
-            rateLimit = .window(max: Int(rate["max"]?.numberValue ?? 0), windowSeconds: Int(rate["windowSeconds"]?.numberValue ?? 0),
-                                overQuota: .init(rawValue: rate["overQuota"]?.stringValue ?? "drop") ?? .drop)
-        default:
-            rateLimit = .none
-        }
         if b("authenticator.backupState") && !b("authenticator.backupEligible") {
             throw .invalidField("pack \(id), platform \(platform.rawValue): authenticator.backupState needs authenticator.backupEligible")
         }
         var provenance: [String: (source: String, unconfirmed: String?)] = [:]
         for (name, knob) in k { provenance[name] = (citation(knob.source), knob.unconfirmed) }
-        return PolicyKnobs(
+        var knobs = PolicyKnobs(
             aaguid: AAGUID.parse(s("authenticator.aaguid"))!,
             algorithms: list("authenticator.algorithms").compactMap(COSEAlgorithm.init(name:)),
             backupEligible: b("authenticator.backupEligible"), backupState: b("authenticator.backupState"),
@@ -182,13 +170,61 @@ public struct PolicyPack: ProviderPolicy {
             allAcceptedCredentials: .init(rawValue: s("signals.allAcceptedCredentials"))!,
             allAcceptedScope: .init(rawValue: s("signals.allAcceptedScope"))!,
             currentUserDetails: .init(rawValue: s("signals.currentUserDetails"))!,
-            signalErrorSurface: .init(rawValue: s("signals.errorSurface"))!, rateLimit: rateLimit,
+            signalErrorSurface: .init(rawValue: s("signals.errorSurface"))!, rateLimit: .none,
             clientCapabilities: (v("capabilities.client").objectValue ?? []).compactMap { key, value in value.boolValue.map { (key, $0) } }
                 .sorted { $0.0 < $1.0 },
             conditionalMediation: b("capabilities.conditionalMediation"),
             userVerifyingPlatformAuthenticator: b("capabilities.userVerifyingPlatformAuthenticator"),
             attachment: s("authenticator.attachment"), otherAttachment: .init(rawValue: s("authenticator.otherAttachment"))!,
             provenance: provenance)
+        knobs.rateLimits = Dictionary(uniqueKeysWithValues: ["unknown", "accepted", "details"].map {
+            ($0, PolicyPack.rateLimit(v(PolicyKnobs.rateLimitKnob($0))))
+        })
+        knobs.signalDecodeOrder = .init(rawValue: s("signals.decodeOrder"))!
+        knobs.signalMethods = b("signals.methodsExposed")
+        knobs.publicKeyExposure = .init(rawValue: s("response.getPublicKey"))!
+        knobs.prf = .init(rawValue: s("extensions.prf"))!
+        knobs.largeBlob = .init(rawValue: s("extensions.largeBlob"))!
+        knobs.requireSyncedProfile = b("conditionalCreate.requireSyncedProfile")
+        knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
+        knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
+        knobs.appleMatchedExcludedSince = v("apple.matchedExcludedCredentialSince").stringValue
+        knobs.appleDeviceNotConfiguredSince = v("apple.deviceNotConfiguredSince").stringValue
+        return knobs
+    }
+
+    /// A `signals.rateLimit.*` value (checked by `KnobSpec.rateLimit`).
+    static func rateLimit(_ rate: JSONValue) -> PolicyKnobs.RateLimit {
+        let overQuota = PolicyKnobs.OverQuota(rawValue: rate["overQuota"]?.stringValue ?? "drop") ?? .drop
+        switch rate["kind"]?.stringValue {
+        case "tokenBucket":
+            return .tokenBucket(capacity: Int(rate["capacity"]?.numberValue ?? 0), refillSeconds: Int(rate["refillSeconds"]?.numberValue ?? 0),
+                                exemptLocalhost: rate["exemptLocalhost"]?.boolValue ?? false, overQuota: overQuota)
+        case "window":
+            return .window(max: Int(rate["max"]?.numberValue ?? 0), windowSeconds: Int(rate["windowSeconds"]?.numberValue ?? 0), overQuota: overQuota)
+        default:
+            return .none
+        }
+    }
+
+    /// Refuses a claim of an extension the engine cannot answer (`Engine.answeredExtensions`): an `extension:`
+    /// capability that is true, or an `extensions.` knob the engine does not have, in the base knobs or a variant.
+    /// Read from the document as given, before the rest of the pack is checked.
+    static func checkExtensionClaims(_ document: JSONValue, origin: String) throws(InvalidConfiguration) {
+        let answered = Engine.answeredExtensions
+        let list = answered.sorted().joined(separator: ", ")
+        var groups: [(String, JSONValue)] = [("knobs", document["knobs"] ?? .null)]
+        for (platform, knobs) in document["variants"]?.objectValue ?? [] { groups.append(("variants.\(platform)", knobs)) }
+        for (path, knobs) in groups {
+            for (name, _) in knobs.objectValue ?? [] where name.hasPrefix("extensions.") && KnobSpec.all[name] == nil {
+                throw InvalidConfiguration(.unansweredExtension, "\(origin): pack.\(path).\(name) sets an extension credemu cannot answer (it answers \(list)).")
+            }
+            for (capability, value) in knobs["capabilities.client"]?["value"]?.objectValue ?? [] where capability.hasPrefix("extension:") {
+                let name = String(capability.dropFirst("extension:".count))
+                guard value.boolValue == true, !answered.contains(name) else { continue }
+                throw InvalidConfiguration(.unansweredExtension, "\(origin): pack.\(path).capabilities.client claims \"\(capability)\": true, but credemu cannot answer the \(name) extension (it answers \(list)); leave the key out.")
+            }
+        }
     }
 }
 
@@ -283,7 +319,19 @@ enum KnobSpec {
         "signals.allAcceptedScope": .oneOf(["firstPasskey", "allPasskeys"]),
         "signals.currentUserDetails": .oneOf(["nameAndDisplayName", "nameOnly", "ignore"]),
         "signals.errorSurface": .oneOf(["resolve", "UnknownError"]),
-        "signals.rateLimit": .rateLimit,
+        "signals.decodeOrder": .oneOf(["acceptedListFirst", "userIdFirst"]),
+        "signals.methodsExposed": .bool,
+        "signals.rateLimit.unknownCredential": .rateLimit,
+        "signals.rateLimit.allAcceptedCredentials": .rateLimit,
+        "signals.rateLimit.currentUserDetails": .rateLimit,
+        "response.getPublicKey": .oneOf(["subjectPublicKeyInfo", "null"]),
+        "extensions.prf": .oneOf(["notProcessed", "unsupported", "evaluatedOnGet", "evaluatedOnCreateAndGet"]),
+        "extensions.largeBlob": .oneOf(["notProcessed", "unsupported", "supported"]),
+        "conditionalCreate.requireSyncedProfile": .bool,
+        "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
+        "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
+        "apple.matchedExcludedCredentialSince": .optionalVersion,
+        "apple.deviceNotConfiguredSince": .optionalVersion,
         "capabilities.client": .capabilityMap,
         "capabilities.conditionalMediation": .bool,
         "capabilities.userVerifyingPlatformAuthenticator": .bool,

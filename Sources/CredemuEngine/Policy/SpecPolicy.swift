@@ -25,13 +25,41 @@ public struct SpecPolicy: ProviderPolicy {
             unknownCredential: .hide, allAcceptedCredentials: .hideAndRestore, allAcceptedScope: .allPasskeys,
             currentUserDetails: .nameAndDisplayName, signalErrorSurface: .resolve, rateLimit: .none,
             clientCapabilities: [("conditionalCreate", true), ("conditionalGet", true), ("extension:credProps", true),
+                                 ("extension:largeBlob", true), ("extension:prf", true),
                                  ("signalAllAcceptedCredentials", true), ("signalCurrentUserDetails", true),
                                  ("signalUnknownCredential", true), ("userVerifyingPlatformAuthenticator", true)],
             conditionalMediation: true, userVerifyingPlatformAuthenticator: true)
         var cited = knobs
+        // §10.1.4 and §10.1.5 define outputs at creation and assertion; §6.3.2 decodes the user ID first.
+        cited.prf = .evaluatedOnCreateAndGet
+        cited.largeBlob = .supported
+        cited.signalDecodeOrder = .userIdFirst
+        // "the user agent has recently mediated an authentication": any password the browser filled counts.
+        cited.countedPasswords = .anyStore
         for name in KnobSpec.all.keys {
             cited.provenance[name] = (source, name.hasPrefix("conditionalCreate.window") ? "the spec gives no time window; 5 minutes as GPM" : nil)
         }
+        if platform == .firefox { SpecPolicy.inFirefox(&cited) }
         return cited
     }
+
+    /// What Firefox itself decides, whatever the authenticator (Gecko `dom/webauthn/PublicKeyCredential.cpp` and
+    /// `dom/credentialmanagement/CredentialsContainer.cpp`): no signal methods, `create()` never reads `mediation`,
+    /// and its own `getClientCapabilities()` (Windows build values; the extensions credemu does not answer left out).
+    static func inFirefox(_ knobs: inout PolicyKnobs) {
+        let gecko = "Gecko dom/webauthn/PublicKeyCredential.cpp (GetClientCapabilities, Firefox 135+) and dom/credentialmanagement/CredentialsContainer.cpp (Create ignores mediation)"
+        knobs.signalMethods = false
+        knobs.conditionalMode = .modal
+        knobs.clientCapabilities = SpecPolicy.firefoxCapabilities
+        for name in ["signals.methodsExposed", "conditionalCreate.mode"] { knobs.provenance[name] = (gecko, nil) }
+        knobs.provenance["capabilities.client"] = (gecko, "the Windows build's values (largeBlob, hybridTransport, passkeyPlatformAuthenticator and userVerifyingPlatformAuthenticator are false on Linux); appid, credentialProtectionPolicy, enforceCredentialProtectionPolicy, hmacCreateSecret and minPinLength, which Firefox reports true, are left out because credemu does not answer them")
+    }
+
+    /// Firefox 135+'s `getClientCapabilities()` on Windows, without the extensions credemu does not answer.
+    public static let firefoxCapabilities: [(String, Bool)] = [
+        ("conditionalCreate", false), ("conditionalGet", true), ("extension:credProps", true), ("extension:largeBlob", true),
+        ("extension:prf", true), ("hybridTransport", true), ("passkeyPlatformAuthenticator", true), ("relatedOrigins", false),
+        ("signalAllAcceptedCredentials", false), ("signalCurrentUserDetails", false), ("signalUnknownCredential", false),
+        ("userVerifyingPlatformAuthenticator", true),
+    ]
 }

@@ -20,7 +20,14 @@ public struct DivergenceMatrix: Sendable {
     /// Findings per column: what the RP's requests in the scenario did against the seeds' guidance.
     public var findings: [[Finding]]
 
-    public func diverges(_ row: Int) -> Bool { Set(cells[row].map(\.key)).count > 1 }
+    /// Whether what the RP and the user observe differs between the row's providers (`Cell.key`). The platform's
+    /// rendering of an error (an androidx exception, an ASAuthorizationError) is compared only among columns whose
+    /// platforms render alike: a web page and an Android app never see the same class.
+    public func diverges(_ row: Int) -> Bool {
+        if Set(cells[row].map(\.key)).count > 1 { return true }
+        let byKind = Dictionary(grouping: zip(columns, cells[row]), by: { $0.0.platform.dialect })
+        return byKind.values.contains { Set($0.map { $0.1.dialect ?? "" }).count > 1 }
+    }
 
     /// Runs `scenario` once per (policy, platform), each in a fresh vault under `directory`.
     public static func run(_ scenario: Scenario, providers: [(any ProviderPolicy, Platform)], directory: String) throws -> DivergenceMatrix {
@@ -83,6 +90,7 @@ public struct DivergenceMatrix: Sendable {
                 var text = esc(cell.summary)
                 if cell.vault != "no change" { text += "<br>vault: \(esc(cell.vault))" }
                 if let d = cell.dialect, d != cell.error { text += "<br>`\(esc(d))`" }
+                if let observed = cell.observed { text += "<br>\(esc(observed))" }
                 return diverges(row) ? "**\(text)**" : text
             }
             out += "| \(label) | " + texts.joined(separator: " | ") + " |\n"
@@ -114,6 +122,7 @@ public struct DivergenceMatrix: Sendable {
                 rows += "<div class=\"summary\">\(e(cell.summary))</div>"
                 if cell.vault != "no change" { rows += "<div class=\"vault\">vault: \(e(cell.vault))</div>" }
                 if let d = cell.dialect { rows += "<div class=\"dialect\"><code>\(e(d))</code></div>" }
+                if let observed = cell.observed { rows += "<div class=\"observed\">\(e(observed))</div>" }
                 if let k = cell.knob { rows += "<details><summary>knob</summary>\(e(k))</details>" }
                 if let u = cell.unexpected { rows += "<div class=\"unexpected\">\(e(u))</div>" }
                 rows += "</td>"
@@ -140,7 +149,7 @@ public struct DivergenceMatrix: Sendable {
         tr.diverges{background:#fff8c5} tr.diverges th{border-left:4px solid #bf8700}
         .mark{color:#bf8700;font-weight:bold}
         td.created{color:#116329} td.noop{color:#6e7781} td.error{color:#a40e26} td.signedIn{color:#0550ae}
-        .vault{font-size:12px;color:#6639ba} .dialect code{font-size:11px;color:#57606a}
+        .vault{font-size:12px;color:#6639ba} .dialect code{font-size:11px;color:#57606a} .observed{font-size:11px;color:#57606a}
         details{font-size:11px;color:#57606a} .unexpected{color:#a40e26;font-weight:bold}
         ul.findings li{margin:.3rem 0}
         </style></head><body>

@@ -29,7 +29,7 @@ public struct Scenario: Sendable {
 
     /// The members each action takes besides `do`, `label`, `times` and `expect` (scenarios/README.md).
     static let arguments: [String: Set<String>] = [
-        "savePassword": ["user", "password"], "autofill": ["user", "submit"], "usePassword": ["user"], "advance": ["by"],
+        "savePassword": ["user", "password", "savedIn"], "autofill": ["user", "submit"], "usePassword": ["user"], "advance": ["by"],
         "create": ["mediation", "as", "exclude", "user", "userId", "userVerification"], "get": ["allow"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
         "removePasskey": ["credential"], "user": ["decisions"], "rp": ["note"],
@@ -106,7 +106,7 @@ public struct Scenario: Sendable {
 
     /// Checks the types and values of a step's arguments, as `ScenarioRunner` reads them.
     private static func checkArguments(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) {
-        for key in ["user", "password", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
+        for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
             _ = try f.string(key)
         }
         _ = try f.bool("submit")

@@ -19,15 +19,43 @@ public struct Cell: Equatable, Sendable {
     public var knob: String?
     /// Expectation not met, when the step states one.
     public var unexpected: String?
+    /// What the user saw of a ceremony: "none", the provider's "sheet", or a "notice" after a silent create.
+    public var ui: String?
+    /// The authenticator data's user-presence and user-verification bits the RP reads ("UP=1 UV=0").
+    public var flags: String?
 
-    /// The part of a cell that says what happened; rows whose keys differ across providers diverge.
-    var key: String { [outcome, reason ?? "", error ?? "", vault].joined(separator: "|") }
+    /// "UI: none · UP=0 UV=0": what the user saw and the RP reads, for the renderings.
+    public var observed: String? {
+        let parts = [ui.map { "UI: \($0)" }, flags].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
+    }
+
+    public init(outcome: String, summary: String, reason: String? = nil, error: String? = nil, dialect: String? = nil, vault: String,
+                knob: String? = nil, unexpected: String? = nil, ui: String? = nil, flags: String? = nil) {
+        self.outcome = outcome
+        self.summary = summary
+        self.reason = reason
+        self.error = error
+        self.dialect = dialect
+        self.vault = vault
+        self.knob = knob
+        self.unexpected = unexpected
+        self.ui = ui
+        self.flags = flags
+    }
+
+    /// What the RP and the user observe of a step, whatever the platform: the outcome and why, the error, the vault,
+    /// whether a UI was shown and the flags. Rows whose keys differ across providers diverge; so do rows whose
+    /// `dialect` differs between columns on platforms of one kind (`DivergenceMatrix.diverges`).
+    var key: String { [outcome, reason ?? "", error ?? "", vault, ui ?? "", flags ?? ""].joined(separator: "|") }
 
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("outcome", .string(outcome)), ("summary", .string(summary))]
         if let reason { members.append(("reason", .string(reason))) }
         if let error { members.append(("error", .string(error))) }
         if let dialect { members.append(("dialect", .string(dialect))) }
+        if let ui { members.append(("ui", .string(ui))) }
+        if let flags { members.append(("flags", .string(flags))) }
         members.append(("vault", .string(vault)))
         if let knob { members.append(("knob", .string(knob))) }
         if let unexpected { members.append(("unexpected", .string(unexpected))) }
@@ -86,6 +114,8 @@ public final class ScenarioRunner {
         summary.vault = Set(cells.map(\.vault)).count == 1 ? cells[0].vault
             : cells.map(\.vault).filter { $0 != "no change" }.joined(separator: "; ")
         summary.knob = cells.compactMap(\.knob).last
+        summary.ui = Set(cells.compactMap(\.ui)).sorted().joined(separator: "/").nilIfEmpty
+        summary.flags = Set(cells.compactMap(\.flags)).sorted().joined(separator: "/").nilIfEmpty
         summary.unexpected = cells.compactMap(\.unexpected).first
         return summary
     }
@@ -145,8 +175,18 @@ public final class ScenarioRunner {
         Cell(outcome: outcome, summary: summary, vault: "", knob: knob)
     }
 
-    private func failed(_ failure: CeremonyError, _ operation: Dialect.Operation, engine: Engine) -> Cell {
-        let rendered = Dialect.render(failure, operation: operation, knobs: engine.knobs)
+    /// What the user saw of a failed ceremony: nothing for a silent no-op, an automatic upgrade's error or a
+    /// request the client refuses before asking the provider (a TypeError, SecurityError, NotSupportedError or
+    /// SyntaxError); the provider's sheet otherwise.
+    private func userInterface(_ failure: CeremonyError, conditional: Bool, engine: Engine) -> String {
+        if failure.silent || (conditional && engine.knobs.conditionalMode != .modal) { return "none" }
+        let beforeUI: Set<WebAuthnError.Name> = [.typeError, .securityError, .notSupportedError, .syntaxError]
+        return beforeUI.contains(failure.error.name) ? "none" : "sheet"
+    }
+
+    private func failed(_ failure: CeremonyError, _ operation: Dialect.Operation, engine: Engine, signalKind: String,
+                        conditional: Bool = false) -> Cell {
+        let rendered = Dialect.render(failure, operation: operation, knobs: engine.knobs, osVersion: engine.profile.osVersion)
         let dialect: String
         switch engine.profile.platform.dialect {
         case .web: dialect = failure.error.name.rawValue
@@ -155,11 +195,12 @@ public final class ScenarioRunner {
         }
         let what = failure.silent ? "silent no-op" : failure.error.name.rawValue
         return Cell(outcome: failure.silent ? "noop" : "error", summary: "\(what): \(failure.reason)", reason: failure.reason.rawValue,
-                    error: failure.error.name.rawValue, dialect: dialect, vault: "", knob: knob(for: failure.reason, engine: engine))
+                    error: failure.error.name.rawValue, dialect: dialect, vault: "", knob: knob(for: failure.reason, engine: engine, signalKind: signalKind),
+                    ui: operation == .signal ? nil : userInterface(failure, conditional: conditional, engine: engine))
     }
 
     /// The knob that decides an outcome with this reason, cited with its value and source.
-    private func knob(for reason: Reason, engine: Engine) -> String? {
+    private func knob(for reason: Reason, engine: Engine, signalKind: String) -> String? {
         let k = engine.knobs
         switch reason {
         case .noRecentlyUsedPassword: return k.cite("conditionalCreate.windowSeconds", "\(k.windowSeconds)")
@@ -168,7 +209,7 @@ public final class ScenarioRunner {
         case .conditionalCreateUnsupported: return k.cite("conditionalCreate.mode", k.conditionalMode.rawValue)
         case .noDevicePasscode: return k.cite("conditionalCreate.requirePasscode", "\(k.requirePasscode)")
         case .excludedCredential, .noAnswerUntilTimeout: return k.cite("exclusion.outcome", k.exclusionOutcome.rawValue)
-        case .rateLimited: return k.cite("signals.rateLimit", "\(k.rateLimit)")
+        case .rateLimited: return k.cite(PolicyKnobs.rateLimitKnob(signalKind), "\(k.rateLimit(for: signalKind))")
         case .optOut: return "profile setting automaticPasskeyUpgrades = false (the user's opt-out)"
         default: return nil
         }
@@ -181,8 +222,9 @@ public final class ScenarioRunner {
         do {
             switch step.action {
             case "savePassword":
-                try engine.savePassword(origin: scenario.origin, username: user, password: a["password"]?.stringValue ?? "hunter2")
-                return ok("saved", "password saved for \(user)")
+                let savedIn = a["savedIn"]?.stringValue
+                try engine.savePassword(origin: scenario.origin, username: user, password: a["password"]?.stringValue ?? "hunter2", savedIn: savedIn)
+                return ok("saved", "password saved for \(user)" + (savedIn.map { " in \($0)" } ?? ""))
             case "autofill":
                 let submit = a["submit"]?.boolValue ?? true
                 _ = try engine.autofill(origin: scenario.origin, username: a["user"]?.stringValue, submit: submit)
@@ -223,7 +265,8 @@ public final class ScenarioRunner {
             }
         } catch let failure as CeremonyError {
             let operation: Dialect.Operation = step.action == "get" ? .get : step.action == "signal" ? .signal : .create
-            return failed(failure, operation, engine: engine)
+            return failed(failure, operation, engine: engine, signalKind: a["kind"]?.stringValue ?? "unknown",
+                          conditional: step.action == "create" && a["mediation"]?.stringValue == "conditional")
         } catch {
             return Cell(outcome: "error", summary: "\(error)", vault: "")
         }
@@ -259,11 +302,15 @@ public final class ScenarioRunner {
         let shown = a["as"]?.stringValue ?? name
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
         let bits = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
-        let how = conditional && engine.knobs.conditionalMode == .silent ? "silently" : "with the provider's sheet"
+        let silent = conditional && engine.knobs.conditionalMode == .silent
+        let how = silent ? "silently" : "with the provider's sheet"
         let knob = conditional
             ? engine.knobs.cite("conditionalCreate.mode", engine.knobs.conditionalMode.rawValue)
             : engine.knobs.cite("authenticator.userVerification", engine.knobs.userVerification.rawValue)
-        return ok("created", "created \(shown) \(how) (\(bits))", knob: knob)
+        var cell = ok("created", "created \(shown) \(how) (\(bits))", knob: knob)
+        cell.ui = silent ? (engine.knobs.notification.isEmpty ? "none" : "notice") : "sheet"
+        cell.flags = bits
+        return cell
     }
 
     private func get(_ a: JSONValue, engine: Engine) throws -> Cell {
@@ -273,7 +320,11 @@ public final class ScenarioRunner {
             ("allowCredentials", .array(allow.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
         ]))
         let response = try engine.get(options, caller: caller())
-        return ok("signedIn", "signed in with \(label(for: response.credentialID))")
+        let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
+        var cell = ok("signedIn", "signed in with \(label(for: response.credentialID))")
+        cell.ui = "sheet"
+        cell.flags = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
+        return cell
     }
 
     private func signal(_ a: JSONValue, engine: Engine) throws -> Cell {
@@ -306,10 +357,15 @@ public final class ScenarioRunner {
         case "signals.currentUserDetails": value = engine.knobs.currentUserDetails.rawValue
         default: value = engine.knobs.unknownCredential.rawValue
         }
-        let knob = outcome == "dropped" ? engine.knobs.cite("signals.rateLimit", "\(engine.knobs.rateLimit)") : engine.knobs.cite(knobName, value)
+        let knob = outcome == "dropped"
+            ? engine.knobs.cite(PolicyKnobs.rateLimitKnob(request.kind), "\(engine.knobs.rateLimit(for: request.kind))") : engine.knobs.cite(knobName, value)
         let did = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"][outcome] ?? outcome
         return Cell(outcome: "resolved", summary: "resolved; the provider \(did)",
                     reason: outcome == "applied" ? nil : outcome, vault: "", knob: knob)
     }
 
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

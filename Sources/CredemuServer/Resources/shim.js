@@ -616,7 +616,7 @@
     if (status === 401) return setupFailure('tokenMissing', 'credemu: the server requires its token: load the shim as ' + config.server + '/shim.js?profile=' + encodeURIComponent(config.profile) + '&token=<token>', { status: status, server: error });
     if (status === 403 && error.name !== 'SecurityError') return setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' refuses this page: start it with --allow-origin ' + location.origin, { status: status, server: error });
     if (status === 404) return setupFailure('unknownProfile', "credemu: the server has no profile '" + config.profile + "': create it (credemu profile create " + config.profile + ', or POST /profiles) or load /shim.js?profile=<name>', { status: status, server: error });
-    if (error.name === 'InvalidPolicyPack' || error.name === 'InvalidProfileSetting') return setupFailure('invalidConfiguration', 'credemu: the profile cannot be used: ' + error.message, { status: status, server: error });
+    if (error.name === 'InvalidPolicyPack' || error.name === 'UnansweredExtension' || error.name === 'InvalidProfileSetting') return setupFailure('invalidConfiguration', 'credemu: the profile cannot be used: ' + error.message, { status: status, server: error });
     if (!error.name || status >= 500 || status === 413 || status === 415) return setupFailure('serverError', 'credemu: the server answered ' + status + ': ' + (error.message || 'no error body'), { status: status, server: error });
     const detail = Object.assign({}, error, { status: status });
     switch (error.name) {
@@ -812,6 +812,13 @@
     attribute(AuthenticatorAssertionResponse_, 'authenticatorData', function (s) { return s.authenticatorData; });
     attribute(AuthenticatorAssertionResponse_, 'signature', function (s) { return s.signature; });
     attribute(AuthenticatorAssertionResponse_, 'userHandle', function (s) { return s.userHandle; });
+    // A platform without signal methods (Firefox: none in its WebIDL) has none, the browser's own removed too.
+    if (config.signalMethods === false) {
+      ['signalAllAcceptedCredentials', 'signalCurrentUserDetails', 'signalUnknownCredential'].forEach(function (name) {
+        delete statics[name];
+        delete PublicKeyCredential_[name];
+      });
+    }
     // Static operations are own, enumerable, writable properties of the interface object, as WebIDL makes them.
     Object.keys(statics).forEach(function (name) {
       disguised.add(statics[name]);

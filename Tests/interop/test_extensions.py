@@ -1,0 +1,148 @@
+"""The prf and largeBlob extensions through the CLI, checked independently: the PRF results are recomputed with
+Python's hmac and hashlib from the passkey's secret in the exported vault (WebAuthn L3 §10.1.4:
+HMAC-SHA-256(secret, SHA-256("WebAuthn PRF" || 0x00 || input))), the registrations and assertions that carry the
+outputs still verify with py_webauthn and python-fido2, and a pack that claims an extension credemu cannot answer is
+refused by `providers validate`."""
+import base64
+import hashlib
+import hmac
+import json
+from pathlib import Path
+
+from webauthn import generate_authentication_options, generate_registration_options, options_to_json
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from conftest import ROOT, Credemu, verify_authentication_both, verify_registration_both
+
+ORIGIN, RP_ID = "https://shop.example.com", "example.com"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def expected_prf(secret: bytes, salt: bytes) -> str:
+    """WebAuthn L3 §10.1.4, written here without credemu's code."""
+    return b64url(hmac.new(secret, hashlib.sha256(b"WebAuthn PRF" + b"\x00" + salt).digest(), hashlib.sha256).digest())
+
+
+def with_extensions(options, extensions) -> str:
+    document = json.loads(options_to_json(options))
+    document["extensions"] = extensions
+    return json.dumps(document)
+
+
+def registration(user="alice@example.com", user_id=b"alice"):
+    return generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name=user, user_id=user_id,
+                                         authenticator_selection=AuthenticatorSelectionCriteria(resident_key=ResidentKeyRequirement.REQUIRED,
+                                                                                                user_verification=UserVerificationRequirement.PREFERRED))
+
+
+def authentication(credential_id):
+    return generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=credential_id)])
+
+
+def prf_secret(credemu, credential_id: str) -> bytes:
+    passkey = next(p for p in json.loads(credemu.export())["passkeys"] if p["credentialId"] == credential_id)
+    return unb64url(passkey["prfSecret"])
+
+
+def gpm(tmp_path, name="gpm"):
+    credemu = Credemu(tmp_path, profile=name)
+    credemu.json("profile", "create", name, "--pack", "gpm")
+    return credemu
+
+
+def test_gpm_prf_results_are_the_hmac_of_the_passkeys_secret_at_creation_and_assertion(tmp_path):
+    credemu = gpm(tmp_path)
+    salt1, salt2 = b"first salt", b"second salt"
+    options = registration()
+    response = credemu.create(ORIGIN, with_extensions(options, {"prf": {"eval": {"first": b64url(salt1)}}}))
+    outputs = response["clientExtensionResults"]
+    secret = prf_secret(credemu, response["id"])
+    assert len(secret) == 32
+    assert outputs["prf"] == {"enabled": True, "results": {"first": expected_prf(secret, salt1)}}
+    verified, fido2_credential = verify_registration_both(response, options, ORIGIN, RP_ID)
+
+    request = authentication(verified.credential_id)
+    asserted = credemu.get(ORIGIN, with_extensions(request, {"prf": {"eval": {"first": b64url(salt1), "second": b64url(salt2)}}}))
+    assert asserted["clientExtensionResults"]["prf"] == {"results": {"first": expected_prf(secret, salt1), "second": expected_prf(secret, salt2)}}
+    verify_authentication_both(asserted, request, ORIGIN, RP_ID, verified, fido2_credential)
+
+    # evalByCredential names the credential by its base64url ID and wins over eval.
+    by_credential = {"eval": {"first": b64url(salt2)}, "evalByCredential": {response["id"]: {"first": b64url(b"per credential")}}}
+    asserted = credemu.get(ORIGIN, with_extensions(authentication(verified.credential_id), {"prf": by_credential}))
+    assert asserted["clientExtensionResults"]["prf"]["results"]["first"] == expected_prf(secret, b"per credential")
+
+
+def test_each_passkey_has_its_own_secret_and_an_imported_vault_keeps_it(tmp_path):
+    credemu = gpm(tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    first = credemu.create(ORIGIN, with_extensions(registration("a@example.com", b"a"), {"prf": {}}))
+    second = credemu.create(ORIGIN, with_extensions(registration("b@example.com", b"b"), {"prf": {}}))
+    assert first["clientExtensionResults"] == {"prf": {"enabled": True}}
+    assert prf_secret(credemu, first["id"]) != prf_secret(credemu, second["id"])
+    salt = b64url(b"salt")
+    before = credemu.get(ORIGIN, with_extensions(authentication(unb64url(first["id"])), {"prf": {"eval": {"first": salt}}}))
+    # The fixture carries the secret: a vault imported from it evaluates the same PRF.
+    fixture = tmp_path / "fixture.json"
+    fixture.write_text(credemu.export())
+    copy = gpm(tmp_path / "b", "copy")
+    copy.json("vault", "import", str(fixture))
+    after = copy.get(ORIGIN, with_extensions(authentication(unb64url(first["id"])), {"prf": {"eval": {"first": salt}}}))
+    assert after["clientExtensionResults"]["prf"] == before["clientExtensionResults"]["prf"]
+
+
+def test_a_large_blob_is_written_read_back_and_exported(tmp_path):
+    credemu = gpm(tmp_path)
+    options = registration()
+    response = credemu.create(ORIGIN, with_extensions(options, {"largeBlob": {"support": "required"}, "credProps": True}))
+    assert response["clientExtensionResults"] == {"credProps": {"rk": True}, "largeBlob": {"supported": True}}
+    verified, fido2_credential = verify_registration_both(response, options, ORIGIN, RP_ID)
+    blob = b64url(b"a certificate, say")
+    request = authentication(verified.credential_id)
+    written = credemu.get(ORIGIN, with_extensions(request, {"largeBlob": {"write": blob}}))
+    assert written["clientExtensionResults"] == {"largeBlob": {"written": True}}
+    verify_authentication_both(written, request, ORIGIN, RP_ID, verified, fido2_credential)
+    read = credemu.get(ORIGIN, with_extensions(authentication(verified.credential_id), {"largeBlob": {"read": True}}))
+    assert read["clientExtensionResults"] == {"largeBlob": {"blob": blob}}
+    assert json.loads(credemu.export())["passkeys"][0]["largeBlob"] == blob
+    two = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id),
+                                                                          PublicKeyCredentialDescriptor(id=b"x" * 16)])
+    refused = credemu.get(ORIGIN, with_extensions(two, {"largeBlob": {"write": blob}}), exit_code=1)["error"]
+    assert refused["name"] == "NotSupportedError" and refused["reason"] == "invalidExtensionInput"
+
+
+def test_bitwarden_answers_neither_extension_and_keepassxc_gives_no_public_key(tmp_path):
+    credemu = Credemu(tmp_path, profile="bw")
+    credemu.json("profile", "create", "bw", "--pack", "bitwarden")
+    credemu.json("profile", "create", "kp", "--pack", "keepassxc")
+    options = registration()
+    response = credemu.create(ORIGIN, with_extensions(options, {"prf": {"eval": {"first": "AQID"}}, "largeBlob": {"support": "preferred"}, "credProps": True}))
+    assert response["clientExtensionResults"] == {"credProps": {"rk": True}}
+    options = registration("k@example.com", b"k")
+    proc = credemu.run("create", "--origin", ORIGIN, input=options_to_json(options), profile="kp", check_exit=0)
+    keepass = json.loads(proc.stdout)
+    assert "publicKey" not in keepass["response"] and keepass["response"]["transports"] == ["internal"]
+    verify_registration_both(keepass, options, ORIGIN, RP_ID)  # both RP libraries read the key from the attestation object
+
+
+def test_providers_validate_refuses_a_claim_of_an_extension_credemu_cannot_answer(credemu, tmp_path):
+    pack = json.loads((ROOT / "providers" / "gpm.json").read_text())
+    pack["knobs"]["capabilities.client"]["value"]["extension:credBlob"] = True
+    (tmp_path / "claims.json").write_text(json.dumps(pack))
+    result = credemu.json("providers", "validate", str(tmp_path / "claims.json"), exit_code=2)
+    assert result["error"]["name"] == "UnansweredExtension"
+    assert '"extension:credBlob": true' in result["error"]["message"] and "credProps, largeBlob, prf" in result["error"]["message"]
+    pack["knobs"]["capabilities.client"]["value"]["extension:credBlob"] = False   # known unsupported: no claim
+    (tmp_path / "fine.json").write_text(json.dumps(pack))
+    assert credemu.json("providers", "validate", str(tmp_path / "fine.json"))["valid"] is True
