@@ -45,7 +45,8 @@ public struct ProbeReport: Sendable {
                 let known = cell.suspects.filter(named.contains)
                 let blamed = known.isEmpty ? cell.suspects : known
                 if blamed.isEmpty { unexplained.append(name) }
-                for trait in blamed { byTrait[trait, default: []].append(name) }
+                // One bug however many of its traits showed it: both counter traits break the same rule.
+                for trait in Set(blamed.map { $0 == .signCountNotGrowing ? .signCountZero : $0 }) { byTrait[trait, default: []].append(name) }
                 cells[c][v].suspects = blamed
             }
         }
