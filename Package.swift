@@ -33,12 +33,14 @@ let package = Package(
         .target(name: "CredemuEngine", dependencies: ["Shipped", "WebAuthn", "Signing", "Vault"]),
         // What credemu does on request, once: the CLI and the server are thin adapters over it.
         .target(name: "CredemuOperations", dependencies: ["CredemuEngine", "Vault", "WebAuthn"]),
+        // `credemu probe`: an RP server driven with what every pack sends, over a small HTTP/1.1 client.
+        .target(name: "CredemuProbe", dependencies: ["CredemuOperations", "CredemuEngine", "Vault", "WebAuthn"]),
         // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
         // Its Resources/ are compiled in through Shipped, not bundled: a resource bundle would have to sit beside the binary.
         .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Vault", "WebAuthn"],
                 exclude: ["Resources"]),
         // The command-line interface, as a library so tests can drive it in-process.
-        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
+        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
         .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
@@ -50,6 +52,7 @@ let package = Package(
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
         .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
         .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuProbeTests", dependencies: ["CredemuProbe", "CredemuTestSupport"]),
         .testTarget(name: "CredemuOperationsTests", dependencies: ["CredemuOperations", "CredemuTestSupport"]),
     ]
 )

@@ -108,6 +108,7 @@ final class Context {
         case "serve": return wantsHelp ? help(Help.serve) : try serve(args)
         case "scenario": return wantsHelp ? help(Help.scenario) : try scenarioCommand(args)
         case "findings": return wantsHelp ? help(Help.findings) : try findingsCommand(args)
+        case "probe": return wantsHelp ? help(Help.probe) : try probeCommand(args)
         case "help":
             let topic = args.first.flatMap { Help.topics[$0] }
             return help(topic ?? Help.main)

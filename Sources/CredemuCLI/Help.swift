@@ -21,6 +21,7 @@ enum Help {
       vault         List, show, remove, import and export the profile's passkeys and passwords.
       scenario      Run a scenario across providers: the divergence matrix (table, markdown, json, html).
       findings      What the RP's own requests did against the seeds' guidance, with fixes.
+      probe         Check an RP server: send what every pack would, report which responses it rejects and why.
       serve         The HTTP JSON API (OpenAPI at /openapi.json) and the browser shim (/shim.js).
       demo          Register with an example RP, sign in to it, and print both responses.
 
@@ -244,9 +245,31 @@ enum Help {
 
     """
 
+    static let probe = """
+    Usage: credemu [GLOBAL OPTIONS] probe URL [--adapter FILE] [--origin ORIGIN] [--providers all|every|ID[@platform],...]
+                                              [--format table|json|html] [--out FILE] [--log VAULT]
+
+    Drives the RP server at URL (plain http://) with what every pack would send: a modal registration, an
+    automatic upgrade (UP=0, UV=0), a UV=0 registration, a not-yet-synced passkey (BE=1, BS=0), packed
+    attestation where the pack does it, and two sign-ins with signCount 0. Each response is made by the real
+    engine for the options the server issued. The server speaks the FIDO2 Conformance Test API
+    (POST URL/attestation/options, /attestation/result, /assertion/options, /assertion/result) unless
+    --adapter names a JSON file with its own paths (README, "Check your RP server").
+
+    --origin is the origin the server expects in client data (default: URL's own). --providers: all (every
+    pack on its default platform, the default), every (every platform), or a list. --log is the vault whose
+    event log keeps every request and response (default .credemu/probe.db; profiles probe-PACK-PLATFORM are
+    replaced at each run). With --out, the report goes to FILE and the table to standard output.
+
+    Exit status: 0 the server accepted every response a correct server must accept; 1 it rejected at least
+    one (each tied to its seed criterion or spec rule, with the fix); 2 usage, an unreachable server or a bad
+    adapter; 3 the log vault failed.
+
+    """
+
     static let topics: [String: String] = [
         "create": create, "get": get, "vault": vault, "password": password, "demo": demo, "profile": profile,
         "autofill": autofill, "signal": signal, "capabilities": capabilities, "clock": clock, "providers": providers,
-        "events": events, "user": user, "serve": serve, "offer": offer, "scenario": scenario, "findings": findings,
+        "events": events, "user": user, "serve": serve, "offer": offer, "scenario": scenario, "findings": findings, "probe": probe,
     ]
 }

@@ -1,0 +1,58 @@
+extension ProbeReport {
+    /// A self-contained HTML page in the divergence report's style: rejected cells red with the server's
+    /// message, each tied to its rule and fix below.
+    public var html: String {
+        func e(_ s: String) -> String {
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        var rows = ""
+        for v in variants.indices {
+            let bad = columns.indices.contains { cells[$0][v].outcome == .rejected }
+            rows += "<tr class=\"\(bad ? "diverges" : "same")\"><th scope=\"row\">\(bad ? "<span class=\"mark\">✗</span> " : "")\(e(variants[v].title))</th>"
+            for c in columns.indices {
+                let cell = cells[c][v]
+                rows += "<td class=\"\(cell.outcome.rawValue)\" title=\"\(e(cell.sent))\"><div class=\"summary\">\(e(ProbeReport.short(cell)))</div>"
+                if cell.outcome == .rejected { rows += "<div class=\"message\">“\(e(cell.message))”\(cell.status.map { " <small>HTTP \($0)</small>" } ?? "")</div>" }
+                if cell.outcome == .ruledOut || cell.outcome == .notApplicable || cell.outcome == .notRun { rows += "<details><summary>why</summary>\(e(cell.message))</details>" }
+                if !cell.sent.isEmpty { rows += "<div class=\"sent\"><code>\(e(cell.sent))</code></div>" }
+                rows += "</td>"
+            }
+            rows += "</tr>\n"
+        }
+        var bugItems = ""
+        for bug in bugs {
+            bugItems += "<li><b>\(e(bug.trait.label))</b> — <i>Fix:</i> \(e(bug.trait.fix)).<br><small>\(e(bug.trait.rule))</small><br><small>seen in: \(e(bug.cells.joined(separator: ", ")))</small></li>\n"
+        }
+        for name in unexplained { bugItems += "<li><b>\(e(name))</b>: rejected with nothing unusual in the response (WebAuthn L3 §7.1/§7.2).</li>\n" }
+        let headers = columns.map { "<th scope=\"col\">\(e($0.name))<br><small>\(e($0.platform.rawValue)) · \(e($0.version))</small></th>" }.joined()
+        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept.</p>"
+                             : "<p class=\"verdict good\">The server accepted every response a correct server must accept.</p>"
+        return """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>credemu probe — \(e(target))</title>
+        <style>
+        body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1b1f24}
+        h1{font-size:1.4rem;margin:0 0 .3rem} p.meta{color:#57606a;margin:.2rem 0 1rem}
+        table{border-collapse:collapse;width:100%;table-layout:fixed}
+        th,td{border:1px solid #d0d7de;padding:.45rem;vertical-align:top;text-align:left}
+        thead th{background:#f6f8fa;position:sticky;top:0}
+        tr.diverges{background:#fff8c5} tr.diverges th{border-left:4px solid #bf8700}
+        .mark{color:#a40e26;font-weight:bold}
+        td.accepted{color:#116329} td.rejected{color:#a40e26;background:#ffebe9} td.ruledOut,td.notApplicable,td.notRun{color:#6e7781}
+        .message{font-size:12px} .sent code{font-size:11px;color:#57606a}
+        details{font-size:11px;color:#57606a} ul.bugs li{margin:.5rem 0}
+        .verdict{font-weight:bold} .verdict.bad{color:#a40e26} .verdict.good{color:#116329}
+        </style></head><body>
+        <h1>credemu probe: \(e(target))</h1>
+        <p class="meta">Interface: \(e(adapter)) · origin <code>\(e(origin))</code> · \(columns.count) providers. Every response is real WebAuthn made by credemu's engine for the options the server issued; hover a cell for the flags sent. Event log: <code>\(e(log))</code>.</p>
+        \(verdict)
+        <table><thead><tr><th scope="col">Variant</th>\(headers)</tr></thead><tbody>
+        \(rows)</tbody></table>
+        <h2>Integration bugs</h2>
+        \(bugItems.isEmpty ? "<p>None: the server accepts what every provider sends.</p>" : "<ul class=\"bugs\">\n\(bugItems)</ul>")
+        </body></html>
+
+        """
+    }
+}

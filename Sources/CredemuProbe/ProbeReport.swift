@@ -1,0 +1,114 @@
+import WebAuthn
+
+/// The probe's result: variant by pack, each rejection tied to the rule it breaks, and the bugs found.
+public struct ProbeReport: Sendable {
+    /// One integration bug: a trait the server refuses, with the cells that show it.
+    public struct Bug: Sendable {
+        public var trait: ProbeTrait
+        /// "variant @ pack@platform" for every rejection attributed to it.
+        public var cells: [String]
+    }
+
+    public var target: String
+    public var adapter: String
+    public var origin: String
+    public var columns: [ProbeColumn]
+    public var variants: [ProbeVariant]
+    /// cells[column][variant], in `variants` order.
+    public var cells: [[ProbeCell]]
+    /// The vault whose event log holds every exchange.
+    public var log: String
+    public var bugs: [Bug] = []
+    /// Rejections no unusual trait explains (the server refused a plain response).
+    public var unexplained: [String] = []
+
+    /// True when the server rejected a response a correct server must accept: the CLI exits 1.
+    public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected } } }
+
+    /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried. A
+    /// trait that is a rejection's only suspect is a bug; a rejection with several suspects is put down to
+    /// those already found, else to all of them.
+    mutating func diagnose() {
+        var accepted = Set<ProbeTrait>()
+        for column in cells { for cell in column where cell.outcome == .accepted { accepted.formUnion(cell.traits) } }
+        for c in cells.indices {
+            for v in cells[c].indices where cells[c][v].outcome == .rejected {
+                cells[c][v].suspects = cells[c][v].traits.filter { !accepted.contains($0) }.sorted()
+            }
+        }
+        var named = Set<ProbeTrait>()
+        for column in cells { for cell in column where cell.outcome == .rejected && cell.suspects.count == 1 { named.insert(cell.suspects[0]) } }
+        var byTrait: [ProbeTrait: [String]] = [:]
+        for (c, column) in cells.enumerated() {
+            for (v, cell) in column.enumerated() where cell.outcome == .rejected {
+                let name = "\(variants[v].rawValue) @ \(columns[c].header)"
+                let known = cell.suspects.filter(named.contains)
+                let blamed = known.isEmpty ? cell.suspects : known
+                if blamed.isEmpty { unexplained.append(name) }
+                // One bug however many of its traits showed it: both counter traits break the same rule.
+                for trait in Set(blamed.map { $0 == .signCountNotGrowing ? .signCountZero : $0 }) { byTrait[trait, default: []].append(name) }
+                cells[c][v].suspects = blamed
+            }
+        }
+        bugs = byTrait.keys.sorted().map { Bug(trait: $0, cells: byTrait[$0]!) }
+    }
+
+    // MARK: Renderings
+
+    public var json: JSONValue {
+        .object([
+            ("target", .string(target)), ("interface", .string(adapter)), ("origin", .string(origin)),
+            ("passed", .bool(!failed)),
+            ("providers", .array(columns.map { .object([("pack", .string($0.pack)), ("version", .string($0.version)), ("platform", .string($0.platform.rawValue))]) })),
+            ("variants", .array(variants.indices.map { v in
+                .object([("variant", .string(variants[v].rawValue)), ("title", .string(variants[v].title)),
+                         ("cells", .object(columns.indices.map { (columns[$0].header, cells[$0][v].json) }))])
+            })),
+            ("bugs", .array(bugs.map { .object([("trait", .string($0.trait.rawValue)), ("label", .string($0.trait.label)),
+                                                ("rule", .string($0.trait.rule)), ("fix", .string($0.trait.fix)),
+                                                ("cells", .array($0.cells.map(JSONValue.string)))]) })),
+            ("unexplained", .array(unexplained.map(JSONValue.string))),
+            ("eventLog", .string(log)),
+        ])
+    }
+
+    static func short(_ cell: ProbeCell) -> String {
+        switch cell.outcome {
+        case .accepted: return "accepted"
+        case .rejected: return "REJECTED" + (cell.suspects.isEmpty ? "" : " (" + cell.suspects.map(\.label).joined(separator: ", ") + ")")
+        case .ruledOut: return "ruled out by the server's options"
+        case .notApplicable: return "n/a (pack)"
+        case .notRun: return "not run"
+        }
+    }
+
+    /// A fixed-width table, then each rejection with the server's message, rule and fix.
+    public var table: String {
+        let first = max(30, variants.map(\.title.count).max() ?? 0)
+        let width = 22
+        func fit(_ s: String, _ w: Int) -> String { s.count > w ? String(s.prefix(w - 1)) + "…" : s + String(repeating: " ", count: w - s.count) }
+        var out = "credemu probe \(target) (\(adapter)), origin \(origin)\n\n"
+        out += fit("variant", first) + " " + columns.map { fit($0.header, width) }.joined(separator: " ") + "\n"
+        for v in variants.indices {
+            out += fit(variants[v].title, first) + " " + columns.indices.map { fit(ProbeReport.short(cells[$0][v]), width) }.joined(separator: " ") + "\n"
+        }
+        out += "\n"
+        for (c, column) in cells.enumerated() {
+            for (v, cell) in column.enumerated() where cell.outcome == .rejected {
+                out += "rejected [\(columns[c].header)] \(variants[v].title): \"\(cell.message)\"\n"
+                for trait in cell.suspects { out += "  breaks: \(trait.rule)\n  fix: \(trait.fix)\n" }
+                if cell.suspects.isEmpty { out += "  nothing unusual in this response: a valid response the server should accept (WebAuthn L3 §7.1/§7.2)\n" }
+            }
+        }
+        for (c, column) in cells.enumerated() {
+            for (v, cell) in column.enumerated() where cell.outcome == .ruledOut {
+                out += "ruled out [\(columns[c].header)] \(variants[v].title): \(cell.message)\n"
+            }
+        }
+        out += bugs.isEmpty && !failed
+            ? "\nThe server accepted every response a correct server must accept.\n"
+            : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        out += "Every exchange is in the event log: credemu --vault \(log) events --all-profiles --kind probe\n"
+        return out
+    }
+}

@@ -1,0 +1,32 @@
+/// One thing the probe sends for each pack: a registration or an assertion of a kind some provider produces.
+public enum ProbeVariant: String, Sendable, CaseIterable {
+    /// The provider's sheet: UP=1, UV as the pack reports it, the pack's AAGUID, BE/BS and fmt.
+    case modal
+    /// An automatic passkey upgrade through the engine's conditional-create path (UP and UV per the pack: 0 and 0).
+    case upgrade
+    /// A modal registration for options asking `userVerification: "discouraged"`: UP=1, UV=0 where the pack
+    /// reports UV honestly; it tells a server refusing UV=0 from one refusing UP=0.
+    case userVerificationDiscouraged
+    /// The pack's passkey before its first sync: BE=1, BS=0.
+    case notYetSynced
+    /// `packed` self attestation for options asking `attestation: "direct"`, where the pack does it.
+    case packedAttestation
+    /// A sign-in with the first accepted passkey: signCount 0, UV as the pack reports it, the passkey's BS.
+    case signIn
+    /// A second sign-in with the same passkey: signCount 0 again.
+    case signInAgain
+
+    public var isRegistration: Bool { self != .signIn && self != .signInAgain }
+
+    public var title: String {
+        switch self {
+        case .modal: return "modal registration"
+        case .upgrade: return "automatic upgrade (UP=0, UV=0)"
+        case .userVerificationDiscouraged: return "registration, UV discouraged"
+        case .notYetSynced: return "registration, BE=1 BS=0"
+        case .packedAttestation: return "registration, fmt packed"
+        case .signIn: return "sign-in (signCount 0)"
+        case .signInAgain: return "second sign-in (signCount 0)"
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import CredemuEngine
+import CredemuOperations
+import Foundation
+import Vault
+import WebAuthn
+
+/// Drives an RP server with what each pack would send and records which responses it accepts.
+///
+/// Every response is made by the real engine in a vault of the probe's own (one profile per pack and
+/// platform, `probe-<pack>-<platform>`, replaced at each run), for the options the server issued, so each is
+/// a valid WebAuthn response a correct server accepts. Every HTTP exchange is an event of kind `probe` in that
+/// profile's log.
+public final class Prober {
+    public let base: HTTPURL
+    public let adapter: ProbeAdapter
+    /// The origin the responses' client data names (the server must expect it).
+    public let origin: String
+    let ops: Operations
+
+    public init(base: HTTPURL, adapter: ProbeAdapter, origin: String, operations: Operations) {
+        self.base = base
+        self.adapter = adapter
+        self.origin = origin
+        ops = operations
+    }
+
+    /// Runs every variant for each (pack, platform) and diagnoses the rejections.
+    public func run(_ providers: [(any ProviderPolicy, Platform)]) throws(ProbeError) -> ProbeReport {
+        var columns: [ProbeColumn] = []
+        var cells: [[ProbeCell]] = []
+        for (policy, platform) in providers {
+            let column = ProbeColumn(pack: policy.id, name: policy.name, version: policy.version, platform: platform)
+            columns.append(column)
+            cells.append(try probe(policy, platform, column))
+        }
+        var report = ProbeReport(target: base.description, adapter: adapter.name, origin: origin, columns: columns,
+                                 variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
+        report.diagnose()
+        return report
+    }
+
+    // MARK: One column
+
+    private struct Account {
+        var profile: String
+        var username: String
+        var credentialID: String
+        var client: HTTPClient
+    }
+
+    private func probe(_ policy: any ProviderPolicy, _ platform: Platform, _ column: ProbeColumn) throws(ProbeError) -> [ProbeCell] {
+        let profile = "probe-\(policy.id)-\(platform.rawValue)"
+        try operation { () throws(OperationError) in
+            if (try? ops.profile(profile)) != nil { try ops.removeProfile(profile) }
+            _ = try ops.createProfile(profile, settings: [("pack", .string(policy.id)), ("platform", .string(platform.rawValue))], allowPackPath: false)
+        }
+        let knobs = policy.knobs(for: platform)
+        var out: [ProbeCell] = []
+        var signInAccount: Account?
+        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        for variant in ProbeVariant.allCases where variant.isRegistration {
+            let username = "\(policy.id)-\(variant.rawValue)-\(runID)@probe.credemu.test"
+            let (cell, account) = try register(variant, profile: profile, platform: platform, knobs: knobs, username: username)
+            out.append(cell)
+            // Sign in with the modal passkey, or else the first one the server took.
+            if let account, signInAccount == nil || variant == .modal { signInAccount = account }
+        }
+        for variant in [ProbeVariant.signIn, .signInAgain] {
+            guard let account = signInAccount else {
+                out.append(ProbeCell(outcome: .notRun, message: "no registration of this pack was accepted, so there is no passkey to sign in with"))
+                continue
+            }
+            out.append(try authenticate(variant, account: account, platform: platform, knobs: knobs))
+        }
+        return out
+    }
+
+    /// Why the pack never sends `variant`, or nil when it does.
+    private func notApplicable(_ variant: ProbeVariant, _ knobs: PolicyKnobs) -> String? {
+        switch variant {
+        case .upgrade:
+            switch knobs.conditionalMode {
+            case .unsupported: return knobs.cite("conditionalCreate.mode", "unsupported") + ": the pack makes no automatic upgrades"
+            case .modal: return knobs.cite("conditionalCreate.mode", "modal") + ": the pack shows its sheet, as in the modal registration"
+            case .silent: return nil
+            }
+        case .userVerificationDiscouraged:
+            return knobs.userVerification == .alwaysClaimed
+                ? knobs.cite("authenticator.userVerification", "alwaysClaimed") + ": the pack reports UV=1 whatever the RP asks" : nil
+        case .notYetSynced:
+            return knobs.backupEligible ? nil : knobs.cite("authenticator.backupEligible", "false") + ": the pack's passkeys are not backup eligible"
+        case .packedAttestation:
+            return knobs.attestation == .packed ? nil : knobs.cite("authenticator.attestation", knobs.attestation.rawValue) + ": the pack always sends fmt none"
+        case .modal, .signIn, .signInAgain:
+            return nil
+        }
+    }
+
+    private func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
+                          username: String) throws(ProbeError) -> (ProbeCell, Account?) {
+        if let why = notApplicable(variant, knobs) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
+        let client = HTTPClient()
+        let userVerification = variant == .userVerificationDiscouraged ? "discouraged" : "preferred"
+        let attestation = variant == .packedAttestation ? "direct" : "none"
+        let values = ["username": username, "displayName": "Probe \(variant.rawValue)", "userVerification": userVerification, "attestation": attestation]
+        let log = logger(profile, variant)
+        if let signIn = adapter.signIn { _ = try exchange(client, "signIn", signIn.path, ProbeAdapter.fill(signIn.body, values), log) }
+        let begin = try exchange(client, "registration.begin", adapter.registration.begin.path,
+                                 ProbeAdapter.fill(adapter.registration.begin.body, values), log)
+        guard (200..<300).contains(begin.status), let options = Prober.options(begin.json, at: adapter.registration.optionsPath) else {
+            return (ProbeCell(outcome: .rejected, message: "the options request failed: " + Prober.message(begin), status: begin.status), nil)
+        }
+        // The server's own options may rule the variant out.
+        let asked = options["authenticatorSelection"]?["userVerification"]?.stringValue
+        if asked == "required" && (variant == .upgrade || variant == .userVerificationDiscouraged) {
+            return (ProbeCell(outcome: .ruledOut, message: "the server's options say userVerification \"required\", which \(variant == .upgrade ? "makes an automatic upgrade impossible (WebAuthn L3 §5.1.3: conditional create cannot verify the user)" : "rules out a UV=0 registration")"), nil)
+        }
+        if variant == .userVerificationDiscouraged && asked != "discouraged" {
+            return (ProbeCell(outcome: .ruledOut, message: "the server answered userVerification \(asked.map { "\"\($0)\"" } ?? "unset (preferred)") to a request for \"discouraged\", so the pack reports UV=1"), nil)
+        }
+        if variant == .packedAttestation, !["direct", "enterprise"].contains(options["attestation"]?.stringValue ?? "none") {
+            return (ProbeCell(outcome: .ruledOut, message: "the server's options ask attestation \"\(options["attestation"]?.stringValue ?? "none")\"; packed is sent only for \"direct\""), nil)
+        }
+        if variant == .upgrade {
+            // The automatic upgrade's condition: a password for this account just used (seed 000 N2.6-AC05).
+            try operation { () throws(OperationError) in
+                _ = try ops.savePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username, password: "probe-" + username)
+                _ = try ops.usePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username)
+            }
+        }
+        let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue,
+                                      mediation: variant == .upgrade ? "conditional" : "modal")
+        let overrides = variant == .notYetSynced ? PasskeySettingOverrides(backupState: false) : PasskeySettingOverrides()
+        let response: JSONValue
+        do {
+            response = try ops.create(profile, request, overrides: overrides)
+        } catch {
+            return (engineRefusal(error, variant), nil)
+        }
+        var cell = ProbeCell(outcome: .accepted, message: "")
+        (cell.traits, cell.sent) = Prober.registrationTraits(response, packed: variant == .packedAttestation)
+        let body = ProbeAdapter.write(response, into: ProbeAdapter.fill(adapter.registration.finish.body, values), at: adapter.registration.responsePath)
+        let finish = try exchange(client, "registration.finish", adapter.registration.finish.path, body, log)
+        cell.status = finish.status
+        guard Prober.accepted(finish) else {
+            cell.outcome = .rejected
+            cell.message = Prober.message(finish)
+            log.verdict(cell)
+            return (cell, nil)
+        }
+        log.verdict(cell)
+        return (cell, Account(profile: profile, username: options["user"]?["name"]?.stringValue ?? username,
+                              credentialID: response["id"]?.stringValue ?? "", client: client))
+    }
+
+    private func authenticate(_ variant: ProbeVariant, account: Account, platform: Platform, knobs: PolicyKnobs) throws(ProbeError) -> ProbeCell {
+        let values = ["username": account.username, "displayName": "", "userVerification": "preferred", "attestation": "none"]
+        let log = logger(account.profile, variant)
+        let ceremony = adapter.authentication
+        let begin = try exchange(account.client, "authentication.begin", ceremony.begin.path, ProbeAdapter.fill(ceremony.begin.body, values), log)
+        guard (200..<300).contains(begin.status), let options = Prober.options(begin.json, at: ceremony.optionsPath) else {
+            return ProbeCell(outcome: .rejected, message: "the options request failed: " + Prober.message(begin), status: begin.status)
+        }
+        let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue, mediation: "modal", pick: account.credentialID)
+        let response: JSONValue
+        do {
+            response = try ops.get(account.profile, request)
+        } catch {
+            return engineRefusal(error, variant)
+        }
+        var cell = ProbeCell(outcome: .accepted, message: "")
+        (cell.traits, cell.sent) = Prober.assertionTraits(response, again: variant == .signInAgain)
+        let body = ProbeAdapter.write(response, into: ProbeAdapter.fill(ceremony.finish.body, values), at: ceremony.responsePath)
+        let finish = try exchange(account.client, "authentication.finish", ceremony.finish.path, body, log)
+        cell.status = finish.status
+        if !Prober.accepted(finish) {
+            cell.outcome = .rejected
+            cell.message = Prober.message(finish)
+        }
+        log.verdict(cell)
+        return cell
+    }
+
+    /// The engine refusing the server's options: the server's options ruled the variant out.
+    private func engineRefusal(_ error: OperationError, _ variant: ProbeVariant) -> ProbeCell {
+        if let reason = error.ceremony?.reason, reason == .userVerificationRequired {
+            return ProbeCell(outcome: .ruledOut, message: "the server's options require user verification, which an automatic upgrade cannot do")
+        }
+        return ProbeCell(outcome: .ruledOut, message: "the provider refused the server's options: \(error.name): \(error.message)")
+    }
+
+    // MARK: HTTP and the log
+
+    struct Exchange {
+        var status: Int
+        var text: String
+        var json: JSONValue?
+    }
+
+    struct Logger {
+        let vault: Vault
+        let variant: ProbeVariant
+        let now: () -> Date
+
+        func exchange(_ step: String, _ url: String, _ request: String, _ status: Int, _ response: String) {
+            append("exchange", [("step", .string(step)), ("method", "POST"), ("url", .string(url)),
+                                ("request", .string(Logger.clip(request))), ("status", .number(Double(status))),
+                                ("response", .string(Logger.clip(response)))])
+        }
+
+        func verdict(_ cell: ProbeCell) {
+            append(cell.outcome.rawValue, [("result", cell.json)])
+        }
+
+        private func append(_ outcome: String, _ detail: [(String, JSONValue)]) {
+            _ = try? vault.appendEvent(kind: "probe", outcome: outcome, reason: "success",
+                                       detail: .object([("variant", .string(variant.rawValue))] + detail), at: now())
+        }
+
+        static func clip(_ text: String) -> String { text.utf8.count <= 16_384 ? text : String(text.prefix(16_384)) + "…" }
+    }
+
+    private func logger(_ profile: String, _ variant: ProbeVariant) -> Logger {
+        let clock = ops.clock
+        return Logger(vault: ops.vault.scoped(to: profile), variant: variant, now: { clock.now() })
+    }
+
+    private func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger) throws(ProbeError) -> Exchange {
+        let url = try base.resolving(path)
+        let text = body.serialized()
+        let response = try client.request("POST", url, json: text)
+        log.exchange(step, url.description, text, response.status, response.text)
+        return Exchange(status: response.status, text: response.text, json: try? JSONValue.parse(response.body))
+    }
+
+    private func operation(_ body: () throws(OperationError) -> Void) throws(ProbeError) {
+        do {
+            try body()
+        } catch {
+            throw ProbeError(.vault, "The probe's vault refused: \(error.message)")
+        }
+    }
+
+    // MARK: Reading answers
+
+    /// The options at `path`, without the conformance API's `status` and `errorMessage`.
+    static func options(_ document: JSONValue?, at path: String) -> JSONValue? {
+        guard let document, let found = ProbeAdapter.read(document, at: path), case .object(let members) = found else { return nil }
+        if let status = document["status"]?.stringValue, status != "ok" { return nil }
+        return .object(members.filter { $0.0 != "status" && $0.0 != "errorMessage" })
+    }
+
+    /// A 2xx answer whose `status`, if any, is "ok" (the conformance API's `ServerResponse`).
+    static func accepted(_ exchange: Exchange) -> Bool {
+        guard (200..<300).contains(exchange.status) else { return false }
+        if let status = exchange.json?["status"]?.stringValue { return status == "ok" }
+        if let verified = exchange.json?["verified"]?.boolValue { return verified }
+        return true
+    }
+
+    /// The server's words for a refusal: `errorMessage`, `error`, `message` or `detail`, else the body.
+    static func message(_ exchange: Exchange) -> String {
+        let json = exchange.json
+        for key in ["errorMessage", "error", "message", "detail"] {
+            if let text = json?[key]?.stringValue, !text.isEmpty { return text }
+            if let text = json?[key]?["message"]?.stringValue, !text.isEmpty { return text }
+        }
+        let text = exchange.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return "HTTP \(exchange.status)" + (text.isEmpty ? "" : ": " + String(text.prefix(300)))
+    }
+
+    static func authData(_ response: JSONValue) -> [UInt8]? {
+        response["response"]?["authenticatorData"]?.stringValue.flatMap(Base64URL.decode)
+    }
+
+    static func registrationTraits(_ response: JSONValue, packed: Bool) -> ([ProbeTrait], String) {
+        guard let data = authData(response), data.count >= 53 else { return ([], "") }
+        let flags = data[32]
+        var traits: [ProbeTrait] = []
+        if flags & 0x01 == 0 { traits.append(.registrationUserNotPresent) }
+        if flags & 0x04 == 0 { traits.append(.registrationUserNotVerified) }
+        let aaguid = Array(data[37..<53])
+        if aaguid.allSatisfy({ $0 == 0 }) { traits.append(.zeroAAGUID) }
+        if flags & 0x08 != 0 { traits.append(flags & 0x10 != 0 ? .backedUp : .backupEligibleNotBackedUp) }
+        if packed { traits.append(.packedSelfAttestation) }
+        let alg = response["response"]?["publicKeyAlgorithm"]?.numberValue
+        if let alg, alg != -7 { traits.append(.nonES256Algorithm) }
+        let hex = aaguid.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let sent = "\(flagText(flags)) fmt=\(packed ? "packed" : "none") aaguid=\(hex.prefix(8))… alg=\(alg.map { String(Int($0)) } ?? "?")"
+        return (traits, sent)
+    }
+
+    static func assertionTraits(_ response: JSONValue, again: Bool) -> ([ProbeTrait], String) {
+        guard let data = authData(response), data.count >= 37 else { return ([], "") }
+        let flags = data[32]
+        let counter = data[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        var traits: [ProbeTrait] = []
+        if flags & 0x04 == 0 { traits.append(.assertionUserNotVerified) }
+        if flags & 0x08 != 0 && flags & 0x10 != 0 { traits.append(.backedUp) }
+        if counter == 0 { traits.append(again ? .signCountNotGrowing : .signCountZero) }
+        return (traits, "\(flagText(flags)) signCount=\(counter)")
+    }
+
+    static func flagText(_ flags: UInt8) -> String {
+        "UP=\(flags & 0x01) UV=\(flags >> 2 & 1) BE=\(flags >> 3 & 1) BS=\(flags >> 4 & 1)"
+    }
+}
+
+extension Prober {
+    /// `all` (every pack on its default platform), `every` (every pack on every platform it models), or a
+    /// list of `ID[@platform]`.
+    public static func select(_ text: String, from registry: PolicyRegistry) throws(InvalidConfiguration) -> [(any ProviderPolicy, Platform)] {
+        func defaultPlatform(_ policy: any ProviderPolicy) -> Platform {
+            (policy as? PolicyPack)?.defaultPlatform ?? policy.platforms.first ?? .chromeDesktop
+        }
+        if text == "all" { return registry.all.map { ($0, defaultPlatform($0)) } }
+        if text == "every" { return registry.all.flatMap { policy in policy.platforms.map { (policy, $0) } } }
+        var out: [(any ProviderPolicy, Platform)] = []
+        for item in text.split(separator: ",") {
+            let parts = item.split(separator: "@", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count <= 2, let policy = registry.all.first(where: { $0.id == parts[0] }) else {
+                throw InvalidConfiguration(.policyPack, "No pack '\(item)'; name packs as ID or ID@platform, from \(registry.all.map(\.id).joined(separator: ", ")).")
+            }
+            guard parts.count > 1 else { out.append((policy, defaultPlatform(policy))); continue }
+            guard let platform = Platform(rawValue: parts[1]), policy.platforms.contains(platform) else {
+                throw InvalidConfiguration(.policyPack, "The pack '\(policy.id)' does not model the platform '\(parts[1])'; it models \(policy.platforms.map(\.rawValue).joined(separator: ", ")).")
+            }
+            out.append((policy, platform))
+        }
+        return out
+    }
+}

@@ -1,0 +1,135 @@
+"""`credemu probe` against reference RP servers (probe_targets.py) built on py_webauthn and python-fido2: it names
+exactly the bugs switched on, nothing on a correct server, and logs every exchange. The HTML reports are kept under
+.build/artifacts/probe/ (a CI artifact)."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import BINARY, ROOT
+from probe_targets import Target
+
+ARTIFACTS = ROOT / ".build" / "artifacts" / "probe"
+BUG_TRAITS = {
+    "reject_uv": "registrationUserNotVerified",
+    "reject_up": "registrationUserNotPresent",
+    "counter_must_grow": "signCountZero",
+    "reject_zero_aaguid": "zeroAAGUID",
+    "reject_be_without_bs": "backupEligibleNotBackedUp",
+}
+
+
+def probe(target, tmp_path, *extra, name="report"):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    html = ARTIFACTS / f"{name}.html"
+    proc = subprocess.run([BINARY, "probe", target.url, "--log", str(tmp_path / "probe.db"), *extra,
+                           "--format", "html", "--out", str(html)], capture_output=True, text=True, timeout=300)
+    as_json = subprocess.run([BINARY, "probe", target.url, "--log", str(tmp_path / "probe-json.db"), *extra,
+                              "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert as_json.returncode == proc.returncode, (proc.stdout, as_json.stderr)
+    return proc, json.loads(as_json.stdout), html
+
+
+@pytest.fixture(params=["py_webauthn", "fido2"])
+def library(request):
+    return request.param
+
+
+def test_a_correct_server_gets_no_findings_and_exit_zero(library, tmp_path):
+    target = Target(library).start()
+    try:
+        proc, report, html = probe(target, tmp_path, name=f"{library}-correct")
+    finally:
+        target.stop()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["passed"] and report["bugs"] == [] and report["unexplained"] == []
+    outcomes = {cell["outcome"] for v in report["variants"] for cell in v["cells"].values()}
+    assert "rejected" not in outcomes and "accepted" in outcomes
+    # The automatic upgrade really was UP=0, UV=0, and Apple's AAGUID all zeros.
+    upgrade = next(v for v in report["variants"] if v["variant"] == "upgrade")["cells"]
+    assert upgrade["gpm@chrome-desktop"]["outcome"] == "accepted"
+    assert "UP=0 UV=0" in upgrade["gpm@chrome-desktop"]["sent"]
+    modal = next(v for v in report["variants"] if v["variant"] == "modal")["cells"]
+    assert "zeroAAGUID" in modal["apple@safari"]["traits"]
+    assert upgrade["1password@chrome-desktop"]["outcome"] == "notApplicable"
+    assert "accepted every response" in html.read_text()
+
+
+@pytest.mark.parametrize("bug", sorted(BUG_TRAITS))
+def test_each_bug_switched_on_is_named_and_only_it(library, bug, tmp_path):
+    target = Target(library, bugs={bug}).start()
+    try:
+        proc, report, html = probe(target, tmp_path, name=f"{library}-{bug}")
+    finally:
+        target.stop()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [b["trait"] for b in report["bugs"]] == [BUG_TRAITS[bug]], report["bugs"]
+    assert report["unexplained"] == []
+    found = report["bugs"][0]
+    assert found["fix"] and found["rule"]
+    if bug in ("reject_uv", "reject_up"):
+        assert "seed 000 'What your server must tolerate'" in found["rule"]
+    page = html.read_text()
+    assert "REJECTED" in page and found["label"] in page
+
+
+def test_two_bugs_together_are_both_named(tmp_path):
+    target = Target("py_webauthn", bugs={"reject_up", "reject_zero_aaguid"}).start()
+    try:
+        proc, report, _ = probe(target, tmp_path, "--providers", "gpm,apple@ios,bitwarden")
+    finally:
+        target.stop()
+    assert proc.returncode == 1
+    assert {b["trait"] for b in report["bugs"]} == {"registrationUserNotPresent", "zeroAAGUID"}
+    assert [p["platform"] for p in report["providers"]] == ["chrome-desktop", "ios", "chrome-desktop"]
+
+
+def test_an_adapter_file_drives_a_server_with_its_own_routes_and_a_session(tmp_path):
+    adapter = tmp_path / "adapter.json"
+    adapter.write_text(json.dumps({
+        "signIn": {"path": "/custom/login", "body": {"user": "{username}"}},
+        "registration": {"begin": {"path": "/custom/register/begin", "body": {"uv": "{userVerification}", "attestation": "{attestation}"}},
+                         "options": "publicKey", "finish": {"path": "/custom/register/finish", "response": "credential"}},
+        "authentication": {"begin": {"path": "/custom/login/begin", "body": {"uv": "preferred"}},
+                           "options": "publicKey", "finish": {"path": "/custom/login/finish", "response": "credential"}},
+    }))
+    for bugs, code in [(set(), 0), ({"reject_uv"}, 1)]:
+        target = Target("fido2", bugs=bugs).start()
+        try:
+            proc, report, _ = probe(target, tmp_path, "--adapter", str(adapter), "--providers", "gpm,keepassxc")
+        finally:
+            target.stop()
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert [b["trait"] for b in report["bugs"]] == (["registrationUserNotVerified"] if bugs else [])
+        signin = next(v for v in report["variants"] if v["variant"] == "signIn")["cells"]
+        assert signin["gpm@chrome-desktop"]["outcome"] == "accepted"
+
+
+def test_every_exchange_is_in_the_event_log(tmp_path):
+    target = Target("py_webauthn", bugs={"reject_up"}).start()
+    try:
+        subprocess.run([BINARY, "probe", target.url, "--log", str(tmp_path / "log.db"), "--providers", "gpm"],
+                       capture_output=True, text=True, timeout=120)
+    finally:
+        target.stop()
+    events = json.loads(subprocess.run([BINARY, "--vault", str(tmp_path / "log.db"), "--profile", "probe-gpm-chrome-desktop",
+                                        "events", "--kind", "probe"], capture_output=True, text=True, check=True).stdout)
+    exchanges = [e for e in events if e["outcome"] == "exchange"]
+    steps = {e["detail"]["step"] for e in exchanges}
+    assert steps == {"registration.begin", "registration.finish", "authentication.begin", "authentication.finish"}
+    refused = [e for e in exchanges if e["detail"]["variant"] == "upgrade" and e["detail"]["step"] == "registration.finish"]
+    assert refused and refused[0]["detail"]["status"] == 400 and "User presence" in refused[0]["detail"]["response"]
+    assert any(e["outcome"] == "rejected" for e in events)
+
+
+def test_an_unreachable_server_or_a_bad_adapter_is_a_usage_error(tmp_path):
+    proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--log", str(tmp_path / "l.db"), "--providers", "gpm"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Cannot connect" in proc.stderr
+    (tmp_path / "bad.json").write_text('{"registration": 1}')
+    proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--adapter", str(tmp_path / "bad.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "registration" in proc.stderr
+    proc = subprocess.run([BINARY, "probe", "https://rp.example/"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "http://" in proc.stderr
