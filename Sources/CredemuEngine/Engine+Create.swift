@@ -88,9 +88,12 @@ extension Engine {
             credentialID: credentialID, rpID: rpID, userHandle: options.user.id, userName: options.user.name,
             displayName: options.user.displayName, algorithm: algorithm, publicKey: key.publicKey, signCount: 0,
             settings: settings, createdAt: clock.now())
-        // Every passkey gets its PRF secret at birth, as GPM's enclave does (passkeys.rs `do_create`), whether or
-        // not the RP asked for the extension.
-        let prfSecret = SecureRandom.bytes(32)
+        // GPM's enclave gives every passkey its PRF secret at birth (passkeys.rs `do_create`); no RP can tell that
+        // from a secret made later, so one is made here only when the create asks for the extension and the
+        // provider evaluates it (a get makes it otherwise: `assertionExtensionResults`): a registration that does not
+        // ask costs no secret.
+        let prfSecret: [UInt8]? = options.extensionInputs.prf != nil && (knobs.prf == .evaluatedOnCreateAndGet || knobs.prf == .evaluatedOnGet)
+            ? SecureRandom.bytes(32) : nil
         try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8, prfSecret: prfSecret) }
         remember(key, for: credentialID)
 

@@ -33,7 +33,7 @@ extension Engine {
     }
 
     /// A new credential's extension outputs, by name (`clientExtensionResults`, Chromium's members and order).
-    func creationExtensionResults(_ inputs: ExtensionInputs, discoverable: Bool, prfSecret: [UInt8]) -> [(String, JSONValue)] {
+    func creationExtensionResults(_ inputs: ExtensionInputs, discoverable: Bool, prfSecret: [UInt8]?) -> [(String, JSONValue)] {
         var out: [(String, JSONValue)] = []
         if inputs.credProps { out.append(("credProps", .object([("rk", .bool(discoverable))]))) }
         if inputs.largeBlob != nil, knobs.largeBlob != .notProcessed {
@@ -46,7 +46,7 @@ extension Engine {
             case .evaluatedOnGet: out.append(("prf", .object([("enabled", true)])))
             case .evaluatedOnCreateAndGet:
                 var members: [(String, JSONValue)] = [("enabled", true)]
-                if let eval = prf.eval { members.append(("results", Engine.prfResults(eval, secret: prfSecret))) }
+                if let eval = prf.eval, let prfSecret { members.append(("results", Engine.prfResults(eval, secret: prfSecret))) }
                 out.append(("prf", .object(members)))
             }
         }
