@@ -59,6 +59,16 @@ public struct PolicyKnobs: Sendable {
         case anyStore
     }
     public enum PrivateBrowsing: String, Sendable { case allowed, ineligible }
+    /// What the provider does with an unused-password report (Apple's `reportUnusedPasswordCredential(domain:userName:)`).
+    public enum UnusedPasswordAction: String, Sendable {
+        /// It stops offering the password and keeps it stored.
+        case hide
+        case delete
+        /// The report reaches the provider, which does nothing with it.
+        case ignore
+        /// The platform has no such call (the web, Android).
+        case unsupported
+    }
     public enum OverQuota: String, Sendable {
         /// The signal is dropped and the call still resolves (Chrome).
         case drop
@@ -135,6 +145,8 @@ public struct PolicyKnobs: Sendable {
     public var requireSyncedProfile: Bool = false
     public var countedPasswords: CountedPasswords = .anyStore
     public var privateBrowsing: PrivateBrowsing = .allowed
+    // Passwords
+    public var unusedPassword: UnusedPasswordAction = .unsupported
     // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)
     public var appleMatchedExcludedSince: String?
     public var appleDeviceNotConfiguredSince: String?

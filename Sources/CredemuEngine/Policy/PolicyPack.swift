@@ -188,6 +188,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.requireSyncedProfile = b("conditionalCreate.requireSyncedProfile")
         knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
+        knobs.unusedPassword = .init(rawValue: s("passwords.reportUnused"))!
         knobs.appleMatchedExcludedSince = v("apple.matchedExcludedCredentialSince").stringValue
         knobs.appleDeviceNotConfiguredSince = v("apple.deviceNotConfiguredSince").stringValue
         return knobs
@@ -330,6 +331,7 @@ enum KnobSpec {
         "conditionalCreate.requireSyncedProfile": .bool,
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
+        "passwords.reportUnused": .oneOf(["hide", "delete", "ignore", "unsupported"]),
         "apple.matchedExcludedCredentialSince": .optionalVersion,
         "apple.deviceNotConfiguredSince": .optionalVersion,
         "capabilities.client": .capabilityMap,
