@@ -145,6 +145,9 @@ public struct PolicyKnobs: Sendable {
     public var requireSyncedProfile: Bool = false
     public var countedPasswords: CountedPasswords = .anyStore
     public var privateBrowsing: PrivateBrowsing = .allowed
+    /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
+    /// outside the caller's site is a SecurityError).
+    public var relatedOriginsMaxLabels: Int = 0
     // Passwords
     public var unusedPassword: UnusedPasswordAction = .unsupported
     // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)

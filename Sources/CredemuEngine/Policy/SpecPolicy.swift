@@ -41,6 +41,8 @@ public struct SpecPolicy: ProviderPolicy {
         }
         // WebAuthn has no password calls: an unused-password report is an Apple platform API.
         cited.unusedPassword = [.ios, .macos].contains(platform) ? .hide : .unsupported
+        // §5.11.1: "maxLabels ... at least 5".
+        cited.relatedOriginsMaxLabels = platform == .firefox ? 0 : 5
         if platform == .firefox { SpecPolicy.inFirefox(&cited) }
         return cited
     }
