@@ -68,3 +68,21 @@ def test_the_cli_reports_an_unused_password(credemu):
     assert result.returncode != 0 and json.loads(result.stdout)["error"]["reason"] == "noMatchingPassword"
     assert credemu.run("password", "report-unused", "--domain", "shop.example.com", "--username", "alice").returncode != 0, \
         "the reference profile has no such call on its web platform"
+
+
+def test_related_origins_through_the_api(server):
+    """WebAuthn L3 §5.11: a create and a get from https://example.co.uk for RP ID example.com, allowed by the list the
+    profile holds for example.com's /.well-known/webauthn; an origin the list does not name is a SecurityError."""
+    from webauthn import generate_authentication_options, verify_registration_response
+    related = "https://example.co.uk"
+    assert server.call("POST", "/profiles", {"name": "ro", "pack": "gpm",
+                                             "relatedOrigins": {"example.com": ["https://example.com", related]}})[0] == 201
+    options = generate_registration_options(rp_id="example.com", rp_name="Shop", user_name="alice")
+    status, response = server.call("POST", "/profiles/ro/credentials/create", {"origin": related, "options": json.loads(options_to_json(options))})
+    assert status == 200, response
+    verify_registration_response(credential=response, expected_challenge=options.challenge, expected_origin=related, expected_rp_id="example.com")
+    get = generate_authentication_options(rp_id="example.com")
+    status, assertion = server.call("POST", "/profiles/ro/credentials/get", {"origin": related, "options": json.loads(options_to_json(get))})
+    assert status == 200 and assertion["id"] == response["id"]
+    status, error = server.call("POST", "/profiles/ro/credentials/create", {"origin": "https://example.de", "options": json.loads(options_to_json(options))})
+    assert status in (400, 403, 422) and error["error"]["name"] == "SecurityError"
