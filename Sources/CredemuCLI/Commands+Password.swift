@@ -6,8 +6,8 @@ import WebAuthn
 
 extension Context {
     func passwordCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["origin", "username", "password", "savedIn"], flagNames: ["reveal"])
-        guard let sub = args.positionals.first else { throw UsageError("password needs a subcommand: save, use or list.") }
+        let args = try Arguments(words, valued: ["origin", "username", "password", "savedIn", "domain"], flagNames: ["reveal"])
+        guard let sub = args.positionals.first else { throw UsageError("password needs a subcommand: save, use, list or report-unused.") }
         try args.noMorePositionals(after: 1)
         switch sub {
         case "save":
@@ -24,6 +24,10 @@ extension Context {
             printJSON(.array(try perform { (ops) throws(OperationError) in
                 try ops.listPasswords(profileName, origin: args.value("origin"), reveal: args.flag("reveal"))
             }))
+        case "report-unused":
+            let (domain, username) = (try args.required("domain"), try args.required("username"))
+            try perform { (ops) throws(OperationError) in try ops.reportUnusedPassword(profileName, domain: domain, userName: username) }
+            printJSON(.object([("reported", true)]))
         default:
             throw UsageError("Unknown password subcommand '\(sub)'.")
         }

@@ -10,7 +10,7 @@ enum Help {
       get           Sign in with a passkey: request options JSON in, AuthenticationResponseJSON out.
       autofill      Fill a saved password into a sign-in form (what an automatic upgrade looks for).
       offer         What a conditional get's autofill dropdown offers now (pick with 'user next pick:ID').
-      password      Save, mark used and list passwords.
+      password      Save, mark used, list and report unused passwords.
       signal        Send signalUnknownCredential / signalAllAcceptedCredentials / signalCurrentUserDetails.
       capabilities  getClientCapabilities(), isConditionalMediationAvailable(), isUVPAA() for the profile.
       profile       Create, list, show, change and remove provider profiles.
@@ -111,6 +111,12 @@ enum Help {
       password list [--origin ORIGIN] [--reveal]
                             The saved passwords with their created, last-filled and last-used times;
                             --reveal includes the passwords themselves.
+      password report-unused --domain DOMAIN --username NAME
+                            The RP's app reports the password unused (Apple's
+                            reportUnusedPasswordCredential(domain:userName:)): the provider stops
+                            offering it (passwords.reportUnused); it is no longer filled nor counted
+                            for an automatic upgrade. Fails with NotSupportedError where the platform
+                            has no such call.
 
     """
 

@@ -25,7 +25,8 @@ extension Engine {
     ///
     /// - Parameter submit: the form was also submitted, so the password counts as used.
     public func autofill(origin realm: String, username: String? = nil, submit: Bool = false) throws(CeremonyError) -> FilledPassword {
-        let saved = try store { () throws(VaultError) in try vault.passwords(origin: realm) }
+        // A password the RP reported unused is no longer offered (`passwords.reportUnused`).
+        let saved = try store { () throws(VaultError) in try vault.passwords(origin: realm) }.filter { $0.retiredAt == nil }
         let candidates = username.map { name in saved.filter { $0.username == name } } ?? saved
         guard let chosen = candidates.max(by: { ($0.lastFilledAt ?? $0.createdAt) < ($1.lastFilledAt ?? $1.createdAt) }) else {
             let failure = CeremonyError(.notAllowed("No saved password " + (username.map { "for '\($0)' " } ?? "") + "at \(realm)."),
@@ -48,7 +49,7 @@ extension Engine {
     /// Records that the filled password was submitted in a sign-in (`date_last_used`).
     public func markPasswordUsed(origin realm: String, username: String) throws(CeremonyError) {
         let saved = try store { () throws(VaultError) in try vault.passwords(origin: realm) }
-        guard let record = saved.first(where: { $0.username == username }) else {
+        guard let record = saved.first(where: { $0.username == username && $0.retiredAt == nil }) else {
             throw failed("password", CeremonyError(.notAllowed("No saved password for '\(username)' at \(realm)."), reason: .noMatchingPassword),
                          [("origin", .string(realm)), ("username", .string(username))])
         }

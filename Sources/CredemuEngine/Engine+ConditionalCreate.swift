@@ -106,7 +106,8 @@ extension Engine {
     /// (GPM: `kNoMatchingPassword`, `kNoRecentlyUsedPassword`).
     func checkRecentPassword(_ options: CreationOptions, caller: Caller) throws(CeremonyError) {
         let realm = caller.signonRealm
-        let all = try store { () throws(VaultError) in try vault.passwords(origin: realm) }
+        // A password the RP reported unused is not one the provider offers, so it is not counted either.
+        let all = try store { () throws(VaultError) in try vault.passwords(origin: realm) }.filter { $0.retiredAt == nil }
         // A password another manager holds is not this provider's to count (GPM: "only consider passwords stored in GPM").
         let saved = knobs.countedPasswords == .ownStore ? all.filter { $0.savedIn == nil } : all
         let matching = knobs.matchUsername ? saved.filter { $0.username == options.user.name } : saved

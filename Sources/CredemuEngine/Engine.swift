@@ -96,7 +96,11 @@ public final class Engine: @unchecked Sendable {
     func relyingPartyID(_ requested: String?, caller: Caller) throws(CeremonyError) -> String {
         do {
             guard let requested else { return try RelyingPartyID.defaultID(for: caller.origin) }
-            try RelyingPartyID.validate(requested, for: caller.origin)
+            do {
+                try RelyingPartyID.validate(requested, for: caller.origin)
+            } catch where error.name == .securityError {
+                try relatedOrigin(requested, caller: caller, refused: error)
+            }
             return requested
         } catch {
             throw CeremonyError(error)

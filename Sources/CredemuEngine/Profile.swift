@@ -24,6 +24,9 @@ public struct Profile: Equatable, Sendable {
     /// The ceremonies run in a private-browsing tab (Safari's system check "Is this a non-private browsing tab?",
     /// seed 001).
     public var privateBrowsing: Bool
+    /// Each RP ID's `https://RPID/.well-known/webauthn` `origins` (WebAuthn L3 §5.11), as the RP would serve it: credemu
+    /// never fetches it, the test gives it.
+    public var relatedOrigins: [String: [String]] = [:]
 
     public init(name: String, pack: String = "gpm", packPath: String? = nil, platform: Platform = .chromeDesktop,
                 osVersion: String? = nil, playServicesVersion: String? = nil, passcodeSet: Bool = true,
@@ -58,12 +61,14 @@ public struct Profile: Equatable, Sendable {
             ("browserSignedIn", .bool(browserSignedIn)),
             ("syncEnabled", .bool(syncEnabled)),
             ("privateBrowsing", .bool(privateBrowsing)),
+            ("relatedOrigins", .object(relatedOrigins.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.string))) })),
         ])
     }
 
     /// The settings a caller may change, and what each takes.
     public static let settingNames = ["pack", "packPath", "platform", "osVersion", "playServicesVersion", "passcodeSet",
-                                      "automaticPasskeyUpgrades", "passkeysEnabled", "browserSignedIn", "syncEnabled", "privateBrowsing"]
+                                      "automaticPasskeyUpgrades", "passkeysEnabled", "browserSignedIn", "syncEnabled", "privateBrowsing",
+                                      "relatedOrigins"]
 
     /// The profile from its stored settings.
     public init(name: String, json: JSONValue) throws(InvalidConfiguration) {
@@ -113,6 +118,14 @@ public struct Profile: Equatable, Sendable {
         case "browserSignedIn": browserSignedIn = try bool()
         case "syncEnabled": syncEnabled = try bool()
         case "privateBrowsing": privateBrowsing = try bool()
+        case "relatedOrigins":
+            // An RP ID to the origins its well-known file lists; bounded so a stored profile stays small.
+            guard let members = value.objectValue, members.count <= 64,
+                  members.allSatisfy({ RelyingPartyID.isValidDomain($0.0) && ($0.1.arrayValue.map { $0.count <= 1000 && $0.allSatisfy { $0.stringValue != nil } } ?? false) })
+            else {
+                throw setting.invalid(key, "must map up to 64 RP IDs (domains) to lists of up to 1000 origin strings, as {\"example.com\": [\"https://example.co.uk\"]}")
+            }
+            relatedOrigins = Dictionary(members.map { ($0.0, $0.1.arrayValue!.compactMap(\.stringValue)) }, uniquingKeysWith: { _, last in last })
         default:
             throw .invalidField("'\(key)' is not a profile setting; the settings are \(Profile.settingNames.joined(separator: ", ")).")
         }

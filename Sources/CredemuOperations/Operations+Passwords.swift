@@ -24,6 +24,16 @@ extension Operations {
         return .object([("used", .object([("origin", .string(realm)), ("username", .string(username))]))])
     }
 
+    /// The RP's app reports the password of (domain, userName) unused (Apple's `reportUnusedPasswordCredential(domain:
+    /// userName:)`); resolves with nothing about what the provider did. A page may report only its own origin's.
+    public func reportUnusedPassword(_ name: String, domain: String, userName: String, restrictedTo: String? = nil) throws(OperationError) {
+        if let restrictedTo { try Operations.checkSpeaksFor("https://" + domain.lowercased(), restrictedTo: restrictedTo) }
+        let engine = try engine(name)
+        try run(engine, .signal) { () throws(CeremonyError) in
+            try engine.reportUnusedPassword(UnusedPasswordReport(domain: domain, userName: userName))
+        }
+    }
+
     /// The passwords' listings (never the secrets unless `reveal`, which only a trusted front end asks for);
     /// a page (`restrictedTo`) sees only its own origin's.
     public func listPasswords(_ name: String, origin: String? = nil, reveal: Bool = false, restrictedTo page: String? = nil) throws(OperationError) -> [JSONValue] {

@@ -92,6 +92,14 @@ extension APIServer {
                 try s.operations.usePassword(r.first, origin: origin, username: username, restrictedTo: r.restrictedTo)
             })
         },
+        Route("POST", "/profiles/{profile}/passwords/report-unused") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (domain, userName) = (try body.requiredString("domain"), try body.requiredString("userName"))
+            try APIError.wrap { () throws(OperationError) in
+                try s.operations.reportUnusedPassword(r.first, domain: domain, userName: userName, restrictedTo: r.restrictedTo)
+            }
+            return s.json(200, .object([("reported", true)]))
+        },
         Route("POST", "/profiles/{profile}/autofill") { (s, r) throws(APIError) in
             let body = try r.body()
             let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))

@@ -88,9 +88,12 @@ public struct PasswordRecord: Equatable, Sendable {
     public var lastUsedAt: Date?
     /// The password manager that holds it, when not the profile's own provider.
     public var savedIn: String?
+    /// When the provider hid it after the RP reported it unused; a retired password is neither filled nor counted.
+    public var retiredAt: Date?
 
     public init(id: Int64, origin: String, username: String, createdAt: Date, lastFilledAt: Date? = nil, lastUsedAt: Date? = nil,
-                savedIn: String? = nil) {
+                savedIn: String? = nil, retiredAt: Date? = nil) {
+        self.retiredAt = retiredAt
         self.id = id
         self.origin = origin
         self.username = username

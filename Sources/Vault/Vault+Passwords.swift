@@ -26,11 +26,13 @@ extension Vault {
     static let savePasswordSQL = """
         INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at, saved_in)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password, saved_in = excluded.saved_in
+        ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password, saved_in = excluded.saved_in, retired_at = NULL
         """
-    static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at, saved_in FROM passwords "
+    static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at, saved_in, retired_at FROM passwords "
     static let passwordsByOriginSQL = selectPasswordsSQL + "WHERE profile = ? AND origin = ? ORDER BY username"
     static let passwordSecretSQL = "SELECT password FROM passwords WHERE id = ? AND profile = ?"
+    static let retirePasswordSQL = "UPDATE passwords SET retired_at = ? WHERE profile = ? AND origin = ? AND username = ? AND retired_at IS NULL"
+    static let deletePasswordByAccountSQL = "DELETE FROM passwords WHERE profile = ? AND origin = ? AND username = ?"
     static func markPasswordSQL(_ column: String) -> String { "UPDATE passwords SET \(column) = ? WHERE id = ? AND profile = ?" }
 
     /// Every password, ordered by origin and username.
@@ -66,6 +68,25 @@ extension Vault {
         try updatePassword("last_used_at", id: id, time: time)
     }
 
+    /// Hides the password of (origin, username) from autofill and the upgrade check; false when there is none
+    /// offered. Saving it again offers it again.
+    @discardableResult
+    public func retirePassword(origin: String, username: String, at time: Date) throws(VaultError) -> Bool {
+        try locked { () throws(VaultError) in
+            try db.query(Vault.retirePasswordSQL, [.int(time.vaultMillis), .text(profile), .text(origin), .text(username)])
+            return db.changes == 1
+        }
+    }
+
+    /// Deletes the password of (origin, username); false when there is none.
+    @discardableResult
+    public func removePassword(origin: String, username: String) throws(VaultError) -> Bool {
+        try locked { () throws(VaultError) in
+            try db.query(Vault.deletePasswordByAccountSQL, [.text(profile), .text(origin), .text(username)])
+            return db.changes == 1
+        }
+    }
+
     @discardableResult
     public func removePassword(id: Int64) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
@@ -88,7 +109,8 @@ extension Vault {
                 records.append(PasswordRecord(id: row.int(0), origin: row.text(1), username: row.text(2),
                                               createdAt: Date(vaultMillis: row.int(3)),
                                               lastFilledAt: row.optionalInt(4).map(Date.init(vaultMillis:)),
-                                              lastUsedAt: row.optionalInt(5).map(Date.init(vaultMillis:)), savedIn: row.optionalText(6)))
+                                              lastUsedAt: row.optionalInt(5).map(Date.init(vaultMillis:)), savedIn: row.optionalText(6),
+                                              retiredAt: row.optionalInt(7).map(Date.init(vaultMillis:))))
             }
             return records
         }

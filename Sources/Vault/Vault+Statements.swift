@@ -42,6 +42,9 @@ extension Vault {
         "passwordSecret": passwordSecretSQL,
         "markPasswordFilled": markPasswordSQL("last_filled_at"),
         "markPasswordUsed": markPasswordSQL("last_used_at"),
+        // An unused password reported by the RP (hidden or deleted).
+        "retirePassword": retirePasswordSQL,
+        "deletePasswordByAccount": deletePasswordByAccountSQL,
         // The simulated user's queue.
         "pushDecision": pushDecisionSQL,
         "nextDecision": nextDecisionSQL,

@@ -74,7 +74,8 @@ public enum VaultFixture {
 
     /// A password as the CLI and the API list it: its row ID, then the fixture form.
     public static func passwordListing(_ p: PasswordRecord, password: String?) -> JSONValue {
-        .object([("id", .number(Double(p.id)))] + (passwordJSON(p, password: password).objectValue ?? []))
+        .object([("id", .number(Double(p.id)))] + (passwordJSON(p, password: password).objectValue ?? [])
+                + (p.retiredAt.map { [("retired", .string(Timestamp.format($0)))] } ?? []))
     }
 
     /// A passkey in fixture form; with `privateKey` nil (listings) the COSE public key stands in its place. The

@@ -123,6 +123,11 @@ enum VaultMigrations {
         END;
         ALTER TABLE passwords ADD COLUMN saved_in TEXT;
         """,
+        // 4: a password the RP reported unused (Apple's `reportUnusedPasswordCredential(domain:userName:)`): when the
+        // provider hid it (NULL: offered). Saving the password again clears it.
+        """
+        ALTER TABLE passwords ADD COLUMN retired_at INTEGER;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

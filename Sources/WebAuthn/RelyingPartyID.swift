@@ -138,3 +138,23 @@ final class PublicSuffixList: @unchecked Sendable {
         return psl_is_cookie_domain_acceptable(context, host, domain) != 0
     }
 }
+
+extension RelyingPartyID {
+    /// The related origin validation procedure (WebAuthn L3 §5.11.1) over the `origins` of the RP's
+    /// `https://RPID/.well-known/webauthn`: true when `caller` is listed among the first `maxLabels` distinct
+    /// labels (a registrable domain without its public suffix: `example` for example.co.uk). Entries that are not
+    /// origins, or have no registrable domain, are skipped, as the spec says.
+    public static func relatedOriginsAllow(_ origins: [String], caller: Origin, maxLabels: Int) -> Bool {
+        var labelsSeen: Set<String> = []
+        for item in origins {
+            guard let origin = try? Origin(item), let domain = origin.effectiveDomain, isValidDomain(domain),
+                  let registrable = PublicSuffixList.shared.registrableDomain(domain) else { continue }
+            // A registrable domain is one label before its public suffix.
+            guard let label = registrable.split(separator: ".", maxSplits: 1).first.map(String.init), !label.isEmpty else { continue }
+            if labelsSeen.count >= maxLabels && !labelsSeen.contains(label) { continue }
+            if origin == caller { return true }
+            if labelsSeen.count < maxLabels { labelsSeen.insert(label) }
+        }
+        return false
+    }
+}

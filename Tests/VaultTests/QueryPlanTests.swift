@@ -112,7 +112,7 @@ final class QueryPlanTests: XCTestCase {
     }
 }
 
-/// Migrations 2 (indexes and event marks) and 3 (extension state, a password's store) on a vault made before them.
+/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store) and 4 (a retired password) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
@@ -123,6 +123,7 @@ final class VaultMigrationTests: XCTestCase {
             DROP TABLE large_blobs;
             ALTER TABLE passkeys DROP COLUMN prf_secret;
             ALTER TABLE passwords DROP COLUMN saved_in;
+            ALTER TABLE passwords DROP COLUMN retired_at;
             DROP TABLE event_marks;
             DROP INDEX passkeys_offered;
             DROP INDEX events_by_kind;

@@ -59,6 +59,16 @@ public struct PolicyKnobs: Sendable {
         case anyStore
     }
     public enum PrivateBrowsing: String, Sendable { case allowed, ineligible }
+    /// What the provider does with an unused-password report (Apple's `reportUnusedPasswordCredential(domain:userName:)`).
+    public enum UnusedPasswordAction: String, Sendable {
+        /// It stops offering the password and keeps it stored.
+        case hide
+        case delete
+        /// The report reaches the provider, which does nothing with it.
+        case ignore
+        /// The platform has no such call (the web, Android).
+        case unsupported
+    }
     public enum OverQuota: String, Sendable {
         /// The signal is dropped and the call still resolves (Chrome).
         case drop
@@ -135,6 +145,11 @@ public struct PolicyKnobs: Sendable {
     public var requireSyncedProfile: Bool = false
     public var countedPasswords: CountedPasswords = .anyStore
     public var privateBrowsing: PrivateBrowsing = .allowed
+    /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
+    /// outside the caller's site is a SecurityError).
+    public var relatedOriginsMaxLabels: Int = 0
+    // Passwords
+    public var unusedPassword: UnusedPasswordAction = .unsupported
     // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)
     public var appleMatchedExcludedSince: String?
     public var appleDeviceNotConfiguredSince: String?

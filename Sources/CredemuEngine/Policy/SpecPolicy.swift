@@ -39,6 +39,10 @@ public struct SpecPolicy: ProviderPolicy {
         for name in KnobSpec.all.keys {
             cited.provenance[name] = (source, name.hasPrefix("conditionalCreate.window") ? "the spec gives no time window; 5 minutes as GPM" : nil)
         }
+        // WebAuthn has no password calls: an unused-password report is an Apple platform API.
+        cited.unusedPassword = [.ios, .macos].contains(platform) ? .hide : .unsupported
+        // §5.11.1: "maxLabels ... at least 5".
+        cited.relatedOriginsMaxLabels = platform == .firefox ? 0 : 5
         if platform == .firefox { SpecPolicy.inFirefox(&cited) }
         return cited
     }
