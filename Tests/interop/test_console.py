@@ -182,6 +182,14 @@ def test_an_upgrade_toasts_and_a_passkey_removed_in_the_console_is_no_longer_off
     d.shot("passkey-hidden")
     d.click("#passkeys button.hide-passkey")
     d.wait(lambda _: d.passkeys()[0]["hidden"] is False)
+    # The same route from a script: a named 400 for a wrong value, and restoring a visible passkey changes nothing.
+    path = "/profiles/browser/passkeys/" + passkey["credentialId"]
+    status, body = d.server.call("PATCH", path, {"hidden": "yes"})
+    assert status == 400 and body["error"]["name"] == "TypeError", body
+    status, body = d.server.call("PATCH", path, {"hidden": False})
+    assert status == 200 and body["hidden"] is False and body["credentialId"] == passkey["credentialId"]
+    outcomes = [e["outcome"] for e in d.server.call("GET", "/profiles/browser/events?kind=vault")[1]["events"]]
+    assert outcomes == ["hidden", "restored"], outcomes
 
     # The password is masked until revealed; filled and used times are shown.
     cells = d.console.execute_script("return [...document.querySelectorAll('#passwords tbody tr:first-child td')].map((c) => c.innerText)")
