@@ -1,4 +1,4 @@
-// The files credemu needs at run time, compiled in with C23 `#embed`, so the executable runs from anywhere.
+// The files credemu needs at run time (packs, shim, OpenAPI document, the console's page), compiled in with C23 `#embed`, so the executable runs from anywhere.
 // Clang lists each embedded file in the object's dependency file, so SwiftPM recompiles this file when one
 // changes. A file added to providers/ must be added here too: ShippedFileTests fails until it is.
 #include "shipped.h"
@@ -32,6 +32,15 @@ static const unsigned char shim_js[] = {
 static const unsigned char openapi_json[] = {
 #embed "../CredemuServer/Resources/openapi.json"
 };
+static const unsigned char console_html[] = {
+#embed "../CredemuServer/Resources/console.html"
+};
+static const unsigned char console_js[] = {
+#embed "../CredemuServer/Resources/console.js"
+};
+static const unsigned char console_css[] = {
+#embed "../CredemuServer/Resources/console.css"
+};
 
 #define FILE_ENTRY(path, name) { path, name, sizeof name }
 
@@ -45,6 +54,9 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("providers/keepassxc.json", pack_keepassxc),
     FILE_ENTRY("Sources/CredemuServer/Resources/shim.js", shim_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/openapi.json", openapi_json),
+    FILE_ENTRY("Sources/CredemuServer/Resources/console.html", console_html),
+    FILE_ENTRY("Sources/CredemuServer/Resources/console.js", console_js),
+    FILE_ENTRY("Sources/CredemuServer/Resources/console.css", console_css),
 };
 
 const credemu_shipped_file *credemu_shipped_files(size_t *count) {

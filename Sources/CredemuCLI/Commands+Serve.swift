@@ -58,7 +58,9 @@ extension Context {
             }
         }
         terminal.write("\(url)\n")
-        terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
+        // The console reads the token from the fragment, which the browser never sends.
+        let console = url + "/" + (configuration.token.map { "#token=" + $0 } ?? "")
+        terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Console: \(console) ; try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
         termination.wait()
         ops.endWaits()
         server.stop()

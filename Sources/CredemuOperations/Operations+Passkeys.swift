@@ -29,6 +29,25 @@ extension Operations {
         return .object([("removed", VaultFixture.passkeyJSON(record, privateKey: nil))])
     }
 
+    /// Hides or restores a passkey, as the user would in the password manager's list (a hidden passkey is kept
+    /// but never offered); a page only its own RP's. Logged as a `vault` event, `hidden` or `restored`.
+    public func setPasskeyHidden(_ name: String, id: String, hidden: Bool, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        let record = try record(name, id, restrictedTo: page)
+        let scoped = vault.scoped(to: name)
+        let now = clock.now()
+        let changed = try stored { () throws(VaultError) -> PasskeyRecord? in
+            if record.hidden != hidden {
+                try scoped.setHidden(credentialID: record.credentialID, hidden: hidden, at: now)
+                try scoped.appendEvent(kind: "vault", outcome: hidden ? "hidden" : "restored", reason: "success",
+                                       detail: .object([("credentialId", .string(id)), ("rpId", .string(record.rpID))]), at: now)
+            }
+            return try scoped.passkey(id: record.credentialID)
+        }
+        forget(name)
+        guard let changed else { throw .notFound("No passkey \(id) in profile \(name).") }
+        return VaultFixture.passkeyJSON(changed, privateKey: nil)
+    }
+
     private func record(_ name: String, _ id: String, restrictedTo page: String?) throws(OperationError) -> PasskeyRecord {
         _ = try profile(name)
         guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw .invalidInput("'\(id)' is not a base64url credential ID.") }

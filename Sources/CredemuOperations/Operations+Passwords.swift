@@ -39,6 +39,8 @@ extension Operations {
     public func listPasswords(_ name: String, origin: String? = nil, reveal: Bool = false, restrictedTo page: String? = nil) throws(OperationError) -> [JSONValue] {
         _ = try profile(name)
         if let page {
+            // The secrets are the user's to see in the provider's own window, never a page's to read.
+            if reveal { throw .wrongOrigin("A page may not reveal saved passwords; only the console (the server's own origin) and the CLI may.") }
             try Operations.checkSpeaksFor(origin ?? page, restrictedTo: page)
             return try listPasswords(name, origin: page, reveal: false)
         }

@@ -11,6 +11,9 @@ extension APIServer {
         Route("GET", "/health", open: true) { (s, _) throws(APIError) in s.json(200, s.health()) },
         Route("GET", "/openapi.json", open: true) { (s, _) throws(APIError) in s.resource("openapi.json", type: "application/json") },
         Route("GET", "/shim.js", open: true) { (s, r) throws(APIError) in s.shim(r.http) },
+        Route("GET", "/", open: true) { (s, r) throws(APIError) in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
+        Route("GET", "/console.js", open: true) { (s, r) throws(APIError) in s.console("console.js", type: "application/javascript", r.http) },
+        Route("GET", "/console.css", open: true) { (s, r) throws(APIError) in s.console("console.css", type: "text/css", r.http) },
         Route("GET", "/providers") { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
         Route("GET", "/clock") { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
         Route("POST", "/clock") { (s, r) throws(APIError) in try s.setClock(r) },
@@ -75,7 +78,10 @@ extension APIServer {
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(r.first, platform: r.query("platform")) })
         },
         Route("GET", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
-            s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasswords(r.first, restrictedTo: r.restrictedTo) }))]))
+            let reveal = r.query("reveal") == "true"
+            return s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in
+                try s.operations.listPasswords(r.first, reveal: reveal, restrictedTo: r.restrictedTo)
+            }))]))
         },
         Route("POST", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
             let body = try r.body()
@@ -115,6 +121,14 @@ extension APIServer {
         Route("GET", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
+        Route("PATCH", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+            let body = try r.body()
+            try body.only(["hidden"])
+            guard let hidden = try body.bool("hidden") else { throw APIError(.invalidInput("body.hidden is required: true hides the passkey, false restores it.")) }
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo)
+            })
+        },
         Route("DELETE", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
@@ -139,6 +153,15 @@ extension APIServer {
         },
         Route("DELETE", "/profiles/{profile}/user") { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.clearDecisions(r.first) })
+        },
+        Route("POST", "/scenarios/run") { (s, r) throws(APIError) in
+            let body = try r.body()
+            try body.only(["scenario", "providers"])
+            guard let scenario = body.value["scenario"], scenario.objectValue != nil else {
+                throw APIError(.invalidInput("body.scenario is required: a scenario object (the scenarios/ format)."))
+            }
+            let providers = try body.string("providers")
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.runScenario(scenario, providers: providers) })
         },
         Route("POST", "/profiles/{profile}/holds") { (s, r) throws(APIError) in
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")

@@ -48,7 +48,7 @@ def test_every_shipped_pack_is_played_from_anywhere(tmp_path):
         register_and_sign_in(credemu)
 
 
-def test_the_server_from_anywhere_serves_the_shipped_shim_and_openapi_document(tmp_path):
+def test_the_server_from_anywhere_serves_the_shipped_shim_openapi_document_and_console(tmp_path):
     binary, work, env = elsewhere(tmp_path)
     server = Server(binary, work, cwd=work, env=env)
     try:
@@ -58,6 +58,9 @@ def test_the_server_from_anywhere_serves_the_shipped_shim_and_openapi_document(t
         status, shim = server.call("GET", "/shim.js?profile=default")
         assert status == 200
         assert (ROOT / "Sources" / "CredemuServer" / "Resources" / "shim.js").read_bytes() in shim
+        for path, name in [("/", "console.html"), ("/console.js", "console.js"), ("/console.css", "console.css")]:
+            status, body = server.call("GET", path)
+            assert status == 200 and body == (ROOT / "Sources" / "CredemuServer" / "Resources" / name).read_bytes(), path
         assert server.call("GET", "/profiles/default/capabilities")[0] == 200
     finally:
         assert server.stop() == 0

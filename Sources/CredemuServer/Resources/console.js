@@ -1,0 +1,434 @@
+// credemu's console: the password manager's own window. Plain JS, no library; every call is a documented
+// route of /openapi.json on this server (the console's own origin, which the API treats as first-party).
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    token: null, profile: 'default', profiles: [], packs: [], events: [], lastEvent: 0, loaded: false,
+    passkeys: [], passwords: [], revealed: new Map(), historyOf: null, polling: false,
+  };
+
+  // The token arrives in the URL's fragment (#token=...), which no request carries; it is kept for the tab only.
+  function takeToken() {
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    if (!fragment.get('token')) return false;
+    sessionStorage.setItem('credemu-token', fragment.get('token'));
+    history.replaceState(null, '', location.pathname + location.search);
+    state.token = fragment.get('token');
+    return true;
+  }
+  takeToken();
+  state.token = sessionStorage.getItem('credemu-token');
+
+  // MARK: the API
+
+  async function api(method, path, body) {
+    const headers = {};
+    if (state.token) headers.Authorization = 'Bearer ' + state.token;
+    const init = {method, headers, cache: 'no-store'};
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    const data = await response.json().catch(() => null);
+    if (response.status === 401) {
+      $('auth').hidden = false;
+      throw new Error('The server needs its token.');
+    }
+    if (!response.ok) {
+      const error = data && data.error;
+      throw new Error(error ? `${error.name}: ${error.message}` : `${method} ${path}: HTTP ${response.status}`);
+    }
+    return data;
+  }
+
+  const p = () => '/profiles/' + encodeURIComponent(state.profile);
+
+  function showError(error) {
+    $('error').textContent = String(error.message || error);
+    $('error').hidden = false;
+  }
+
+  function clearError() { $('error').hidden = true; }
+
+  async function act(work) {
+    try {
+      clearError();
+      await work();
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  // MARK: rendering helpers
+
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes)) {
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = value;
+      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else if (value !== null && value !== undefined && value !== false) node.setAttribute(key, value === true ? '' : value);
+    }
+    for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    return node;
+  }
+
+  const when = (t) => t ? t.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never';
+  const button = (label, onclick, attributes = {}) => el('button', Object.assign({type: 'button', onclick}, attributes), label);
+
+  function toast(text, detail) {
+    const node = el('div', {class: 'toast'}, el('strong', {text}), detail ? el('span', {text: detail}) : '');
+    const close = button('Dismiss', () => node.remove(), {'aria-label': 'Dismiss: ' + text});
+    node.append(close);
+    $('toasts').append(node);
+    setTimeout(() => node.remove(), 15000);
+  }
+
+  // MARK: profiles
+
+  async function loadProviders() {
+    state.packs = (await api('GET', '/providers')).providers;
+    for (const select of [$('set-pack'), $('new-pack')]) {
+      select.replaceChildren(...state.packs.map((pack) => el('option', {value: pack.id, text: `${pack.name} (${pack.id})`})));
+    }
+  }
+
+  async function loadProfiles() {
+    state.profiles = (await api('GET', '/profiles')).profiles;
+    if (!state.profiles.some((x) => x.name === state.profile)) state.profile = state.profiles[0] ? state.profiles[0].name : 'default';
+    $('profile').replaceChildren(...state.profiles.map((x) => el('option', {value: x.name, text: x.name, selected: x.name === state.profile})));
+    $('profile-list').tBodies[0].replaceChildren(...state.profiles.map((x) => el('tr', {},
+      el('td', {}, button(x.name, () => selectProfile(x.name), {'aria-label': 'Open profile ' + x.name})),
+      el('td', {text: x.pack}), el('td', {text: x.platform}), el('td', {text: x.automaticPasskeyUpgrades ? 'on' : 'off (opted out)'}))));
+    renderSettings();
+  }
+
+  function current() { return state.profiles.find((x) => x.name === state.profile); }
+
+  function renderSettings() {
+    const profile = current();
+    if (!profile) return;
+    $('settings-name').textContent = profile.name;
+    $('profile-remove').disabled = profile.name === 'default';
+    const pack = state.packs.find((x) => x.id === profile.pack);
+    $('set-platform').replaceChildren(...(pack ? pack.platforms : [profile.platform]).map((x) => el('option', {value: x, text: x})));
+    for (const input of document.querySelectorAll('[data-setting]')) {
+      const value = profile[input.dataset.setting];
+      if (input.type === 'checkbox') input.checked = value === true;
+      else input.value = value === null || value === undefined ? '' : value;
+    }
+    $('profile-summary').textContent = `${pack ? pack.name : profile.pack} on ${profile.platform}`
+      + (profile.automaticPasskeyUpgrades ? '' : ', automatic upgrades off');
+  }
+
+  async function changeSetting(event) {
+    const input = event.target;
+    const key = input.dataset.setting;
+    if (!key) return;
+    let value = input.type === 'checkbox' ? input.checked : input.value.trim();
+    if (value === '' && (key === 'osVersion' || key === 'playServicesVersion')) value = null;
+    await act(async () => {
+      const updated = await api('PATCH', p(), {[key]: value});
+      state.profiles = state.profiles.map((x) => x.name === updated.name ? updated : x);
+      renderSettings();
+      $('settings-status').textContent = `Saved: ${key} is ${value === null ? 'unset' : value}.`;
+      await loadProfiles();
+    });
+  }
+
+  async function selectProfile(name) {
+    state.profile = name;
+    state.events = [];
+    state.lastEvent = 0;
+    state.loaded = false;
+    state.revealed.clear();
+    state.historyOf = null;
+    $('history').hidden = true;
+    $('profile').value = name;
+    renderSettings();
+    await refresh();
+  }
+
+  // MARK: the vault
+
+  async function loadVault() {
+    state.passkeys = (await api('GET', p() + '/passkeys')).passkeys;
+    state.passwords = (await api('GET', p() + '/passwords')).passwords;
+    renderVault();
+  }
+
+  // UV at creation is in the passkey's creation event (the pack's flags), not in the vault row.
+  function createdUV(id) {
+    const created = state.events.find((e) => e.kind === 'create' && e.outcome === 'success' && e.detail && e.detail.credentialId === id);
+    if (!created || typeof created.detail.flags !== 'string') return '?';
+    return /userVerified[^;]*\btrue\b/.test(created.detail.flags) ? '1' : '0';
+  }
+
+  function renderVault() {
+    const bit = (b) => b ? '1' : '0';
+    $('passkeys').tBodies[0].replaceChildren(...state.passkeys.map((k) => {
+      const who = `${k.userName} (${k.displayName})`;
+      return el('tr', {class: k.hidden ? 'hidden-passkey' : '', 'data-credential': k.credentialId},
+        el('td', {text: k.rpId}),
+        el('td', {}, el('span', {text: k.userName}), el('br'), el('small', {text: k.displayName})),
+        el('td', {text: when(k.created)}), el('td', {text: when(k.lastUsed)}), el('td', {text: k.algorithm}),
+        el('td', {text: `${bit(k.backupEligible)}/${bit(k.backupState)}/${createdUV(k.credentialId)}`}),
+        el('td', {text: `${k.signCount} (${k.counter})`}),
+        el('td', {text: k.hidden ? 'hidden ' + when(k.hiddenAt) : 'no'}),
+        el('td', {class: 'actions'},
+          button(k.hidden ? 'Restore' : 'Hide', () => act(async () => {
+            await api('PATCH', p() + '/passkeys/' + k.credentialId, {hidden: !k.hidden});
+            await refresh();
+          }), {'aria-label': `${k.hidden ? 'Restore' : 'Hide'} the passkey of ${who} for ${k.rpId}`, class: 'hide-passkey'}),
+          button('Remove', () => act(async () => {
+            if (!confirm(`Remove the passkey of ${who} for ${k.rpId}? The RP will no longer be offered it.`)) return;
+            await api('DELETE', p() + '/passkeys/' + k.credentialId);
+            toast('Passkey removed', `${who}, ${k.rpId}`);
+            await refresh();
+          }), {'aria-label': `Remove the passkey of ${who} for ${k.rpId}`, class: 'danger remove-passkey'}),
+          button('History', () => showHistory(k), {'aria-label': `History of the passkey of ${who} for ${k.rpId}`, class: 'passkey-history'})));
+    }));
+    $('passkeys-empty').hidden = state.passkeys.length > 0;
+    $('passwords').tBodies[0].replaceChildren(...state.passwords.map((w) => {
+      const key = `${w.origin}\n${w.username}`;
+      const shown = state.revealed.get(key);
+      return el('tr', {},
+        el('td', {text: w.origin}), el('td', {text: w.username}),
+        el('td', {}, el('code', {class: 'secret', text: shown === undefined ? '••••••••' : shown}), ' ',
+          button(shown === undefined ? 'Reveal' : 'Hide', () => act(() => reveal(w, key)),
+                 {'aria-label': `${shown === undefined ? 'Reveal' : 'Hide'} the password of ${w.username} for ${w.origin}`, class: 'reveal'})),
+        el('td', {text: when(w.created)}), el('td', {text: when(w.lastFilled)}), el('td', {text: when(w.lastUsed)}));
+    }));
+    $('passwords-empty').hidden = state.passwords.length > 0;
+    if (state.historyOf) renderHistory();
+  }
+
+  async function reveal(w, key) {
+    if (state.revealed.has(key)) {
+      state.revealed.delete(key);
+    } else {
+      const all = (await api('GET', p() + '/passwords?reveal=true')).passwords;
+      const found = all.find((x) => x.origin === w.origin && x.username === w.username);
+      if (found) state.revealed.set(key, found.password);
+    }
+    renderVault();
+  }
+
+  function showHistory(k) {
+    state.historyOf = k.credentialId;
+    $('history-of').textContent = `${k.userName} at ${k.rpId}`;
+    $('history').hidden = false;
+    renderHistory();
+    $('history-close').focus();
+  }
+
+  function renderHistory() {
+    const mine = state.events.filter((e) => e.detail && (e.detail.credentialId === state.historyOf
+      || (Array.isArray(e.detail.credentialIds) && e.detail.credentialIds.includes(state.historyOf))));
+    $('history-list').replaceChildren(...(mine.length ? mine : [{none: true}]).map((e) => e.none ? el('li', {text: 'No events in the log.'})
+      : el('li', {}, el('time', {text: when(e.at)}), ` ${e.kind}: ${e.outcome}` + (e.reason && e.reason !== 'success' ? ` (${e.reason})` : ''))));
+  }
+
+  // MARK: the event log and the provider's notifications
+
+  async function pollEvents() {
+    let fresh = [];
+    for (;;) {
+      const page = (await api('GET', `${p()}/events?after=${state.lastEvent}&limit=1000`)).events;
+      fresh = fresh.concat(page);
+      if (page.length) state.lastEvent = page[page.length - 1].id;
+      if (page.length < 1000) break;
+    }
+    if (!fresh.length) return false;
+    state.events = state.events.concat(fresh).slice(-5000);
+    if (state.loaded) {
+      for (const e of fresh) notify(e);
+    }
+    state.loaded = true;
+    renderEvents();
+    return true;
+  }
+
+  // What the user would see: the pack's notification after an automatic upgrade, and findings.
+  function notify(e) {
+    if (e.kind === 'create' && e.outcome === 'success' && e.detail && e.detail.silent === true && e.detail.notification) {
+      toast(e.detail.notification, e.detail.rpId ? `for ${e.detail.rpId}` : '');
+    } else if (e.kind === 'finding') {
+      toast('Finding: ' + e.reason, e.detail && e.detail.criterion);
+    }
+  }
+
+  function renderEvents() {
+    const kinds = [...new Set(state.events.map((e) => e.kind))].sort();
+    const filter = $('kind-filter');
+    const chosen = filter.value;
+    filter.replaceChildren(el('option', {value: '', text: 'every kind'}), ...kinds.map((k) => el('option', {value: k, text: k, selected: k === chosen})));
+    const findingsOnly = $('findings-only').checked;
+    const shown = state.events.filter((e) => (!chosen || e.kind === chosen) && (!findingsOnly || e.kind === 'finding')).slice(-300).reverse();
+    $('events').tBodies[0].replaceChildren(...shown.map((e) => {
+      const finding = e.kind === 'finding';
+      const detail = finding
+        ? el('div', {}, el('p', {}, el('strong', {text: 'Criterion: '}), e.detail.criterion || ''), el('p', {text: e.detail.message || ''}),
+          el('p', {}, el('strong', {text: 'Fix: '}), e.detail.fix || ''))
+        : el('code', {text: JSON.stringify(e.detail)});
+      return el('tr', {class: finding ? 'finding' : '', 'data-kind': e.kind},
+        el('td', {text: e.id}), el('td', {text: when(e.at)}), el('td', {text: e.kind}), el('td', {text: e.outcome}),
+        el('td', {text: e.reason}), el('td', {}, detail));
+    }));
+  }
+
+  // MARK: test controls
+
+  async function loadClock() {
+    const clock = await api('GET', '/clock');
+    const text = `${when(clock.now)} (${clock.mode === 'system' ? 'system time' : 'virtual'})`;
+    $('clock-state').textContent = text;
+    $('clock-now').textContent = 'Clock: ' + text;
+  }
+
+  async function clock(body) {
+    await act(async () => {
+      await api('POST', '/clock', Object.assign({profile: state.profile}, body));
+      await loadClock();
+    });
+  }
+
+  async function loadControls() {
+    const pending = (await api('GET', p() + '/user')).pending;
+    $('decisions').textContent = pending.length ? pending.join(', ') : 'none (the user accepts)';
+    const offers = (await api('GET', p() + '/offer')).offers;
+    $('offers').replaceChildren(...(offers.length ? offers.map((o) => el('div', {class: 'offer'},
+      el('p', {text: `${o.origin} asks (since ${when(o.since)}):`}),
+      el('ul', {}, ...o.passkeys.map((k) => el('li', {}, `${k.userName || k.credentialId} `,
+        button('Pick', () => act(async () => {
+          await api('POST', p() + '/offer/pick', {credentialId: k.credentialId, ceremony: o.ceremony});
+          await refresh();
+        }), {'aria-label': `Pick ${k.userName || k.credentialId}`})))))) : [el('p', {text: 'No open dropdown.'})]));
+    const holds = (await api('GET', '/holds')).holds.filter((h) => h.profile === state.profile);
+    $('hold-list').replaceChildren(...holds.map((h) => el('li', {},
+      `${h.id}: ${h.state}${h.operation ? ' (' + h.operation + ')' : ''} `,
+      button('Release', () => act(async () => { await api('POST', `/holds/${encodeURIComponent(h.id)}/release`, {outcome: 'proceed'}); await loadControls(); }),
+             {'aria-label': 'Release hold ' + h.id, class: 'release'}),
+      button('Release as cancelled', () => act(async () => { await api('POST', `/holds/${encodeURIComponent(h.id)}/release`, {outcome: 'cancel'}); await loadControls(); }),
+             {'aria-label': 'Release hold ' + h.id + ' as cancelled by the user'}))));
+  }
+
+  // MARK: reports
+
+  function renderMatrix(m) {
+    const head = el('tr', {}, el('th', {scope: 'col', text: 'Step'}), ...m.providers.map((x) => el('th', {scope: 'col', text: `${x.pack}@${x.platform}`})));
+    const rows = m.steps.map((s) => el('tr', {class: s.diverges ? 'diverges' : ''},
+      el('th', {scope: 'row'}, s.step, s.diverges ? el('span', {class: 'mark', title: 'providers differ', text: ' ≠'}) : ''),
+      ...m.providers.map((x) => {
+        const cell = s.cells[`${x.pack}@${x.platform}`] || {};
+        return el('td', {}, el('strong', {text: cell.outcome || ''}), cell.reason ? ` (${cell.reason})` : '',
+          el('br'), el('small', {text: cell.summary || ''}), cell.unexpected ? el('p', {class: 'error', text: 'unexpected: ' + cell.unexpected}) : '');
+      })));
+    const table = el('table', {id: 'matrix-table'}, el('caption', {text: `${m.title} (${m.scenario})`}), el('thead', {}, head), el('tbody', {}, ...rows));
+    const findings = Object.entries(m.findings).filter(([, list]) => list.length);
+    $('matrix').replaceChildren(table, ...(findings.length ? [el('h3', {text: 'Findings'}), el('ul', {}, ...findings.flatMap(([column, list]) =>
+      list.map((f) => el('li', {class: 'finding'}, el('strong', {text: `${column}: ${f.code}`}), ` ${f.criterion}. ${f.message} Fix: ${f.fix}`))))] : []));
+  }
+
+  async function runScenario(event) {
+    event.preventDefault();
+    await act(async () => {
+      let text = $('scenario-text').value.trim();
+      const file = $('scenario-file').files[0];
+      if (!text && file) text = await file.text();
+      if (!text) throw new Error('Choose a scenario file or paste its JSON.');
+      let scenario;
+      try { scenario = JSON.parse(text); } catch (e) { throw new Error('The scenario is not JSON: ' + e.message); }
+      $('scenario-status').textContent = 'Running…';
+      const matrix = await api('POST', '/scenarios/run', {scenario, providers: $('scenario-providers').value.trim() || 'all'});
+      renderMatrix(matrix);
+      const diverging = matrix.steps.filter((s) => s.diverges).length;
+      $('scenario-status').textContent = `${matrix.scenario}: ${matrix.steps.length} steps across ${matrix.providers.length} packs, ${diverging} diverging.`;
+    });
+    if (!$('error').hidden) $('scenario-status').textContent = '';
+  }
+
+  // MARK: the loop
+
+  async function refresh() {
+    const changed = await pollEvents();
+    if (changed || !state.vaultLoaded) {
+      await loadVault();
+      state.vaultLoaded = true;
+    }
+    await Promise.all([loadClock(), loadControls()]);
+    document.body.dataset.ready = '1';
+  }
+
+  async function tick() {
+    if (state.polling) return;
+    state.polling = true;
+    try {
+      await refresh();
+    } catch (error) {
+      showError(error);
+    } finally {
+      state.polling = false;
+    }
+  }
+
+  function wire() {
+    $('profile').addEventListener('change', () => act(() => selectProfile($('profile').value)));
+    $('settings').addEventListener('change', changeSetting);
+    $('settings').addEventListener('submit', (e) => e.preventDefault());
+    $('profile-remove').addEventListener('click', () => act(async () => {
+      if (!confirm(`Remove profile ${state.profile} and everything in it?`)) return;
+      await api('DELETE', p());
+      state.profile = 'default';
+      await loadProfiles();
+      await selectProfile(state.profile);
+    }));
+    $('profile-create').addEventListener('submit', (e) => {
+      e.preventDefault();
+      act(async () => {
+        const created = await api('POST', '/profiles', {name: $('new-name').value.trim(), pack: $('new-pack').value});
+        $('new-name').value = '';
+        await loadProfiles();
+        await selectProfile(created.name);
+      });
+    });
+    $('kind-filter').addEventListener('change', renderEvents);
+    $('findings-only').addEventListener('change', renderEvents);
+    $('history-close').addEventListener('click', () => { state.historyOf = null; $('history').hidden = true; });
+    $('clock-set-go').addEventListener('click', () => {
+      const value = $('clock-set').value;
+      if (!value) return showError(new Error('Choose a date and time first.'));
+      clock({set: (value.length === 16 ? value + ':00' : value) + 'Z'});
+    });
+    for (const b of document.querySelectorAll('[data-advance]')) b.addEventListener('click', () => clock({advance: b.dataset.advance}));
+    $('clock-system').addEventListener('click', () => clock({mode: 'system'}));
+    for (const b of document.querySelectorAll('[data-decision]')) {
+      b.addEventListener('click', () => act(async () => { await api('POST', p() + '/user', {decisions: [b.dataset.decision]}); await loadControls(); }));
+    }
+    $('decisions-clear').addEventListener('click', () => act(async () => { await api('DELETE', p() + '/user'); await loadControls(); }));
+    $('hold-arm').addEventListener('click', () => act(async () => { await api('POST', p() + '/holds', {timeoutMs: 120000}); await loadControls(); }));
+    $('scenario-form').addEventListener('submit', runScenario);
+    window.addEventListener('hashchange', () => {
+      if (takeToken()) { $('auth').hidden = true; start(); }
+    });
+    $('token-save').addEventListener('click', () => {
+      state.token = $('token').value;
+      sessionStorage.setItem('credemu-token', state.token);
+      $('auth').hidden = true;
+      start();
+    });
+  }
+
+  async function start() {
+    await act(async () => {
+      await loadProviders();
+      await loadProfiles();
+      await refresh();
+    });
+  }
+
+  wire();
+  start().then(() => setInterval(tick, 1000));
+})();
