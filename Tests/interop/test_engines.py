@@ -195,3 +195,31 @@ def test_a_second_passkey_for_the_account_is_excluded(journey):
     journey.shot("excluded")
     assert out == [True, "InvalidStateError", 1]
     assert len(journey.profile.passkeys()) == 1
+
+
+WEBKIT_SHAPE = """(() => {
+  const own = (o) => Object.getOwnPropertyNames(o).filter((n) => !['length', 'name', 'prototype', 'constructor'].includes(n)).sort();
+  const d = Object.getOwnPropertyDescriptor(Navigator.prototype, 'credentials');
+  let ctor; try { new PublicKeyCredential(); } catch (e) { ctor = [e.constructor.name, e.message]; }
+  return {statics: own(PublicKeyCredential), container: own(CredentialsContainer.prototype), credential: own(Credential.prototype),
+          navigator: [typeof d.get, d.enumerable, navigator.credentials === navigator.credentials, String(navigator.credentials)],
+          ctor: ctor, native: String(navigator.credentials.create).includes('[native code]')};
+})()"""
+
+
+@pytest.mark.credemu(pack="apple", platform="safari")
+def test_in_webkitgtk_the_shim_defines_the_whole_api_shaped_as_safaris(request, example_rp, credemu_profile, credemu_install_shim):
+    """WebKitGTK has no WebAuthn: without the shim nothing is there; with it, Safari's interfaces and statics."""
+    with browsers.webkit() as webkit:
+        webkit.navigate(example_rp + "/login")
+        assert webkit.evaluate("[typeof navigator.credentials, typeof PublicKeyCredential]") == ["undefined", "undefined"]
+        credemu_install_shim(webkit, origin=example_rp)
+        webkit.navigate(example_rp + "/login")
+        shape = webkit.evaluate(WEBKIT_SHAPE)
+    assert shape["statics"] == ["getClientCapabilities", "isConditionalMediationAvailable", "isUserVerifyingPlatformAuthenticatorAvailable",
+                                "parseCreationOptionsFromJSON", "parseRequestOptionsFromJSON", "signalAllAcceptedCredentials",
+                                "signalCurrentUserDetails", "signalUnknownCredential"]
+    assert shape["container"] == ["create", "get", "preventSilentAccess", "store"]
+    assert shape["credential"] == ["id", "type"]
+    assert shape["navigator"] == ["function", True, True, "[object CredentialsContainer]"]
+    assert shape["ctor"] == ["TypeError", "Illegal constructor"] and shape["native"] is True
