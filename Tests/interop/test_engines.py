@@ -46,14 +46,23 @@ def engine(request):
     browser.close()
 
 
-@pytest.fixture
-def credemu_pack(request, engine):
-    return engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())[0]
+def _engine_profile(request, index):
+    """The marker's pack and platform where it names them, else the journey's engine's."""
+    marker = request.node.get_closest_marker("credemu")
+    if marker and "pack" in marker.kwargs:
+        return (marker.kwargs["pack"], marker.kwargs.get("platform"))[index]
+    engine = request.getfixturevalue("engine")
+    return engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())[index]
 
 
 @pytest.fixture
-def credemu_platform(request, engine):
-    return engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())[1]
+def credemu_pack(request):
+    return _engine_profile(request, 0)
+
+
+@pytest.fixture
+def credemu_platform(request):
+    return _engine_profile(request, 1)
 
 
 @pytest.fixture
@@ -129,6 +138,9 @@ class Journey:
 
 @pytest.fixture
 def journey(request, engine, example_rp, credemu_profile, credemu_install_shim):
+    if request.node.get_closest_marker("credemu") is None or "pack" not in request.node.get_closest_marker("credemu").kwargs:
+        expected = engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())
+        assert (credemu_profile.pack, credemu_profile.platform) == expected
     credemu_profile.save_password(USER, PASSWORD, origin=example_rp)
     credemu_install_shim(engine, origin=example_rp)
     yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / request.node.originalname)
@@ -208,8 +220,9 @@ WEBKIT_SHAPE = """(() => {
 
 
 @pytest.mark.credemu(pack="apple", platform="safari")
-def test_in_webkitgtk_the_shim_defines_the_whole_api_shaped_as_safaris(request, example_rp, credemu_profile, credemu_install_shim):
+def test_in_webkitgtk_the_shim_defines_the_whole_api_shaped_as_safaris(example_rp, credemu_profile, credemu_install_shim):
     """WebKitGTK has no WebAuthn: without the shim nothing is there; with it, Safari's interfaces and statics."""
+    assert credemu_profile.pack == "apple" and credemu_profile.platform == "safari"
     with browsers.webkit() as webkit:
         webkit.navigate(example_rp + "/login")
         assert webkit.evaluate("[typeof navigator.credentials, typeof PublicKeyCredential]") == ["undefined", "undefined"]
