@@ -5,8 +5,10 @@ SHELL := /bin/bash
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 DEB_PACKAGES := pkg-config libsqlite3-dev libsodium-dev libssl-dev libmicrohttpd-dev libpsl-dev publicsuffix
-# The end-to-end tests' real browser; it upgrades some system packages, so only `make test` installs it.
-BROWSER_PACKAGES := chromium chromium-driver
+# The end-to-end tests' real browsers (Chromium; Firefox ESR over WebDriver BiDi; WebKitGTK through WebKitWebDriver
+# under Xvfb, with Debian's python3 and PyGObject for credemu.browsers' small WebKit browser). They upgrade some
+# system packages, so only `make test` (and `make bench`) install them.
+BROWSER_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver gir1.2-webkit2-4.1 python3-gi python3-gi-cairo xvfb
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
 # make dist: dpkg-shlibdeps derives the .deb's Depends; binutils strips and reads the binary.
@@ -94,8 +96,9 @@ test-swift:
 
 # test_installed_package.py installs the .deb from `make dist` into a temporary root; given CREDEMU_DEB it
 # fails rather than skips when the package is missing. The example RP's journeys (test_browser.py) run on the
-# credemu pytest plugin, once per pack: the run ends with the test-by-pack matrix.
-test-interop: deps-python deps-clients
+# credemu pytest plugin, once per pack: the run ends with the test-by-pack matrix. test_engines.py runs them in
+# Chromium, Firefox and WebKitGTK (screenshots in .build/artifacts/engines/).
+test-interop: deps-python deps-clients deps-browser
 	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) $(PYTHON) -m pytest Tests/interop -q
 
 # ---- The clients: clients/python (the credemu package and its pytest plugin) and clients/js (credemu.mjs) ----

@@ -59,6 +59,10 @@ async function post(path, body) {
   return {status: r.status, body: await r.json()};
 }
 function say(id, text) { document.getElementById(id).textContent = text; }
+// The signal methods are feature-detected: Firefox has none (WebAuthn L3's signals are not in its WebIDL).
+function signal(name, options) {
+  return typeof PublicKeyCredential[name] === 'function' ? PublicKeyCredential[name](options) : Promise.resolve();
+}
 """
 
 LOGIN_JS = COMMON_JS + r"""
@@ -76,7 +80,7 @@ document.getElementById('passkey').addEventListener('click', async () => {
   if (result.status === 200) { location.href = '/account?signedIn=passkey'; return; }
   if (result.body.unknownCredentialId) {
     // Signal only when the server conclusively does not know the credential (seed 003).
-    await PublicKeyCredential.signalUnknownCredential({rpId: options.rpId, credentialId: result.body.unknownCredentialId});
+    await signal('signalUnknownCredential', {rpId: options.rpId, credentialId: result.body.unknownCredentialId});
   }
   say('login-status', 'Passkey sign-in failed: ' + result.body.error);
 });
@@ -106,18 +110,18 @@ async function automaticUpgrade() {
 }
 async function reconcile() {
   // The complete accepted list at sign-in (seed 003): never partial.
-  await PublicKeyCredential.signalAllAcceptedCredentials({rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: account.credentials});
+  await signal('signalAllAcceptedCredentials', {rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: account.credentials});
 }
 document.querySelectorAll('button.revoke').forEach(button => button.addEventListener('click', async () => {
   const result = await post('/api/passkeys/revoke', {id: button.dataset.id});
-  await PublicKeyCredential.signalAllAcceptedCredentials({rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: result.body.accepted});
+  await signal('signalAllAcceptedCredentials', {rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: result.body.accepted});
   location.href = '/account';
 }));
 document.getElementById('profile-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const result = await post('/api/profile', {displayName: document.getElementById('displayName').value});
   if (result.status !== 200) return;
-  await PublicKeyCredential.signalCurrentUserDetails({rpId: account.rpId, userId: account.userId, name: result.body.name, displayName: result.body.displayName});
+  await signal('signalCurrentUserDetails', {rpId: account.rpId, userId: account.userId, name: result.body.name, displayName: result.body.displayName});
   say('profile-status', 'Display name saved.');
   if (account.credentials.length === 0) document.getElementById('nudge').hidden = false;  // after the named key action
 });

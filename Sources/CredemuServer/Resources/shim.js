@@ -432,9 +432,15 @@
   };
 
   // ---- the interfaces: the page's own where they exist (so instanceof holds), made as Chromium makes them where not ----
+  // An interface the engine lacks is made with the engine's own bindings' message: JavaScriptCore's in WebKit
+  // (WebKitGTK has no WebAuthn; Safari's interfaces are WebKit's), Chromium's elsewhere.
+  const javaScriptCore = navigator.vendor === 'Apple Computer, Inc.';
   function illegalConstructor(name) {
     const f = {
-      [name]: function () { throw new TypeError(new.target ? "Failed to construct '" + name + "': Illegal constructor" : 'Illegal constructor'); }
+      [name]: function () {
+        if (javaScriptCore) throw new TypeError('Illegal constructor');
+        throw new TypeError(new.target ? "Failed to construct '" + name + "': Illegal constructor" : 'Illegal constructor');
+      }
     }[name];
     disguised.add(f);
     return f;
@@ -831,6 +837,24 @@
       Object.defineProperty(ContainerType.prototype, name, { value: container[name], writable: true, enumerable: true, configurable: true });
     });
     if (!navigator.credentials) {   // a browser without any (WebKitGTK): one container, as a getter on Navigator.prototype
+      // Safari's container (Credential Management Level 1) also has store() and preventSilentAccess(); neither
+      // reaches a provider: store() of a public-key credential is refused, preventSilentAccess() resolves.
+      const others = {
+        async store() {
+          if (!containers.has(this)) throw new TypeError('Illegal invocation');
+          if (arguments.length < 1) throw new TypeError('Not enough arguments');
+          throw domError('Not implemented.', 'NotSupportedError');
+        },
+        async preventSilentAccess() {
+          if (!containers.has(this)) throw new TypeError('Illegal invocation');
+          return undefined;
+        }
+      };
+      Object.keys(others).forEach(function (name) {
+        if (Object.prototype.hasOwnProperty.call(ContainerType.prototype, name)) return;
+        disguised.add(others[name]);
+        Object.defineProperty(ContainerType.prototype, name, { value: others[name], writable: true, enumerable: true, configurable: true });
+      });
       const made = Object.create(ContainerType.prototype);
       const getter = Object.getOwnPropertyDescriptor({ get credentials() { return made; } }, 'credentials').get;
       disguised.add(getter);

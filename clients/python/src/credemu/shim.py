@@ -13,12 +13,14 @@ from .client import origin_of
 def install_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
     """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's).
 
-    `target` is a Selenium WebDriver with `execute_cdp_cmd` (Chromium), or Playwright's (sync API) `Page`,
+    `target` is a `credemu.browsers` browser (`chromium()`, `firefox()`, `webkit()`), a Selenium WebDriver with
+    `execute_cdp_cmd` (Chromium), or Playwright's (sync API) `Page`,
     `BrowserContext` or `Browser`; for a `Browser`, a new context is made (with `context_options`) and returned.
     `origin` (a URL is cut to its origin) is allowed on the server; without it the page's origin must be allowed
     already (`--allow-origin`, `Server(allow_origins=...)`). Returns what the shim is installed in.
 
-    CSP: Selenium and a Playwright page get CDP's `Page.setBypassCSP`. Playwright sets a context's CSP bypass
+    CSP: Selenium, `browsers.chromium()` and a Playwright page get CDP's `Page.setBypassCSP`; Firefox and WebKitGTK
+    have no bypass, so there a page whose CSP `connect-src` leaves out credemu's URL blocks the shim. Playwright sets a context's CSP bypass
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
     """
@@ -27,11 +29,16 @@ def install_shim(target, client, *, origin=None, profile=None, autofill=True, by
 
 
 def installed_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
-    """`install_shim`, and a function that undoes it: removes the Selenium init script, or closes the context made
+    """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
     from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
     if origin is not None:
         client.allow_origin(origin_of(origin))
     script = client.shim(profile or client.profile, autofill=autofill)
+    if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
+        if bypass_csp:
+            target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
+        handle = target.add_preload_script(script)
+        return target, lambda: target.remove_preload_script(handle)
     if hasattr(target, "execute_cdp_cmd"):
         identifier = _selenium(target, script, bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
@@ -44,7 +51,7 @@ def installed_shim(target, client, *, origin=None, profile=None, autofill=True, 
         context = target.new_context(bypass_csp=bypass_csp, **context_options)
         context.add_init_script(script=script)
         return context, context.close
-    raise TypeError(f"install_shim takes a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
+    raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
 
 
 _ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "

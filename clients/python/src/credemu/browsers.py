@@ -1,0 +1,424 @@
+"""Headless browsers of every engine behind one small driver: `chromium()`, `firefox()`, `webkit()`.
+
+Each returns a `Browser` with `navigate`, `evaluate`, `wait_for`, `click`, `screenshot`, `url`, preload scripts
+and `close`, and `install_shim(browser, client)` takes it. Standard library only:
+
+- Chromium: `--remote-debugging-port` and CDP over a websocket (`Page.addScriptToEvaluateOnNewDocument`,
+  `Page.setBypassCSP`).
+- Firefox (Debian's firefox-esr): WebDriver BiDi, which Firefox speaks itself (no geckodriver):
+  `script.addPreloadScript` runs the shim before the page's scripts. Firefox has no CSP bypass.
+- WebKitGTK (Debian's webkit2gtk-driver, gir1.2-webkit2-4.1, python3-gi-cairo, xvfb): WebKitWebDriver under
+  Xvfb, launching `webkit_browser.py` (with Debian's python3), which adds the preload scripts as document-start
+  user scripts. WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
+"""
+import base64
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from .websocket import WebSocket, WebSocketError
+
+
+class BrowserError(Exception):
+    """The browser refused a command, or the page's script threw (`message` is the page's error)."""
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wrap(expression):
+    # The value as JSON text, so every engine hands back the same plain data; a promise is awaited.
+    return ("(async () => { const __v = await (" + expression + "\n); "
+            "return __v === undefined ? 'null' : JSON.stringify(__v); })()")
+
+
+class Browser:
+    """What the engines share; subclasses give `_evaluate_text`, `_navigate`, `_screenshot_bytes`, the preload
+    scripts and `_quit`."""
+
+    name = "browser"
+
+    def __init__(self):
+        self._temp = tempfile.mkdtemp(prefix=f"credemu-{self.name}-")
+        self._processes = []
+
+    def evaluate(self, expression):
+        """The value of a JavaScript expression in the page (a promise awaited), as JSON data."""
+        return json.loads(self._evaluate_text(_wrap(expression)))
+
+    def navigate(self, url):
+        """Loads `url` and waits for its load event."""
+        self._navigate(url)
+
+    @property
+    def url(self):
+        return self.evaluate("location.href")
+
+    def wait_for(self, expression, timeout=20, interval=0.05):
+        """Polls `expression` until it is truthy and returns its value; errors meanwhile (a page navigating) are
+        retried, the last one reported at the timeout."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                value = self.evaluate(expression)
+                if value:
+                    return value
+            except BrowserError as error:
+                last = error
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: `{expression}` stayed false for {timeout} s" + (f" (last error: {last})" if last else ""))
+            time.sleep(interval)
+
+    def click(self, selector):
+        """Clicks the element (a CSS selector, or `#id`) after the evaluation returns, so a click that navigates
+        does not cut the evaluation off."""
+        found = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
+                              "if (!e) return false; setTimeout(() => e.click(), 0); return true; })()")
+        if not found:
+            raise BrowserError(f"{self.name}: no element matches {selector!r}")
+
+    def screenshot(self, path):
+        """The viewport as PNG at `path`, after two animation frames (WebKit paints late)."""
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        data = self._screenshot_bytes()
+        with open(path, "wb") as out:
+            out.write(data)
+        return path
+
+    def bypass_csp(self):
+        """Bypasses the page's Content-Security-Policy where the engine can (Chromium); False where it cannot."""
+        return False
+
+    def clear_cookies(self):
+        pass
+
+    def close(self):
+        try:
+            self._quit()
+        except Exception:  # noqa: BLE001 - the browser may be gone already
+            pass
+        for process in reversed(self._processes):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        shutil.rmtree(self._temp, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spawn(self, command, **kwargs):
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, **kwargs)
+        self._processes.append(process)
+        return process
+
+
+class _WebSocketBrowser(Browser):
+    """A browser driven by JSON commands with IDs over one websocket (CDP, BiDi)."""
+
+    def _connect(self, url, deadline):
+        while True:
+            try:
+                self._ws = WebSocket(url)
+                break
+            except (OSError, WebSocketError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self._ids = itertools.count(1)
+        self._events = []
+
+    def _send(self, method, params=None, session=None, timeout=60):
+        ident = next(self._ids)
+        message = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        self._ws.settimeout(timeout)
+        self._ws.send(json.dumps(message))
+        while True:
+            reply = json.loads(self._ws.recv())
+            if reply.get("id") == ident:
+                if "error" in reply and reply.get("type") != "success":
+                    error = reply["error"]
+                    raise BrowserError(f"{self.name}: {method}: {error if isinstance(error, str) else error.get('message', error)} "
+                                       f"{reply.get('message', '')}".strip())
+                return reply.get("result", {})
+            if "method" in reply:
+                self._events.append(reply)
+
+    def _wait_event(self, method, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, event in enumerate(self._events):
+                if event["method"] == method:
+                    del self._events[: i + 1]
+                    return event
+            self._ws.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                reply = json.loads(self._ws.recv())
+            except socket.timeout:
+                raise TimeoutError(f"{self.name}: no {method} within {timeout} s") from None
+            if "method" in reply:
+                self._events.append(reply)
+
+
+class Chromium(_WebSocketBrowser):
+    name = "chromium"
+
+    def __init__(self, binary=None, window=(1000, 800)):
+        super().__init__()
+        binary = binary or os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+        port = _free_port()
+        self._spawn([binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     f"--window-size={window[0]},{window[1]}", f"--remote-debugging-port={port}",
+                     f"--user-data-dir={self._temp}", "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        page = None
+        while page is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as r:
+                    page = next((t for t in json.load(r) if t["type"] == "page"), None)
+            except (OSError, ValueError):
+                pass
+            if page is None:
+                if time.monotonic() > deadline:
+                    raise BrowserError("chromium: no DevTools page within 30 s")
+                time.sleep(0.1)
+        self._connect(page["webSocketDebuggerUrl"], deadline)
+        self._send("Page.enable")
+
+    def _evaluate_text(self, script):
+        result = self._send("Runtime.evaluate", {"expression": script, "awaitPromise": True, "returnByValue": True})
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            raise BrowserError(details.get("exception", {}).get("description") or details.get("text"))
+        return result["result"]["value"]
+
+    def _navigate(self, url):
+        self._events.clear()
+        result = self._send("Page.navigate", {"url": url})
+        if result.get("errorText"):
+            raise BrowserError(f"chromium: {url}: {result['errorText']}")
+        self._wait_event("Page.loadEventFired")
+
+    def _screenshot_bytes(self):
+        return base64.b64decode(self._send("Page.captureScreenshot", {"format": "png"})["data"])
+
+    def add_preload_script(self, source):
+        return self._send("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"]
+
+    def remove_preload_script(self, handle):
+        self._send("Page.removeScriptToEvaluateOnNewDocument", {"identifier": handle})
+
+    def bypass_csp(self):
+        self._send("Page.setBypassCSP", {"enabled": True})
+        return True
+
+    def clear_cookies(self):
+        self._send("Network.clearBrowserCookies")
+
+    def _quit(self):
+        try:
+            self._send("Browser.close", timeout=5)
+        finally:
+            self._ws.close()
+
+
+# Skips first-run pages and remote settings downloads; keeps the headless profile quiet.
+_FIREFOX_PREFS = {
+    "browser.shell.checkDefaultBrowser": False, "browser.startup.homepage_override.mstone": "ignore",
+    "datareporting.policy.dataSubmissionEnabled": False, "toolkit.telemetry.reportingpolicy.firstRun": False,
+    "browser.aboutwelcome.enabled": False, "app.update.auto": False, "app.update.enabled": False,
+    "signon.rememberSignons": False, "extensions.update.enabled": False, "browser.safebrowsing.malware.enabled": False,
+    "browser.safebrowsing.phishing.enabled": False, "network.captive-portal-service.enabled": False,
+    "browser.newtabpage.enabled": False, "remote.prefs.recommended": True,
+}
+
+
+class Firefox(_WebSocketBrowser):
+    name = "firefox"
+
+    def __init__(self, binary=None, window=(1000, 800)):
+        super().__init__()
+        binary = binary or os.environ.get("FIREFOX") or shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/firefox-esr"
+        profile = os.path.join(self._temp, "profile")
+        os.makedirs(profile)
+        with open(os.path.join(profile, "user.js"), "w") as prefs:
+            for key, value in _FIREFOX_PREFS.items():
+                prefs.write(f"user_pref({json.dumps(key)}, {json.dumps(value)});\n")
+        port = _free_port()
+        env = dict(os.environ, MOZ_HEADLESS="1", MOZ_HEADLESS_WIDTH=str(window[0]), MOZ_HEADLESS_HEIGHT=str(window[1]))
+        self._spawn([binary, "--headless", "--no-remote", "--profile", profile, f"--remote-debugging-port={port}", "about:blank"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self._connect(f"ws://127.0.0.1:{port}/session", time.monotonic() + 60)
+        self._send("session.new", {"capabilities": {}})
+        self._context = self._send("browsingContext.getTree", {})["contexts"][0]["context"]
+
+    def _evaluate_text(self, script):
+        result = self._send("script.evaluate", {"expression": script, "target": {"context": self._context},
+                                                "awaitPromise": True, "resultOwnership": "none"})
+        if result.get("type") == "exception":
+            details = result["exceptionDetails"]
+            raise BrowserError(details.get("text") or json.dumps(details.get("exception")))
+        return result["result"]["value"]
+
+    def _navigate(self, url):
+        self._send("browsingContext.navigate", {"context": self._context, "url": url, "wait": "complete"})
+
+    def _screenshot_bytes(self):
+        return base64.b64decode(self._send("browsingContext.captureScreenshot", {"context": self._context})["data"])
+
+    def add_preload_script(self, source):
+        # A preload script is a function declaration; the shim is a statement list, so it goes in a body.
+        return self._send("script.addPreloadScript", {"functionDeclaration": "() => {\n" + source + "\n}"})["script"]
+
+    def remove_preload_script(self, handle):
+        self._send("script.removePreloadScript", {"script": handle})
+
+    def clear_cookies(self):
+        self._send("storage.deleteCookies", {})
+
+    def _quit(self):
+        try:
+            self._send("session.end", timeout=5)
+        finally:
+            self._ws.close()
+
+
+class WebKit(Browser):
+    name = "webkit"
+    APPLICATION = "credemu-webkit"
+
+    def __init__(self, driver=None, python="/usr/bin/python3", window=(1000, 800)):
+        super().__init__()
+        driver = driver or os.environ.get("WEBKIT_WEBDRIVER") or shutil.which("WebKitWebDriver") or "/usr/bin/WebKitWebDriver"
+        env = dict(os.environ)
+        if not env.get("CREDEMU_WEBKIT_DISPLAY"):
+            env["DISPLAY"] = self._start_xvfb(window)
+        else:
+            env["DISPLAY"] = env["CREDEMU_WEBKIT_DISPLAY"]
+        self._scripts = os.path.join(self._temp, "scripts")
+        os.makedirs(self._scripts)
+        self._names = itertools.count(1)
+        port = _free_port()
+        self._spawn([driver, f"--port={port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._base = f"http://127.0.0.1:{port}"
+        program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "webkit_browser.py")
+        capabilities = {"browserName": self.APPLICATION, "webkitgtk:browserOptions": {
+            "binary": python, "args": [program, "--scripts", self._scripts, "--name", self.APPLICATION]}}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self._session = self._request("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}}, timeout=60)["sessionId"]
+                break
+            except (urllib.error.URLError, ConnectionError) as error:
+                if isinstance(error, urllib.error.HTTPError) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def _start_xvfb(self, window):
+        read, write = os.pipe()
+        self._spawn(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{window[0]}x{window[1]}x24", "-nolisten", "tcp"],
+                    pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write)
+        number = b""
+        with os.fdopen(read, "rb") as pipe:
+            while not number.endswith(b"\n"):
+                chunk = pipe.read(1)
+                if not chunk:
+                    raise BrowserError("webkit: Xvfb gave no display")
+                number += chunk
+        return ":" + number.decode().strip()
+
+    def _request(self, method, path, body=None, timeout=60):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self._base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.load(response).get("value")
+        except urllib.error.HTTPError as error:
+            try:
+                value = json.load(error).get("value", {})
+            except ValueError:
+                value = {}
+            if path == "/session":
+                raise BrowserError(f"webkit: no session: {value.get('message', error)}") from None
+            raise BrowserError(value.get("message") or str(error)) from None
+
+    def _command(self, method, path, body=None, timeout=60):
+        return self._request(method, f"/session/{self._session}{path}", body, timeout)
+
+    def _evaluate_text(self, script):
+        return self._command("POST", "/execute/sync", {"script": "return " + script, "args": []})
+
+    def _navigate(self, url):
+        self._command("POST", "/url", {"url": url})
+
+    def _screenshot_bytes(self):
+        return base64.b64decode(self._command("GET", "/screenshot"))
+
+    def add_preload_script(self, source):
+        # Read by webkit_browser.py before the next top-level navigation.
+        handle = os.path.join(self._scripts, f"{next(self._names):04d}.js")
+        with open(handle + ".tmp", "w", encoding="utf-8") as out:
+            out.write(source)
+        os.replace(handle + ".tmp", handle)
+        return handle
+
+    def remove_preload_script(self, handle):
+        try:
+            os.remove(handle)
+        except FileNotFoundError:
+            pass
+
+    def clear_cookies(self):
+        try:
+            self._command("DELETE", "/cookie")
+        except BrowserError:
+            pass
+
+    def _quit(self):
+        self._request("DELETE", f"/session/{self._session}", timeout=10)
+
+
+def chromium(**options):
+    """Headless Chromium over CDP."""
+    return Chromium(**options)
+
+
+def firefox(**options):
+    """Headless Firefox over WebDriver BiDi (no geckodriver)."""
+    return Firefox(**options)
+
+
+def webkit(**options):
+    """WebKitGTK through WebKitWebDriver under its own Xvfb."""
+    return WebKit(**options)
+
+
+LAUNCHERS = {"chromium": chromium, "firefox": firefox, "webkit": webkit}
+
+
+def launch(engine, **options):
+    """`chromium`, `firefox` or `webkit` by name."""
+    try:
+        return LAUNCHERS[engine](**options)
+    except KeyError:
+        raise ValueError(f"unknown engine {engine!r}: one of {sorted(LAUNCHERS)}") from None

@@ -1,0 +1,99 @@
+"""A minimal RFC 6455 websocket client (text frames, one connection, blocking), for WebDriver BiDi and CDP.
+
+Standard library only, so the package needs nothing from PyPI. No `Origin` header is sent: Firefox refuses a
+BiDi handshake that carries one.
+"""
+import base64
+import os
+import socket
+import struct
+import urllib.parse
+
+
+class WebSocketError(Exception):
+    """The handshake was refused or the connection closed."""
+
+
+class WebSocket:
+    def __init__(self, url, timeout=30):
+        parts = urllib.parse.urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        request = (f"GET {path} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\nUpgrade: websocket\r\n"
+                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        self.sock.sendall(request.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise WebSocketError("the connection closed during the handshake")
+            head += chunk
+        head, self.buffer = head.split(b"\r\n\r\n", 1)
+        status = head.split(b"\r\n", 1)[0]
+        if b" 101 " not in status + b" ":
+            raise WebSocketError(f"handshake refused: {status.decode(errors='replace')}")
+
+    def settimeout(self, seconds):
+        self.sock.settimeout(seconds)
+
+    def send(self, text):
+        payload = text.encode()
+        header = bytes([0x81])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 1 << 16:
+            header += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(header + mask + masked)
+
+    def _read(self, n):
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(max(65536, n - len(self.buffer)))
+            if not chunk:
+                raise WebSocketError("the connection closed")
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def recv(self):
+        """The next text message (fragments joined; pings answered)."""
+        message = b""
+        while True:
+            first, second = self._read(2)
+            opcode, length = first & 0x0F, second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", self._read(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", self._read(8))[0]
+            mask = self._read(4) if second & 0x80 else None
+            payload = self._read(length)
+            if mask:
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+            if opcode == 0x8:
+                raise WebSocketError("the peer closed the connection")
+            if opcode == 0x9:
+                self._control(0xA, payload)
+                continue
+            if opcode == 0xA:
+                continue
+            message += payload
+            if first & 0x80:
+                return message.decode()
+
+    def _control(self, opcode, payload):
+        mask = os.urandom(4)
+        self.sock.sendall(bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def close(self):
+        try:
+            self._control(0x8, b"")
+        except OSError:
+            pass
+        self.sock.close()
