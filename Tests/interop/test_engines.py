@@ -159,7 +159,7 @@ def test_a_password_sign_in_is_followed_by_a_passkey_and_a_passkey_sign_in(journ
     assert journey.profile.events("get")[-1]["outcome"] == "success"
 
 
-def test_a_revoked_passkey_is_hidden_by_the_rps_signal_where_the_platform_has_signals(journey):
+def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_shown_again_when_restored(journey):
     journey.sign_in_with_password()
     journey.get_a_passkey()
     journey.browser.navigate(journey.rp + "/account")
@@ -169,14 +169,29 @@ def test_a_revoked_passkey_is_hidden_by_the_rps_signal_where_the_platform_has_si
     journey.shot("passkey-revoked-on-rp")
     has_signals = journey.signal_methods()
     assert [p["hidden"] for p in journey.profile.passkeys()] == [has_signals]
-    journey.sign_out()
+    # Still signed in, the user tries the passkey on the sign-in page: not offered where the platform has signals.
+    journey.browser.navigate(journey.rp + "/login")
+    journey.browser.wait_for("document.getElementById('passkey') !== null")
     journey.browser.click("#passkey")
     if has_signals:
         status = journey.wait_text("login-status", "No passkey used")
         assert status == "No passkey used: NotAllowedError"
-    else:  # the provider still offers it; the RP no longer knows it
+    else:  # the provider still offers it; the RP refuses it
         status = journey.wait_text("login-status", "Passkey sign-in failed")
     journey.shot("after-revocation")
+    # The user restores it on the RP: the complete accepted list names it again, and the provider shows it again.
+    journey.browser.navigate(journey.rp + "/account")
+    journey.browser.wait_for("document.querySelector('button.restore') !== null && document.body.dataset.ready === '1'")
+    journey.browser.click("button.restore")
+    journey.browser.wait_for("document.querySelector('button.revoke') !== null && document.querySelector('button.restore') === null"
+                             " && document.body.dataset.ready === '1'")
+    journey.shot("passkey-restored-on-rp")
+    assert [p["hidden"] for p in journey.profile.passkeys()] == [False]
+    journey.sign_out()
+    journey.browser.click("#passkey")
+    journey.browser.wait_for("location.pathname === '/account' && document.body.dataset.ready === '1' && document.getElementById('who') !== null")
+    assert journey.text("who") == USER
+    journey.shot("signed-in-with-the-restored-passkey")
 
 
 @pytest.mark.credemu(automaticPasskeyUpgrades=False)

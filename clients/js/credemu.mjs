@@ -45,7 +45,13 @@ export const ROUTES = {
   'POST /profiles/{profile}/autofill': ['autofill'],
   'GET /profiles/{profile}/passkeys': ['passkeys'],
   'GET /profiles/{profile}/passkeys/{id}': ['passkey'],
+  'PATCH /profiles/{profile}/passkeys/{id}': ['hidePasskey', 'restorePasskey'],
   'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
+  'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
+  'POST /scenarios/run': ['runScenario'],
+  'GET /': ['consoleFile'],
+  'GET /console.js': ['consoleFile'],
+  'GET /console.css': ['consoleFile'],
   'GET /profiles/{profile}/events': ['events'],
   'GET /profiles/{profile}/findings': ['findings'],
   'GET /profiles/{profile}/user': ['pendingDecisions'],
@@ -280,6 +286,27 @@ export class Client {
   async passkeys({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/passkeys'))).passkeys; }
   passkey(credentialId, { profile } = {}) {
     return this.request('GET', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`));
+  }
+  /** The user hides the passkey in the provider (PATCH {hidden: true}). */
+  hidePasskey(credentialId, { profile } = {}) {
+    return this.request('PATCH', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`), { hidden: true });
+  }
+  /** The user shows a hidden passkey again (PATCH {hidden: false}). */
+  restorePasskey(credentialId, { profile } = {}) {
+    return this.request('PATCH', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`), { hidden: false });
+  }
+  /** Apple's reportUnusedPasswordCredential(domain:userName:): the account moved to passkeys. */
+  reportUnusedPassword(domain, userName, { profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/passwords/report-unused'), { domain, userName });
+  }
+  /** POST /scenarios/run: a scenario (an object, or JSON text) across packs in temporary vaults; its matrix. */
+  runScenario(scenario, { providers } = {}) {
+    const document = typeof scenario === 'string' ? JSON.parse(scenario) : scenario;
+    return this.request('POST', '/scenarios/run', dropUndefined({ scenario: document, providers }));
+  }
+  /** The console's files (GET /, /console.js, /console.css) as text. */
+  consoleFile(name = 'console.html') {
+    return this.request('GET', ['', '/', 'console.html'].includes(name) ? '/' : '/' + name.replace(/^\//, ''));
   }
   /** The user deletes the passkey in the provider. */
   removePasskey(credentialId, { profile } = {}) {

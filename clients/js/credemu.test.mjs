@@ -3,7 +3,7 @@
 // ships it: $PLAYWRIGHT_CORE, else found in the repository's .venv; no npm).
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,9 +63,11 @@ describe('the client', () => {
     const calls = {};
     const call = async (name, ...args) => {
       const start = reached.length;
-      const result = await client[name](...args);
-      (calls[name] ||= new Set()); reached.slice(start).forEach((r) => calls[name].add(r));
-      return result;
+      try {
+        return await client[name](...args);
+      } finally {
+        (calls[name] ||= new Set()); reached.slice(start).forEach((r) => calls[name].add(r));
+      }
     };
     await call('health'); await call('openapi'); await call('providers'); await call('clock');
     assert.match(await call('shim'), /credemu browser shim/);
@@ -91,6 +93,12 @@ describe('the client', () => {
     await call('pick', created.id, { ceremony: 'c-1' });
     assert.equal((await waiting).id, created.id);
     assert.deepEqual(await call('abort', 'not-in-flight'), { aborted: false });
+    await call('hidePasskey', created.id); await call('restorePasskey', created.id);
+    await assert.rejects(call('reportUnusedPassword', 'example.com', 'alice@example.com'), { name: 'NotSupportedError' });
+    const scenarios = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scenarios');
+    const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
+    await call('runScenario', scenario, { providers: 'gpm' });
+    assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css');
     await call('removePasskey', created.id); await call('removeProfile');
 
     for (const [name, routes] of Object.entries(calls)) {

@@ -38,13 +38,18 @@ class Store:
     def __init__(self):
         self.lock = threading.Lock()
         self.users = {"alice@example.com": {"id": b"user-alice-0001", "password": "correct horse battery staple", "displayName": "Alice"}}
-        self.credentials = {}  # credential ID bytes -> {user, public_key, sign_count, auto}
+        self.credentials = {}  # credential ID bytes -> {user, public_key, sign_count, auto, revoked?}
         self.sessions = {}  # session ID -> {"user": name, "generation": n}
         self.pending = {}  # session ID or login nonce -> {"challenge", "user", "generation", "mode"}
         self.generation = 0
 
     def user_credentials(self, user):
-        return [cid for cid, c in self.credentials.items() if c["user"] == user]
+        """The account's usable passkeys: what the complete accepted list names."""
+        return [cid for cid, c in self.credentials.items() if c["user"] == user and not c.get("revoked")]
+
+    def revoked_credentials(self, user):
+        """Passkeys the user revoked, kept so that they can be restored."""
+        return [cid for cid, c in self.credentials.items() if c["user"] == user and c.get("revoked")]
 
 
 STORE = Store()
@@ -114,6 +119,12 @@ async function reconcile() {
 }
 document.querySelectorAll('button.revoke').forEach(button => button.addEventListener('click', async () => {
   const result = await post('/api/passkeys/revoke', {id: button.dataset.id});
+  await signal('signalAllAcceptedCredentials', {rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: result.body.accepted});
+  location.href = '/account';
+}));
+document.querySelectorAll('button.restore').forEach(button => button.addEventListener('click', async () => {
+  // Restoring is the same signal: the complete accepted list, now naming the passkey again (seed 003).
+  const result = await post('/api/passkeys/restore', {id: button.dataset.id});
   await signal('signalAllAcceptedCredentials', {rpId: account.rpId, userId: account.userId, allAcceptedCredentialIds: result.body.accepted});
   location.href = '/account';
 }));
@@ -206,10 +217,13 @@ class Handler(BaseHTTPRequestHandler):
             user = STORE.users[session["user"]]
             creds = STORE.user_credentials(session["user"])
             items = "".join(f'<li class="passkey">{bytes_to_base64url(cid)} <button class="revoke" data-id="{bytes_to_base64url(cid)}">Revoke</button></li>' for cid in creds)
+            revoked = "".join(f'<li class="revoked">{bytes_to_base64url(cid)} <button class="restore" data-id="{bytes_to_base64url(cid)}">Restore</button></li>'
+                              for cid in STORE.revoked_credentials(session["user"]))
             data = {"rpId": RP_ID, "userId": bytes_to_base64url(user["id"]), "credentials": [bytes_to_base64url(c) for c in creds]}
             body = f"""<p>Signed in as <b id="who">{html.escape(session['user'])}</b> ({html.escape(user['displayName'])})</p>
               <p class="status" id="upgrade-status"></p>
               <h2>Passkeys</h2><ul id="passkeys">{items or '<li id="none">No passkeys</li>'}</ul>
+              {'<h2>Revoked passkeys</h2><ul id="revoked">' + revoked + '</ul>' if revoked else ''}
               <h2>Profile</h2><form id="profile-form"><input id="displayName" value="{html.escape(user['displayName'])}">
               <button id="save-profile" type="submit">Save display name</button></form><p class="status" id="profile-status"></p>
               <div id="nudge" hidden><p>Sign in faster next time: create a passkey, and use your fingerprint or screen lock instead of a password.</p>
@@ -234,7 +248,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.json(400, {"error": "invalid JSON"})
         routes = {"/api/register/options": self.register_options, "/api/register/verify": self.register_verify,
                   "/api/login/options": self.login_options, "/api/login/verify": self.login_verify,
-                  "/api/passkeys/revoke": self.revoke, "/api/profile": self.profile}
+                  "/api/passkeys/revoke": self.revoke, "/api/passkeys/restore": self.restore, "/api/profile": self.profile}
         if path not in routes:
             return self.json(404, {"error": "no such route"})
         return routes[path](request)
@@ -306,6 +320,8 @@ class Handler(BaseHTTPRequestHandler):
         stored = STORE.credentials.get(credential_id)
         if stored is None:
             return self.json(400, {"error": "unknown credential", "unknownCredentialId": credential["rawId"]})
+        if stored.get("revoked"):  # kept for a restore: not unknown, so no signal that would delete it
+            return self.json(400, {"error": "revoked passkey"})
         try:
             verified = verify_authentication_response(
                 credential=credential, expected_challenge=pending["challenge"], expected_origin=self.origin(), expected_rp_id=RP_ID,
@@ -325,9 +341,24 @@ class Handler(BaseHTTPRequestHandler):
             credential_id = base64url_to_bytes(request["id"])
         except (KeyError, ValueError, TypeError):
             return self.json(400, {"error": "bad id"})
+        return self.set_revoked(session, credential_id, True)
+
+    def restore(self, request):
+        session = self.session()
+        if not session:
+            return self.json(401, {"error": "sign in first"})
+        try:
+            credential_id = base64url_to_bytes(request["id"])
+        except (KeyError, ValueError, TypeError):
+            return self.json(400, {"error": "bad id"})
+        return self.set_revoked(session, credential_id, False)
+
+    def set_revoked(self, session, credential_id, revoked):
+        """Revokes or restores one of the account's passkeys; answers the complete accepted list."""
         with STORE.lock:
-            if STORE.credentials.get(credential_id, {}).get("user") == session["user"]:
-                del STORE.credentials[credential_id]
+            stored = STORE.credentials.get(credential_id)
+            if stored and stored["user"] == session["user"]:
+                stored["revoked"] = revoked
         accepted = [bytes_to_base64url(c) for c in STORE.user_credentials(session["user"])]
         return self.json(200, {"ok": True, "accepted": accepted})
 

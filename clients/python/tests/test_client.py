@@ -5,6 +5,7 @@ import json
 import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from webauthn import (
@@ -18,6 +19,8 @@ from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
 import credemu
 from credemu import ROUTES, Client, CredemuError
+
+ROOT = Path(__file__).resolve().parents[3]
 
 ORIGIN = "https://shop.example.com"
 RP_ID = "shop.example.com"
@@ -65,9 +68,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
 
     def call(name, *args, **kwargs):
         start = len(client.reached)
-        result = getattr(client, name)(*args, **kwargs)
-        calls.setdefault(name, set()).update(client.reached[start:])
-        return result
+        try:
+            return getattr(client, name)(*args, **kwargs)
+        finally:
+            calls.setdefault(name, set()).update(client.reached[start:])
 
     call("health"), call("openapi"), call("providers"), call("clock")
     assert "credemu browser shim" in call("shim")
@@ -100,6 +104,14 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("pick", created["id"], ceremony="c-1")
     waiting.join(20)
     assert call("abort", "not-in-flight") == {"aborted": False}
+    call("hide_passkey", created["id"]), call("restore_passkey", created["id"])
+    with pytest.raises(CredemuError) as refused:  # GPM has no reportUnusedPasswordCredential
+        call("report_unused_password", "example.com", "alice@example.com")
+    assert refused.value.name == "NotSupportedError"
+    scenario = next((ROOT / "scenarios").glob("*.json"))
+    call("run_scenario", scenario.read_text(), providers="gpm")
+    assert "<html" in call("console_file").lower()
+    call("console_file", "console.js"), call("console_file", "console.css")
     call("remove_passkey", created["id"])
     call("remove_profile")
 

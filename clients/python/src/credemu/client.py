@@ -39,7 +39,13 @@ ROUTES = {
     ("POST", "/profiles/{profile}/autofill"): ["autofill"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
+    ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey"],
     ("DELETE", "/profiles/{profile}/passkeys/{id}"): ["remove_passkey"],
+    ("POST", "/profiles/{profile}/passwords/report-unused"): ["report_unused_password"],
+    ("POST", "/scenarios/run"): ["run_scenario"],
+    ("GET", "/"): ["console_file"],
+    ("GET", "/console.js"): ["console_file"],
+    ("GET", "/console.css"): ["console_file"],
     ("GET", "/profiles/{profile}/events"): ["events"],
     ("GET", "/profiles/{profile}/findings"): ["findings"],
     ("GET", "/profiles/{profile}/user"): ["pending_decisions"],
@@ -331,6 +337,29 @@ class Client:
     def passkey(self, credential_id, *, profile=None):
         """`GET /profiles/{p}/passkeys/{id}`."""
         return self.request("GET", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"))
+
+    def hide_passkey(self, credential_id, *, profile=None):
+        """`PATCH /profiles/{p}/passkeys/{id}` `{"hidden": true}`: the user hides the passkey in the provider."""
+        return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"), {"hidden": True})
+
+    def restore_passkey(self, credential_id, *, profile=None):
+        """`PATCH /profiles/{p}/passkeys/{id}` `{"hidden": false}`: the user shows a hidden passkey again."""
+        return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"), {"hidden": False})
+
+    def report_unused_password(self, domain, user_name, *, profile=None):
+        """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
+        return self.request("POST", self._profile_path(profile, "/passwords/report-unused"), {"domain": domain, "userName": user_name})
+
+    def run_scenario(self, scenario, *, providers=None):
+        """`POST /scenarios/run`: a scenario (a dict, or JSON text, in the scenarios/ format) across packs, in
+        temporary vaults; its divergence matrix."""
+        document = json.loads(scenario) if isinstance(scenario, (str, bytes, bytearray)) else scenario
+        return self.request("POST", "/scenarios/run", _drop_none({"scenario": document, "providers": providers}))
+
+    def console_file(self, name="console.html"):
+        """The console's files (`GET /`, `/console.js`, `/console.css`) as text: the password manager's window."""
+        data = self.request("GET", "/" if name in ("", "/", "console.html") else "/" + name.lstrip("/"))
+        return data.decode() if isinstance(data, (bytes, bytearray)) else data
 
     def remove_passkey(self, credential_id, *, profile=None):
         """`DELETE /profiles/{p}/passkeys/{id}`: the user deletes the passkey in the provider."""
