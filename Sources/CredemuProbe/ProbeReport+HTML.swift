@@ -1,3 +1,5 @@
+import CredemuEngine
+
 extension ProbeReport {
     /// A self-contained HTML page in the divergence report's style: rejected cells red with the server's
     /// message, each tied to its rule and fix below.
@@ -32,12 +34,7 @@ extension ProbeReport {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><title>credemu probe — \(e(target))</title>
         <style>
-        body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1b1f24}
-        h1{font-size:1.4rem;margin:0 0 .3rem} p.meta{color:#57606a;margin:.2rem 0 1rem}
-        table{border-collapse:collapse;width:100%;table-layout:fixed}
-        th,td{border:1px solid #d0d7de;padding:.45rem;vertical-align:top;text-align:left}
-        thead th{background:#f6f8fa;position:sticky;top:0}
-        tr.diverges{background:#fff8c5} tr.diverges th{border-left:4px solid #bf8700}
+        \(ReportStyle.base)
         .mark{color:#a40e26;font-weight:bold}
         td.accepted{color:#116329} td.rejected{color:#a40e26;background:#ffebe9} td.ruledOut,td.notApplicable,td.notRun{color:#6e7781}
         .message{font-size:12px} .sent code{font-size:11px;color:#57606a}

@@ -334,16 +334,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- management and profile ----
     def revoke(self, request):
-        session = self.session()
-        if not session:
-            return self.json(401, {"error": "sign in first"})
-        try:
-            credential_id = base64url_to_bytes(request["id"])
-        except (KeyError, ValueError, TypeError):
-            return self.json(400, {"error": "bad id"})
-        return self.set_revoked(session, credential_id, True)
+        return self.set_revoked(request, True)
 
     def restore(self, request):
+        return self.set_revoked(request, False)
+
+    def set_revoked(self, request, revoked):
+        """Revokes or restores one of the account's passkeys; answers the complete accepted list."""
         session = self.session()
         if not session:
             return self.json(401, {"error": "sign in first"})
@@ -351,10 +348,6 @@ class Handler(BaseHTTPRequestHandler):
             credential_id = base64url_to_bytes(request["id"])
         except (KeyError, ValueError, TypeError):
             return self.json(400, {"error": "bad id"})
-        return self.set_revoked(session, credential_id, False)
-
-    def set_revoked(self, session, credential_id, revoked):
-        """Revokes or restores one of the account's passkeys; answers the complete accepted list."""
         with STORE.lock:
             stored = STORE.credentials.get(credential_id)
             if stored and stored["user"] == session["user"]:

@@ -141,12 +141,7 @@ public struct DivergenceMatrix: Sendable {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><title>\(e(scenario.title)) — credemu divergence matrix</title>
         <style>
-        body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1b1f24}
-        h1{font-size:1.4rem;margin:0 0 .3rem} p.meta{color:#57606a;margin:.2rem 0 1rem}
-        table{border-collapse:collapse;width:100%;table-layout:fixed}
-        th,td{border:1px solid #d0d7de;padding:.45rem;vertical-align:top;text-align:left}
-        thead th{background:#f6f8fa;position:sticky;top:0}
-        tr.diverges{background:#fff8c5} tr.diverges th{border-left:4px solid #bf8700}
+        \(ReportStyle.base)
         .mark{color:#bf8700;font-weight:bold}
         td.created{color:#116329} td.noop{color:#6e7781} td.error{color:#a40e26} td.signedIn{color:#0550ae}
         .vault{font-size:12px;color:#6639ba} .dialect code{font-size:11px;color:#57606a} .observed{font-size:11px;color:#57606a}
