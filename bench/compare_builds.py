@@ -12,27 +12,9 @@ build / the other).
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 
-
-class Worker:
-    def __init__(self, directory, name, clients):
-        self.process = subprocess.Popen([f"{directory}/{name}", "worker", "--clients", str(clients)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def figure(self, name, seconds):
-        self.process.stdin.write(f"{name} {seconds}\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline().split()
-        if len(answer) != 2 or float(answer[1]) < 0:
-            raise SystemExit(f"{name}: {' '.join(answer) or 'no answer'}")
-        return float(answer[1])
-
-    def close(self):
-        self.process.stdin.write("quit\n")
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+from worker import Worker
 
 
 def main():
@@ -45,8 +27,8 @@ def main():
         raise SystemExit("the other build must be a binary named credemu")
     shutil.copy(f"{release}/credemu-bench", f"{other_directory}/credemu-bench-compare")
     try:
-        workers = {"this build": Worker(release, "credemu-bench", clients),
-                   "the other": Worker(other_directory, "credemu-bench-compare", clients)}
+        workers = {"this build": Worker(f"{release}/credemu-bench", clients),
+                   "the other": Worker(f"{other_directory}/credemu-bench-compare", clients)}
         figures = ["http-create", "http-get"]
         results = {(w, f): [] for w in workers for f in figures}
         try:

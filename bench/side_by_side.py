@@ -13,7 +13,6 @@ the figures printed are medians over the rounds, and each ratio is the median of
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
-import base64
 import http.server
 import json
 import os
@@ -30,6 +29,8 @@ from pathlib import Path
 
 import websocket  # websocket-client, pinned in Tests/interop/requirements.txt
 from soft_webauthn import SoftWebauthnDevice
+
+from worker import Worker
 
 CREATE = """(async () => {
   const rand = n => crypto.getRandomValues(new Uint8Array(n));
@@ -160,28 +161,6 @@ def rate_of(seconds, body):
             return n / elapsed
 
 
-class Worker:
-    def __init__(self, release):
-        self.process = subprocess.Popen([f"{release}/credemu-bench", "worker", "--clients", os.environ.get("CREDEMU_BENCH_CLIENTS", "4")],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def figure(self, name, seconds=None):
-        self.process.stdin.write(f"{name} {seconds or ''}\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline().split()
-        if len(line) != 2 or line[0] != name:
-            raise SystemExit(f"credemu-bench worker: {name}: {' '.join(line) or 'no answer'}")
-        value = float(line[1])
-        if value < 0:
-            raise SystemExit(f"credemu-bench worker: {name}: failed requests")
-        return value
-
-    def close(self):
-        self.process.stdin.write("quit\n")
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-
-
 def check_soft_webauthn(device, creation, request, origin):
     """The peer does real work: its registration parses and its assertion verifies with python-fido2."""
     from fido2.utils import sha256
@@ -218,7 +197,7 @@ def main():
     page = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=page.serve_forever, daemon=True).start()
     page_url = f"http://localhost:{page.server_address[1]}/"
-    worker = Worker(release)
+    worker = Worker(f"{release}/credemu-bench", os.environ.get("CREDEMU_BENCH_CLIENTS", "4"))
     results = {}
     with tempfile.TemporaryDirectory() as directory:
         port_file = Path(directory) / "port"

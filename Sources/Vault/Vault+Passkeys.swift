@@ -140,7 +140,10 @@ extension Vault {
     /// what a get without an allow list may use. One walk down the `passkeys_offered` index, in its order; only
     /// the rows returned are read and decoded, however many the RP holds.
     public func offeredPasskeys(rpID: String, limit: Int) throws(VaultError) -> [PasskeyRecord] {
-        try selectPasskeys(sql: Vault.offeredSQL, [.text(profile), .text(rpID), .int(Int64(max(0, limit)))])
+        try locked { () throws(VaultError) in
+            try flushUses()  // the order is the last use's: pending ones first (a no-op inside a transaction)
+            return try selectPasskeys(sql: Vault.offeredSQL, [.text(profile), .text(rpID), .int(Int64(max(0, limit)))])
+        }
     }
 
     static let offeredSQL = selectPasskeysSQL + """
@@ -327,10 +330,9 @@ extension Vault {
     }
 
     /// `sql` is a whole SELECT of `passkeyColumns`; the hot lookup by ID passes a prebuilt one. Records carry
-    /// their pending last use; a read in last-use order (`offeredSQL`) first writes the pending ones.
+    /// their pending last use.
     private func selectPasskeys(sql: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
-            if sql == Vault.offeredSQL { try flushUses() }
             var records: [PasskeyRecord] = []
             try db.query(sql, bindings) { row throws(VaultError) in
                 records.append(try Vault.passkey(from: row))

@@ -121,3 +121,13 @@ def register_and_sign_in(credemu, origin="https://shop.example.com", rp_id="exam
     request = generate_authentication_options(rp_id=rp_id)
     verify_authentication_both(credemu.get(origin, request), request, origin, rp_id, verified, fido2_credential)
     return verified.credential_id
+
+
+@pytest.fixture
+def example_rp():
+    """examples/relying-party/app.py on a free port: its origin."""
+    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
+                          stdout=subprocess.PIPE, text=True)
+    yield rp.stdout.readline().strip()
+    rp.terminate()
+    rp.wait(10)

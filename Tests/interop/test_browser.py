@@ -12,8 +12,6 @@ The GPM and Bitwarden journeys then check what the provider did in detail (the A
 modal path, the events), and the shim's objects and a held registration are checked once, with GPM.
 """
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -28,16 +26,6 @@ from conftest import ROOT
 
 ARTIFACTS = ROOT / "artifacts" / "e2e"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
-
-
-@pytest.fixture
-def example_rp():
-    """examples/relying-party/app.py on a free port: its origin."""
-    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
-                          stdout=subprocess.PIPE, text=True)
-    yield rp.stdout.readline().strip()
-    rp.terminate()
-    rp.wait(10)
 
 
 @pytest.fixture(scope="module")

@@ -65,17 +65,6 @@ def credemu_platform(request):
     return _engine_profile(request, 1)
 
 
-@pytest.fixture
-def example_rp():
-    import subprocess
-    import sys
-    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
-                          stdout=subprocess.PIPE, text=True)
-    yield rp.stdout.readline().strip()
-    rp.terminate()
-    rp.wait(10)
-
-
 class Journey:
     """One engine on the example RP, the shim of the test's profile installed, the user's password saved."""
 
