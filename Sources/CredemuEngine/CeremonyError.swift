@@ -24,6 +24,8 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     /// The RP asked for the other authenticator attachment and the browser did not offer the provider.
     public static let attachmentNotOffered = Reason(rawValue: "attachmentNotOffered")
     public static let storage = Reason(rawValue: "storage")
+    /// No provider account on the device is reachable on its platform (`DeviceRouting`).
+    public static let noProvider = Reason(rawValue: "noProvider")
     /// An extension input the client refuses (a large blob read at creation, a PRF key not in the allow list).
     public static let invalidExtensionInput = Reason(rawValue: "invalidExtensionInput")
     /// The RP requires large blob support and the provider has none.

@@ -6,10 +6,21 @@ public struct OfferedPasskey: Equatable, Sendable {
     public var credentialID: [UInt8]
     public var userName: String
     public var userDisplayName: String
+    /// The provider account that holds it, in a device's dropdown (`DeviceSession.autofillOffer`).
+    public var provider: String?
+
+    public init(credentialID: [UInt8], userName: String, userDisplayName: String, provider: String? = nil) {
+        self.credentialID = credentialID
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.provider = provider
+    }
 
     public var json: JSONValue {
-        .object([("credentialId", .string(Base64URL.encode(credentialID))), ("userName", .string(userName)),
-                 ("userDisplayName", .string(userDisplayName))])
+        var members: [(String, JSONValue)] = [("credentialId", .string(Base64URL.encode(credentialID))), ("userName", .string(userName)),
+                                              ("userDisplayName", .string(userDisplayName))]
+        if let provider { members.append(("provider", .string(provider))) }
+        return .object(members)
     }
 }
 

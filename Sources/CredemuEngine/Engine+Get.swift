@@ -133,3 +133,18 @@ extension Engine {
         return record
     }
 }
+
+extension Engine {
+    /// The passkeys a get with these options may use, most recently used first, at most `limit`: what a device asks
+    /// each of its providers before it routes a get (`DeviceSession`). Logs nothing.
+    public func usableCredentials(_ options: RequestOptions, caller: Caller, limit: Int) throws(CeremonyError) -> [PasskeyRecord] {
+        let rpID = try relyingPartyID(options.rpId, caller: caller)
+        return try candidates(options, rpID: rpID, limit: limit)
+    }
+
+    /// Whether a get with these options may use the passkey `id` of this provider.
+    public func mayUse(_ id: [UInt8], _ options: RequestOptions, caller: Caller) throws(CeremonyError) -> Bool {
+        let rpID = try relyingPartyID(options.rpId, caller: caller)
+        return try offered(id, options, rpID: rpID) != nil
+    }
+}

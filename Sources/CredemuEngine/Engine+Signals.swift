@@ -11,12 +11,7 @@ extension Engine {
         var detail: [(String, JSONValue)] = [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)),
                                              ("rpId", .string(request.rpId))]
         do throws(CeremonyError) {
-            guard knobs.signalMethods else {
-                // The page calls a property that is not there: V8's message.
-                throw CeremonyError(.typeError("PublicKeyCredential.\(request.methodName) is not a function"), reason: .signalMethodsMissing)
-            }
-            let decoded = try decodeSignal(request)
-            _ = try relyingPartyID(request.rpId, caller: caller)
+            let decoded = try checkSignal(request, caller: caller)
             if case .unknownCredential = request { detail.append(("credentialId", .string(Base64URL.encode(decoded.0)))) }
             if case .unknownCredential = request {} else { reviewSignal(request, decodedUser: decoded.0, accepted: decoded.1) }
             let action = signalAction(request)
@@ -41,6 +36,19 @@ extension Engine {
             if error.reason == .rateLimited { reviewRateLimited(knobs.rateLimit(for: request.kind)) }
             throw failed("signal", error, detail)
         }
+    }
+
+    /// What the page's API checks before any provider hears of a signal: the method exists, the IDs decode, the RP
+    /// ID is the caller's. Returns the decoded user or credential ID and accepted list.
+    @discardableResult
+    public func checkSignal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) -> ([UInt8], [[UInt8]]) {
+        guard knobs.signalMethods else {
+            // The page calls a property that is not there: V8's message.
+            throw CeremonyError(.typeError("PublicKeyCredential.\(request.methodName) is not a function"), reason: .signalMethodsMissing)
+        }
+        let decoded = try decodeSignal(request)
+        _ = try relyingPartyID(request.rpId, caller: caller)
+        return decoded
     }
 
     private func signalKnob(_ request: SignalRequest) -> String {

@@ -5,6 +5,7 @@ import WebAuthn
 public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case profileSetting = "InvalidProfileSetting"
+        case deviceSetting = "InvalidDeviceSetting"
         case policyPack = "InvalidPolicyPack"
         case scenario = "InvalidScenario"
         /// A pack claims an extension the engine cannot answer (`providers validate` refuses it).
@@ -21,7 +22,7 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 
     public var description: String { message }
 
-    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidPolicyPack" | "InvalidScenario" | "UnansweredExtension", "message": ...}}`.
+    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidDeviceSetting" | "InvalidPolicyPack" | "InvalidScenario" | "UnansweredExtension", "message": ...}}`.
     public var json: JSONValue {
         ErrorBody.json(name: kind.rawValue, message: message)
     }

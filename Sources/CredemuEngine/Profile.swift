@@ -27,6 +27,8 @@ public struct Profile: Equatable, Sendable {
     /// Each RP ID's `https://RPID/.well-known/webauthn` `origins` (WebAuthn L3 §5.11), as the RP would serve it: credemu
     /// never fetches it, the test gives it.
     public var relatedOrigins: [String: [String]] = [:]
+    /// The device the account runs on for this ceremony (`on(_:)`), named in its events; nil for the profile's own.
+    public var device: String?
 
     public init(name: String, pack: String = "gpm", packPath: String? = nil, platform: Platform = .chromeDesktop,
                 osVersion: String? = nil, playServicesVersion: String? = nil, passcodeSet: Bool = true,

@@ -5,41 +5,70 @@ import WebAuthn
 extension Operations {
     /// `navigator.credentials.create()`: modal or conditional, web or native.
     public func create(_ name: String, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> JSONValue {
-        let engine = try engine(name, platform: request.platform)
+        try create(on: try engine(name, platform: request.platform), board: name, request, overrides: overrides)
+    }
+
+    /// A create answered by `engine`, registered on the ceremony board under `board` (a profile, or a device).
+    func create(on engine: Engine, board: String, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> JSONValue {
         let (parsed, nativeOrigin) = try options(request, engine, .create, PlatformRequest.creationOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
-        let id = try begin(name, request, caller, conditional: false, engine, .create)
-        defer { if let id { ceremonies.finish(profile: name, id: id) } }
+        let id = try begin(board, request, caller, conditional: false, engine, .create)
+        defer { if let id { ceremonies.finish(profile: board, id: id) } }
         try honourHold(engine, .create)
-        try checkNotAborted(name, id, engine, .create)
+        try checkNotAborted(board, id, engine, .create)
         return try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
+    }
+
+    /// Who answers a get: the options are read by `page`, the dropdown comes from `offer`, `answerer` names the engine
+    /// that signs (after the pick), and `queued` says whether the simulated user's next decision is queued already.
+    struct GetRouting {
+        var page: Engine
+        var offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])
+        var answerer: (RequestOptions, Caller, [UInt8]?) throws(CeremonyError) -> Engine
+        var queued: () throws(OperationError) -> Bool
     }
 
     /// `navigator.credentials.get()`, with the simulated user's pick when given.
     public func get(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
         let engine = try engine(name, platform: request.platform)
-        let (parsed, nativeOrigin) = try options(request, engine, .get, PlatformRequest.requestOptions)
+        let routing = GetRouting(page: engine, offer: { (o, c) throws(CeremonyError) in try engine.autofillOffer(o, caller: c) },
+                                 answerer: { _, _, _ in engine },
+                                 queued: { () throws(OperationError) in
+                                     try !self.stored { () throws(VaultError) in try self.vault.scoped(to: name).pendingDecisions() }.isEmpty
+                                 })
+        return try get(board: name, request, routing).response
+    }
+
+    /// A get routed as `routing` says, registered on the board under `board`; returns the engine that answered too.
+    func get(board: String, _ request: CeremonyRequest, _ routing: GetRouting) throws(OperationError) -> (response: JSONValue, engine: Engine) {
+        let page = routing.page
+        let (parsed, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
         var options = parsed
-        let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
+        let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         var pick = try request.pick.map { (id) throws(OperationError) -> [UInt8] in
             guard let bytes = Base64URL.decode(id) else { throw .invalidInput("The pick must be a base64url credential ID.") }
             return bytes
         }
         let conditional = options.mediation == "conditional"
-        let id = try begin(name, request, caller, conditional: conditional, engine, .get)
-        defer { if let id { ceremonies.finish(profile: name, id: id) } }
-        try honourHold(engine, .get)
-        try checkNotAborted(name, id, engine, .get)
+        let id = try begin(board, request, caller, conditional: conditional, page, .get)
+        defer { if let id { ceremonies.finish(profile: board, id: id) } }
+        try honourHold(page, .get)
+        try checkNotAborted(board, id, page, .get)
         // A conditional get waits for a pick unless the simulated user's next decision is queued already.
-        if conditional, conditionalGetsWait, pick == nil, let id,
-           try stored({ () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }).isEmpty {
-            pick = try waitForPick(name, id, options, caller, engine)
+        if conditional, conditionalGetsWait, pick == nil, let id, try !routing.queued() {
+            pick = try waitForPick(board, id, options, caller, page, routing.offer)
         }
-        return try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: pick) }.json
+        let chosen = pick
+        let engine = try run(page, .get) { () throws(CeremonyError) in try routing.answerer(options, caller, chosen) }
+        if engine !== page {
+            try honourHold(engine, .get)
+            try checkNotAborted(board, id, engine, .get)
+        }
+        return (try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json, engine)
     }
 
     /// The signal kinds, as the API's path and the CLI's word name them.
@@ -70,14 +99,14 @@ extension Operations {
 
     /// The request's options read by `parse`; malformed ones fail as the ceremony would (a TypeError with every
     /// dialect).
-    private func options<T>(_ request: CeremonyRequest, _ engine: Engine, _ operation: Dialect.Operation,
+    func options<T>(_ request: CeremonyRequest, _ engine: Engine, _ operation: Dialect.Operation,
                             _ parse: (JSONValue) throws(WebAuthnError) -> T) throws(OperationError) -> T {
         try run(engine, operation) { () throws(CeremonyError) in
             do throws(WebAuthnError) { return try parse(try request.document()) } catch { throw CeremonyError(error) }
         }
     }
 
-    private func ceremonyCaller(_ request: CeremonyRequest, nativeOrigin: String?, _ engine: Engine,
+    func ceremonyCaller(_ request: CeremonyRequest, nativeOrigin: String?, _ engine: Engine,
                                 _ operation: Dialect.Operation) throws(OperationError) -> Caller {
         do throws(OperationError) {
             guard let caller = try request.caller(nativeOrigin: nativeOrigin) else {
@@ -128,10 +157,11 @@ extension Operations {
 
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
     /// /profiles/{p}/offer/pick`) or the page's abort.
-    private func waitForPick(_ name: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine) throws(OperationError) -> [UInt8] {
-        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
-        ceremonies.offer(profile: name, id: id, rpID: rpID, passkeys: offered)
-        let ending = ceremonies.wait(profile: name, id: id)
+    private func waitForPick(_ board: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
+                             _ offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])) throws(OperationError) -> [UInt8] {
+        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try offer(options, caller) }
+        ceremonies.offer(profile: board, id: id, rpID: rpID, passkeys: offered)
+        let ending = ceremonies.wait(profile: board, id: id)
         guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
         engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
         return credentialID

@@ -31,17 +31,20 @@ extension Operations {
         return profile
     }
 
+    /// Deletes a profile; one a device still names is refused (change or remove the device first).
     public func removeProfile(_ name: String) throws(OperationError) {
+        let devices = try devices(using: name)
+        guard devices.isEmpty else {
+            throw .conflict("The profile '\(name)' is a provider account of device \(devices.joined(separator: ", ")); change its providers or remove it first.")
+        }
         guard try stored({ () throws(VaultError) in try vault.removeProfile(name) }) else { throw .notFound("No profile '\(name)'.") }
         forget(name)
     }
 
     /// Letters, digits, '-', '_' and '.', 1 to 64 of them: a name that is safe in a URL path and a file name.
-    static func checkProfileName(_ name: String) throws(OperationError) {
-        guard (1...64).contains(name.utf8.count),
-              name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || "-_.".utf8.contains($0) }),
-              name != ".", name != ".." else {
-            throw .invalidInput("A profile name is 1 to 64 letters, digits, '-', '_' and '.'.")
+    static func checkProfileName(_ name: String, what: String = "profile") throws(OperationError) {
+        guard Profile.isValidName(name) else {
+            throw .invalidInput("A \(what) name is 1 to 64 letters, digits, '-', '_' and '.'.")
         }
     }
 

@@ -134,6 +134,32 @@ public final class Operations: @unchecked Sendable {
         return engine
     }
 
+    /// The engine of a profile running on a device (`Profile.on(_:)`), cached per (profile, device).
+    func engine(_ name: String, on device: Device) throws(OperationError) -> Engine {
+        let profile = try profile(name).on(device)
+        let key = "\(name)|\(device.platform.rawValue)|@\(device.name)"
+        cacheLock.lock()
+        let cached = engines[key]
+        cacheLock.unlock()
+        if let cached, cached.profile == profile { return cached }
+        let policy = try policy(for: profile)
+        guard policy.platforms.contains(device.platform) else {
+            throw .invalidInput("The profile '\(name)' of device \(device.name) plays the pack '\(policy.id)', which does not model the platform '\(device.platform.rawValue)'.")
+        }
+        let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
+        cacheLock.lock()
+        engines[key] = engine
+        cacheLock.unlock()
+        return engine
+    }
+
+    /// Drops the engines cached for a device after its settings changed.
+    func forgetDevice(_ name: String) {
+        cacheLock.lock()
+        engines = engines.filter { !$0.key.hasSuffix("|@" + name) }
+        cacheLock.unlock()
+    }
+
     /// Drops what is cached for a profile after its settings or credentials changed.
     func forget(_ name: String) {
         cacheLock.lock()

@@ -154,6 +154,60 @@ extension APIServer {
         Route("DELETE", "/profiles/{profile}/user") { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.clearDecisions(r.first) })
         },
+        Route("GET", "/devices") { (s, _) throws(APIError) in
+            s.json(200, .object([("devices", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listDevices() }))]))
+        },
+        Route("POST", "/devices") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let name = try body.requiredString("name")
+            let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
+            return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.createDevice(name, settings: settings).json })
+        },
+        Route("GET", "/devices/{device}") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.device(r.first).json })
+        },
+        Route("PATCH", "/devices/{device}") { (s, r) throws(APIError) in
+            let settings = try r.body().value.objectValue ?? []
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.updateDevice(r.first, settings: settings).json })
+        },
+        Route("DELETE", "/devices/{device}") { (s, r) throws(APIError) in
+            try APIError.wrap { () throws(OperationError) in try s.operations.removeDevice(r.first) }
+            return s.json(200, .object([("removed", .string(r.first))]))
+        },
+        Route("POST", "/devices/{device}/credentials/create", mayBlock: true) { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.create(device: r.first, request) }
+            return s.json(200, response, provider: account)
+        },
+        Route("POST", "/devices/{device}/credentials/get", mayBlock: true) { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.get(device: r.first, request) }
+            return s.json(200, response, provider: account)
+        },
+        Route("POST", "/devices/{device}/ceremonies/{id}/abort") { (s, r) throws(APIError) in
+            _ = try r.body(allowEmpty: true)
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.abortCeremony(device: r.first, id: r.second, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route("GET", "/devices/{device}/offer") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(device: r.first) })
+        },
+        Route("POST", "/devices/{device}/offer/pick") { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.pickOffered(device: r.first, credentialID: credentialID, ceremony: ceremony)
+            })
+        },
+        Route("POST", "/devices/{device}/signals/{kind}") { (s, r) throws(APIError) in
+            let request = try s.ceremonyRequest(r)
+            let accounts = try APIError.wrap { () throws(OperationError) in try s.operations.signal(device: r.first, kind: r.second, request) }
+            return s.json(200, .object([("resolved", true)]), provider: accounts.joined(separator: ","))
+        },
+        Route("GET", "/devices/{device}/capabilities") { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(device: r.first) })
+        },
         Route("POST", "/scenarios/run") { (s, r) throws(APIError) in
             let body = try r.body()
             try body.only(["scenario", "providers"])
@@ -232,14 +286,19 @@ extension APIServer {
         guard let data = APIServer.bundled("shim.js") else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource shim.js is missing from this build."))
         }
-        let profile = request.query["profile"] ?? Vault.defaultProfile
+        let device = request.query["device"]
+        // A device's passwords are saved and filled by the provider that takes its creates.
+        let profile = request.query["profile"] ?? device.flatMap { operations.passwordProfile(device: $0) } ?? Vault.defaultProfile
         let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
         var members: [(String, JSONValue)] = [("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
                                               ("token", request.query["token"].map(JSONValue.string) ?? .null)]
+        // A device's page: ceremonies go to /devices/{device}, which routes them among its providers.
+        if let device { members.append(("device", .string(device))) }
         // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
         // Told only to a caller the API would answer (the route is open).
         let authorized = configuration.token.map { APIServer.constantTimeEqual(Array((request.query["token"] ?? "").utf8), Array($0.utf8)) } ?? true
-        if authorized, operations.pageHasSignalMethods(profile) == false { members.append(("signalMethods", false)) }
+        let signalMethods = device.map { operations.pageHasSignalMethods(device: $0) } ?? operations.pageHasSignalMethods(profile)
+        if authorized, signalMethods == false { members.append(("signalMethods", false)) }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.
         let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"

@@ -121,7 +121,7 @@ public final class APIServer: @unchecked Sendable {
             response.status = 200
         }
         response.headers += [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")] + cors
-        if !cors.isEmpty { response.headers.append(("Access-Control-Expose-Headers", "X-Credemu-Status, Retry-After")) }
+        if !cors.isEmpty { response.headers.append(("Access-Control-Expose-Headers", "X-Credemu-Status, Retry-After, X-Credemu-Provider")) }
         return response
     }
 
@@ -202,6 +202,14 @@ public final class APIServer: @unchecked Sendable {
 
     func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
+    }
+
+    /// A device ceremony's answer, naming in `X-Credemu-Provider` the provider account (or, for a signal, the
+    /// accounts) it went to.
+    func json(_ status: Int, _ value: JSONValue, provider: String) -> HTTPResponse {
+        var response = json(status, value)
+        response.headers.append(("X-Credemu-Provider", provider))
+        return response
     }
 
     /// A file of the server's `Resources/`, compiled into the executable (`ShippedFile`).

@@ -128,6 +128,15 @@ enum VaultMigrations {
         """
         ALTER TABLE passwords ADD COLUMN retired_at INTEGER;
         """,
+        // 5: devices (issue 12): a platform, its state and the provider accounts (profiles) enabled on it, as settings
+        // the engine defines.
+        """
+        CREATE TABLE devices (
+            name TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

@@ -59,6 +59,16 @@ public struct PolicyKnobs: Sendable {
         case anyStore
     }
     public enum PrivateBrowsing: String, Sendable { case allowed, ineligible }
+    /// How the provider reaches a device's ceremonies, which decides where a device routes them (`DeviceRouting`).
+    public enum Integration: String, Sendable, CaseIterable {
+        /// The browser's or the OS's own manager: GPM in Chrome and as Play services on Android, iCloud Keychain.
+        case builtIn
+        /// A third-party provider the OS lets the user enable (Android 14+ credential providers, iOS 17 / macOS 14
+        /// credential provider extensions).
+        case osProvider
+        /// A browser extension whose page script replaces `navigator.credentials.create` and `get`.
+        case `extension`
+    }
     /// What the provider does with an unused-password report (Apple's `reportUnusedPasswordCredential(domain:userName:)`).
     public enum UnusedPasswordAction: String, Sendable {
         /// It stops offering the password and keeps it stored.
@@ -148,6 +158,8 @@ public struct PolicyKnobs: Sendable {
     /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
     /// outside the caller's site is a SecurityError).
     public var relatedOriginsMaxLabels: Int = 0
+    /// How the provider plugs into a device (`device.integration`).
+    public var integration: Integration = .builtIn
     // Passwords
     public var unusedPassword: UnusedPasswordAction = .unsupported
     // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)

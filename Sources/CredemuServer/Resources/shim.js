@@ -568,7 +568,12 @@
   }
 
   // ---- the server ----
-  function serverURL(path) { return config.server + '/profiles/' + encodeURIComponent(config.profile) + path; }
+  // On a device (/shim.js?device=NAME) the ceremonies go to the device, which routes them among its providers;
+  // passwords stay with the profile that saves and fills them there.
+  function serverURL(path) {
+    const device = config.device && !/^\/(passwords|autofill)/.test(path);
+    return config.server + (device ? '/devices/' + encodeURIComponent(config.device) : '/profiles/' + encodeURIComponent(config.profile)) + path;
+  }
   /** A failure to set credemu up (not a WebAuthn outcome): one console line naming the fix, a browser-like error. */
   const reported = new Set();
   function setupFailure(reason, line, detail) {
@@ -621,8 +626,9 @@
     const status = result.status;
     if (status === 401) return setupFailure('tokenMissing', 'credemu: the server requires its token: load the shim as ' + config.server + '/shim.js?profile=' + encodeURIComponent(config.profile) + '&token=<token>', { status: status, server: error });
     if (status === 403 && error.name !== 'SecurityError') return setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' refuses this page: start it with --allow-origin ' + location.origin, { status: status, server: error });
+    if (status === 404 && config.device) return setupFailure('unknownDevice', "credemu: the server has no device '" + config.device + "': create it (credemu device create " + config.device + ' --providers PROFILE,..., or POST /devices) or load /shim.js?device=<name>', { status: status, server: error });
     if (status === 404) return setupFailure('unknownProfile', "credemu: the server has no profile '" + config.profile + "': create it (credemu profile create " + config.profile + ', or POST /profiles) or load /shim.js?profile=<name>', { status: status, server: error });
-    if (error.name === 'InvalidPolicyPack' || error.name === 'UnansweredExtension' || error.name === 'InvalidProfileSetting') return setupFailure('invalidConfiguration', 'credemu: the profile cannot be used: ' + error.message, { status: status, server: error });
+    if (error.name === 'InvalidPolicyPack' || error.name === 'UnansweredExtension' || error.name === 'InvalidProfileSetting' || error.name === 'InvalidDeviceSetting') return setupFailure('invalidConfiguration', 'credemu: the profile cannot be used: ' + error.message, { status: status, server: error });
     if (!error.name || status >= 500 || status === 413 || status === 415) return setupFailure('serverError', 'credemu: the server answered ' + status + ': ' + (error.message || 'no error body'), { status: status, server: error });
     const detail = Object.assign({}, error, { status: status });
     switch (error.name) {

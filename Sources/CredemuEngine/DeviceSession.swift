@@ -1,0 +1,103 @@
+import Vault
+import WebAuthn
+
+/// The ceremonies of one device: each goes to the provider accounts `DeviceRouting` names, and each credential is
+/// answered by its own provider's engine, with that provider's knobs and in that account's vault and log.
+public final class DeviceSession: @unchecked Sendable {
+    public let device: Device
+    public let routing: DeviceRouting
+    /// The device's accounts in its order, each an engine whose profile runs on the device (`Profile.on(_:)`).
+    public let engines: [Engine]
+
+    public init(device: Device, engines: [Engine]) {
+        self.device = device
+        self.engines = engines
+        routing = DeviceRouting(device: device, accounts: engines.map {
+            DeviceRouting.Account(name: $0.profile.name, integration: $0.knobs.integration, offersInAutofill: $0.knobs.conditionalMediation)
+        })
+    }
+
+    public func engine(_ account: DeviceRouting.Account) -> Engine { engines.first { $0.profile.name == account.name }! }
+
+    /// No account the platform reaches: the page's request fails as a browser with no provider fails it.
+    var noProvider: CeremonyError {
+        let why = routing.accounts.compactMap { a in routing.unreachable(a).map { "\(a.name) is \($0)" } }.joined(separator: "; ")
+        return CeremonyError(.notAllowed("The operation either timed out or was not allowed: no provider on device \(device.name) is reachable (\(why))."),
+                             reason: .noProvider)
+    }
+
+    /// The engine a create goes to, and the platform's rule that chose it.
+    public func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String) {
+        guard let (account, rule) = routing.createTarget() else { throw noProvider }
+        return (engine(account), rule)
+    }
+
+    /// The engine whose API the page sees first (an extension's override, or the browser's own): it answers
+    /// `getClientCapabilities()` and checks a signal's form.
+    public func pageEngine() throws(CeremonyError) -> Engine {
+        guard let first = routing.getOrder().first else { throw noProvider }
+        return engine(first)
+    }
+
+    /// The engine that answers a get: the one holding `pick`, else the first in the platform's order holding a usable
+    /// passkey, else the first in that order (which then fails as its provider does).
+    public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
+        let order = routing.getOrder().map(engine)
+        guard let first = order.first else { throw noProvider }
+        for engine in order {
+            if let pick {
+                if try engine.mayUse(pick, options, caller: caller) { return engine }
+            } else if try !engine.usableCredentials(options, caller: caller, limit: 1).isEmpty {
+                return engine
+            }
+        }
+        return first
+    }
+
+    /// `navigator.credentials.get()` on the device.
+    public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> (engine: Engine, response: AuthenticationResponse) {
+        let engine = try getEngine(options, caller: caller, pick: pick)
+        return (engine, try engine.get(options, caller: caller, pick: pick))
+    }
+
+    /// A conditional get's dropdown on the device: each provider that lists passkeys in autofill, in the platform's
+    /// order, at most `Engine.offerLimit` passkeys in all.
+    public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
+        var rpID: String?
+        var out: [OfferedPasskey] = []
+        let order = routing.autofillOrder()
+        if order.isEmpty { _ = try pageEngine() }
+        for account in order where out.count < Engine.offerLimit {
+            let (id, offered) = try engine(account).autofillOffer(options, caller: caller)
+            rpID = rpID ?? id
+            out += offered.prefix(Engine.offerLimit - out.count).map { var p = $0; p.provider = account.name; return p }
+        }
+        if let rpID { return (rpID, out) }
+        return (try pageEngine().usableCredentialsRPID(options, caller: caller), out)
+    }
+
+    /// A signal on the device: the page's API checks its form, then every provider the platform sends it to acts
+    /// on it by its own knobs. The first provider failure (an Android rate limit) is the caller's, after all have
+    /// been sent it.
+    public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) -> [String] {
+        try pageEngine().checkSignal(request, caller: caller)
+        var failure: CeremonyError?
+        let targets = routing.signalTargets()
+        for account in targets {
+            do throws(CeremonyError) {
+                try engine(account).signal(request, caller: caller)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return targets.map(\.name)
+    }
+}
+
+extension Engine {
+    /// The RP ID a request runs under, checked against the caller.
+    func usableCredentialsRPID(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> String {
+        try relyingPartyID(options.rpId, caller: caller)
+    }
+}
