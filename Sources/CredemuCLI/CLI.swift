@@ -45,6 +45,8 @@ final class Context {
     var keyFile: String?
     var passphrase: String?
     var profileName = Vault.defaultProfile
+    /// `--device NAME`: ceremonies run on the device, routed among its provider accounts.
+    var deviceName: String?
     var providersDirectory: String?
 
     init(environment: [String: String], terminal: Terminal) {
@@ -74,6 +76,7 @@ final class Context {
             case "vault": vaultPath = try value()
             case "key-file": keyFile = try value()
             case "profile": profileName = try value()
+            case "device": deviceName = try value()
             case "providers": providersDirectory = try value()
             case "passphrase-file":
                 let file = try value()
@@ -97,6 +100,7 @@ final class Context {
         case "password": return wantsHelp ? help(Help.password) : try passwordCommand(args)
         case "demo": return wantsHelp ? help(Help.demo) : try demo(args)
         case "profile": return wantsHelp ? help(Help.profile) : try profileCommand(args)
+        case "device": return wantsHelp ? help(Help.device) : try deviceCommand(args)
         case "autofill": return wantsHelp ? help(Help.autofill) : try autofill(args)
         case "offer": return wantsHelp ? help(Help.offer) : try offerCommand(args)
         case "signal": return wantsHelp ? help(Help.signal) : try signalCommand(args)

@@ -10,6 +10,13 @@ extension Context {
         try args.noMorePositionals(after: 0)
         let overrides = try settingOverrides(args)
         let request = try ceremonyRequest(args)
+        if let deviceName {
+            guard overrides.isEmpty else { throw UsageError("The per-credential overrides are for a profile's create, not a device's.") }
+            let (response, account) = try perform { (ops) throws(OperationError) in try ops.create(device: deviceName, request) }
+            answeredBy(account)
+            printJSON(response)
+            return .success
+        }
         printJSON(try perform { (ops) throws(OperationError) in try ops.create(profileName, request, overrides: overrides) })
         return .success
     }
@@ -18,6 +25,12 @@ extension Context {
         let args = try Arguments(words, valued: ["origin", "top-origin", "options", "pick", "mediation", "platform", "android-package"])
         try args.noMorePositionals(after: 0)
         let request = try ceremonyRequest(args)
+        if let deviceName {
+            let (response, account) = try perform { (ops) throws(OperationError) in try ops.get(device: deviceName, request) }
+            answeredBy(account)
+            printJSON(response)
+            return .success
+        }
         printJSON(try perform { (ops) throws(OperationError) in try ops.get(profileName, request) })
         return .success
     }
@@ -28,7 +41,10 @@ extension Context {
         try args.noMorePositionals(after: 0)
         let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
                                       platform: args.value("platform"))
-        printJSON(try perform { (ops) throws(OperationError) in try ops.autofillOffer(profileName, request) })
+        printJSON(try perform { (ops) throws(OperationError) in
+            if let deviceName { return try ops.autofillOffer(device: deviceName, request) }
+            return try ops.autofillOffer(profileName, request)
+        })
         return .success
     }
 
@@ -38,7 +54,12 @@ extension Context {
         try args.noMorePositionals(after: 1)
         let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
                                       platform: args.value("platform"))
-        try perform { (ops) throws(OperationError) in try ops.signal(profileName, kind: kind, request) }
+        if let deviceName {
+            let accounts = try perform { (ops) throws(OperationError) in try ops.signal(device: deviceName, kind: kind, request) }
+            answeredBy(accounts.isEmpty ? "no provider" : accounts.joined(separator: ", "))
+        } else {
+            try perform { (ops) throws(OperationError) in try ops.signal(profileName, kind: kind, request) }
+        }
         printJSON(.object([("resolved", true)]))
         return .success
     }
@@ -46,8 +67,19 @@ extension Context {
     func capabilitiesCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: ["platform"])
         try args.noMorePositionals(after: 0)
-        printJSON(try perform { (ops) throws(OperationError) in try ops.capabilities(profileName, platform: args.value("platform")) })
+        printJSON(try perform { (ops) throws(OperationError) in
+            if let deviceName {
+                guard args.value("platform") == nil else { throw .invalidInput("A device's capabilities are its own platform's; --platform is for a profile.") }
+                return try ops.capabilities(device: deviceName)
+            }
+            return try ops.capabilities(profileName, platform: args.value("platform"))
+        })
         return .success
+    }
+
+    /// Names on standard error the provider account a device's ceremony went to (standard output stays the response).
+    private func answeredBy(_ account: String) {
+        terminal.writeError("credemu: device \(deviceName ?? ""): answered by \(account)\n")
     }
 
     /// The ceremony as the flags give it; web options need `--origin` (native shapes carry or imply theirs).

@@ -39,6 +39,39 @@ extension Context {
         return .success
     }
 
+    /// `credemu device`: devices with their provider accounts.
+    func deviceCommand(_ words: [String]) throws -> ExitStatus {
+        let args = try Arguments(words, valued: Set(Device.settingNames))
+        guard let sub = args.positionals.first else { throw UsageError("device needs a subcommand: create, list, show, set or remove.") }
+        switch sub {
+        case "list":
+            try args.noMorePositionals(after: 1)
+            printJSON(.array(try perform { (ops) throws(OperationError) in try ops.listDevices() }))
+        case "show", "remove":
+            try args.noMorePositionals(after: 2)
+            guard let name = args.positionals.dropFirst().first ?? deviceName else { throw UsageError("device \(sub) needs a device name.") }
+            if sub == "show" {
+                printJSON(try perform { (ops) throws(OperationError) in try ops.device(name).json })
+            } else {
+                try perform { (ops) throws(OperationError) in try ops.removeDevice(name) }
+                printJSON(.object([("removed", .string(name))]))
+            }
+        case "create", "set":
+            try args.noMorePositionals(after: 2)
+            guard args.positionals.count == 2 else { throw UsageError("device \(sub) needs a device name.") }
+            let name = args.positionals[1]
+            let settings: [(String, JSONValue)] = Device.settingNames.compactMap { key in
+                args.value(key).map { (key, $0 == "null" ? .null : .string($0)) }
+            }
+            printJSON(try perform { (ops) throws(OperationError) in
+                sub == "create" ? try ops.createDevice(name, settings: settings).json : try ops.updateDevice(name, settings: settings).json
+            })
+        default:
+            throw UsageError("Unknown device subcommand '\(sub)'.")
+        }
+        return .success
+    }
+
     func clockCommand(_ words: [String]) throws -> ExitStatus {
         let args = try Arguments(words, valued: [])
         let sub = args.positionals.first ?? "show"

@@ -14,6 +14,7 @@ enum Help {
       signal        Send signalUnknownCredential / signalAllAcceptedCredentials / signalCurrentUserDetails.
       capabilities  getClientCapabilities(), isConditionalMediationAvailable(), isUVPAA() for the profile.
       profile       Create, list, show, change and remove provider profiles.
+      device        Devices: a platform with several provider accounts (profiles), one preferred.
       providers     List, show and validate policy packs.
       clock         Show, set or advance the vault's virtual clock.
       user          Script the simulated user's next decisions (accept, cancel, timeout, pick).
@@ -29,6 +30,8 @@ enum Help {
       --vault PATH          The vault file (default: $CREDEMU_VAULT, else .credemu/vault.db).
       --profile NAME        The provider profile (default: $CREDEMU_PROFILE, else "default": GPM on Chrome desktop,
                             created on first use).
+      --device NAME         Run create, get, offer, signal and capabilities on a device: the platform's rule picks
+                            the provider account (named on standard error).
       --providers DIR       Packs over the built-in ones: one with a built-in pack's ID replaces it, others are
                             added (default: $CREDEMU_PROVIDERS, else only the built-in packs).
       --key-file PATH       The vault key file (default: $CREDEMU_KEY_FILE, else VAULT.key). Created with mode
@@ -142,6 +145,30 @@ enum Help {
     opt-out; it holds on every platform of the account), --passkeysEnabled true|false; device state:
     --browserSignedIn true|false, --syncEnabled true|false (GPM desktop upgrades need both),
     --privateBrowsing true|false (Safari does not upgrade in a private tab).
+
+    """
+
+    static let device = """
+    Usage: credemu [GLOBAL OPTIONS] device SUBCOMMAND
+
+      device list                   Every device with its settings.
+      device show NAME              One device.
+      device create NAME --providers P1,P2 [SETTINGS]
+                                    A new device; the providers are profiles (provider accounts) in the user's
+                                    order, each with a pack that models the device's platform.
+      device set NAME SETTINGS      Change settings (logged in each provider account).
+      device remove NAME            Delete the device; its accounts stay.
+
+    Settings: --providers P1,P2 (at most 8), --preferred P (Android's preferred service; the first when unset),
+    --platform P, --osVersion V, --playServicesVersion V, --passcodeSet, --browserSignedIn, --syncEnabled,
+    --privateBrowsing true|false. The device's state replaces each account's own in its ceremonies; the accounts'
+    settings (the opt-out) and credentials are shared by every device that names them.
+
+    Where ceremonies go (credemu --device NAME create|get|offer|signal|capabilities): a browser extension
+    (device.integration extension) takes creates and answers gets first; else the preferred provider on Android
+    and Apple platforms, the browser's own manager on desktop. Gets and the autofill dropdown offer every
+    provider's passkeys; signals go to the built-in manager and, on Android 14+ (and Apple 26, unconfirmed), to
+    every enabled OS provider, never to an extension.
 
     """
 

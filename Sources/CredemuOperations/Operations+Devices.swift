@@ -93,6 +93,12 @@ extension Operations {
         return DeviceSession(device: device, engines: engines)
     }
 
+    /// A device's ceremonies run on its platform: a request naming one is refused rather than half obeyed.
+    static func checkNoPlatform(_ request: CeremonyRequest) throws(OperationError) {
+        guard request.platform != nil else { return }
+        throw .invalidInput("A device's ceremonies run on its own platform; change the device's platform setting instead of giving one.")
+    }
+
     /// The board key of a device's ceremonies: '@' is never in a profile name, so the two never meet.
     static func board(device name: String) -> String { "@" + name }
 
@@ -100,6 +106,7 @@ extension Operations {
 
     /// `navigator.credentials.create()` on a device: the platform's rule picks the provider (`DeviceRouting`).
     public func create(device name: String, _ request: CeremonyRequest) throws(OperationError) -> (response: JSONValue, account: String) {
+        try Operations.checkNoPlatform(request)
         let session = try session(name)
         let engine = try routed(session) { () throws(CeremonyError) in try session.createEngine().engine }
         return (try create(on: engine, board: Operations.board(device: name), request), engine.profile.name)
@@ -108,6 +115,7 @@ extension Operations {
     /// `navigator.credentials.get()` on a device: the union of its providers' passkeys in the platform's order, the
     /// chosen one answered by its own provider.
     public func get(device name: String, _ request: CeremonyRequest) throws(OperationError) -> (response: JSONValue, account: String) {
+        try Operations.checkNoPlatform(request)
         let session = try session(name)
         let page = try routed(session) { () throws(CeremonyError) in try session.pageEngine() }
         let routing = GetRouting(page: page, offer: { (o, c) throws(CeremonyError) in try session.autofillOffer(o, caller: c) },
@@ -127,6 +135,7 @@ extension Operations {
         guard Operations.signalKinds.contains(kind) else {
             throw .invalidInput("No signal '\(kind)'; the signals are \(Operations.signalKinds.joined(separator: ", ")).")
         }
+        try Operations.checkNoPlatform(request)
         let session = try session(name)
         let page = try routed(session) { () throws(CeremonyError) in try session.pageEngine() }
         let caller = try ceremonyCaller(request, nativeOrigin: nil, page, .signal)
