@@ -12,11 +12,12 @@ extension Context {
             throw UsageError("Usage: credemu scenario run FILE [--providers all|ID[@platform],...] [--format table|markdown|json|html] [--out FILE]")
         }
         let scenario = try Scenario.load(path: args.positionals[1])
-        let providers = try registry().select(args.value("providers") ?? "all", for: scenario)
+        let packs = try registry()
+        let providers = try packs.select(args.value("providers") ?? "all", for: scenario)
         let directory = NSTemporaryDirectory() + "credemu-scenario-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory)
+        let matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all)
         let text: String
         switch args.value("format") ?? "table" {
         case "table": text = matrix.table

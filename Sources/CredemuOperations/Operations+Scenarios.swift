@@ -25,7 +25,7 @@ extension Operations {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            return try DivergenceMatrix.run(parsed, providers: columns, directory: directory).json
+            return try DivergenceMatrix.run(parsed, providers: columns, directory: directory, packs: registry.all).json
         } catch let error as VaultError {
             throw .vault(error)
         } catch {

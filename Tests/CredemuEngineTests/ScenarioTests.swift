@@ -20,7 +20,8 @@ final class ScenarioTests: XCTestCase {
         for name in try scenarios() {
             let scenario = try Scenario.load(path: Self.scenariosDirectory + "/" + name)
             let directory = TemporaryDirectory()
-            let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("all", for: scenario), directory: directory.path)
+            let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("all", for: scenario), directory: directory.path,
+                                                  packs: registry.all)
             let expectedPath = Self.scenariosDirectory + "/expected/" + name
             let expected = try String(contentsOfFile: expectedPath, encoding: .utf8)
             let actual = matrix.json.pretty()

@@ -29,17 +29,19 @@ public struct DivergenceMatrix: Sendable {
         return byKind.values.contains { Set($0.map { $0.1.dialect ?? "" }).count > 1 }
     }
 
-    /// Runs `scenario` once per (policy, platform), each in a fresh vault under `directory`.
-    public static func run(_ scenario: Scenario, providers: [(any ProviderPolicy, Platform)], directory: String) throws -> DivergenceMatrix {
+    /// Runs `scenario` once per (policy, platform), each in a fresh vault under `directory`; an account that names its
+    /// pack plays it from `packs`.
+    public static func run(_ scenario: Scenario, providers: [(any ProviderPolicy, Platform)], directory: String,
+                           packs: [any ProviderPolicy] = []) throws -> DivergenceMatrix {
         var columns: [Column] = []
         var byColumn: [[Cell]] = []
         var findings: [[Finding]] = []
         for (index, (policy, platform)) in providers.enumerated() {
             let vault = try Vault.open(path: "\(directory)/\(index)-\(policy.id).db", key: .raw([UInt8](repeating: 1, count: 32)))
             defer { vault.close() }
-            let runner = ScenarioRunner(scenario: scenario, policy: policy, platform: platform, vault: vault)
+            let runner = ScenarioRunner(scenario: scenario, policy: policy, platform: platform, vault: vault, packs: packs)
             byColumn.append(runner.run())
-            findings.append(try Finding.list(vault.scoped(to: "scenario")))
+            findings.append(try runner.profileNames.flatMap { (name) throws in try Finding.list(vault.scoped(to: name)) })
             columns.append(Column(pack: policy.id, name: policy.name, version: policy.version, platform: platform))
         }
         let rows = scenario.steps.indices.map { step in byColumn.map { $0[step] } }

@@ -26,6 +26,27 @@ public struct Scenario: Sendable {
     /// Pack ID to the platform it runs on in this scenario (default: the pack's default platform).
     public var platforms: [String: Platform]
     public var steps: [Step]
+    /// Provider accounts (profiles), for scenarios with devices: label, the pack (nil: the column's) and settings.
+    public var accounts: [Account] = []
+    /// Devices, each with its platform (per column pack, "*" for any) and the accounts enabled on it.
+    public var devices: [DeviceSpec] = []
+
+    public struct Account: Sendable {
+        public var label: String
+        public var pack: String?
+        public var settings: [(String, JSONValue)]
+    }
+
+    public struct DeviceSpec: Sendable {
+        public var label: String
+        /// Column pack ID (or "*") to the device's platform in that column; no entry: the device is absent there.
+        public var platforms: [String: Platform]
+        /// Device settings (`Device.settingNames`), providers included.
+        public var settings: [(String, JSONValue)]
+
+        /// The device's platform when the matrix column plays `pack`.
+        public func platform(column pack: String) -> Platform? { platforms[pack] ?? platforms["*"] }
+    }
 
     /// The members each action takes besides `do`, `label`, `times` and `expect` (scenarios/README.md).
     static let arguments: [String: Set<String>] = [
@@ -33,6 +54,14 @@ public struct Scenario: Sendable {
         "create": ["mediation", "as", "exclude", "user", "userId", "userVerification"], "get": ["allow"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
         "removePasskey": ["credential"], "user": ["decisions"], "rp": ["note"],
+    ]
+
+    /// What names the step's target when a scenario has accounts and devices: `on` a device (ceremonies, device
+    /// settings), or an `account` (passwords, account settings, decisions, removals; ceremonies outside any device).
+    static let targets: [String: Set<String>] = [
+        "savePassword": ["account"], "autofill": ["account"], "usePassword": ["account"], "create": ["on", "account"],
+        "get": ["on", "account"], "setting": ["on", "account"], "signal": ["on", "account"], "removePasskey": ["account"],
+        "user": ["account"],
     ]
 
     /// Reads a scenario strictly: an unknown member, a wrong type or an impossible value is an `InvalidConfiguration`
@@ -51,7 +80,7 @@ public struct Scenario: Sendable {
 
     private init(document: JSONValue) throws(InvalidConfiguration.Field) {
         let s = try ConfigurationFields(document, path: "scenario")
-        try s.onlyKeys(["format", "version", "name", "title", "description", "criteria", "rp", "user", "platforms", "steps"])
+        try s.onlyKeys(["format", "version", "name", "title", "description", "criteria", "rp", "user", "platforms", "accounts", "devices", "steps"])
         guard try s.string("format") == "credemu-scenario" else { throw s.invalid("format", "must be \"credemu-scenario\"") }
         guard try s.number("version") == 1 else { throw s.invalid("version", "must be 1") }
         name = try s.requiredString("name")
@@ -76,18 +105,93 @@ public struct Scenario: Sendable {
             }
         }
         self.platforms = platforms
+        (accounts, devices) = try Scenario.accountsAndDevices(s)
         _ = try s.required("steps", s.array)
         var steps: [Step] = []
-        for (i, step) in try s.objects("steps").enumerated() { steps.append(try Scenario.step(step, number: i + 1)) }
+        for (i, step) in try s.objects("steps").enumerated() {
+            steps.append(try Scenario.step(step, number: i + 1, accounts: Set(accounts.map(\.label)), devices: Set(devices.map(\.label))))
+        }
         guard !steps.isEmpty else { throw s.invalid("steps", "must be a non-empty array") }
         self.steps = steps
     }
 
-    private static func step(_ f: ConfigurationFields, number: Int) throws(InvalidConfiguration.Field) -> Step {
+    /// `accounts` and `devices`: every label a profile name, every device's providers declared accounts.
+    private static func accountsAndDevices(_ s: ConfigurationFields) throws(InvalidConfiguration.Field) -> ([Account], [DeviceSpec]) {
+        var accounts: [Account] = []
+        if let a = try s.object("accounts") {
+            for (label, _) in a.members {
+                guard Profile.isValidName(label) else { throw a.invalid(label, "is not a profile name (letters, digits, '-', '_', '.')") }
+                let fields = try a.requiredObject(label)
+                var probe = Profile(name: label)
+                var settings: [(String, JSONValue)] = []
+                for (key, value) in fields.members {
+                    guard Profile.settingNames.contains(key), key != "packPath", key != "platform" else {
+                        throw fields.invalid(key, "is not an account setting (pack, automaticPasskeyUpgrades, passkeysEnabled, ...)")
+                    }
+                    try probe.apply(key, value, at: fields.path)
+                    settings.append((key, value))
+                }
+                accounts.append(Account(label: label, pack: try fields.string("pack"), settings: settings.filter { $0.0 != "pack" }))
+            }
+        }
+        var devices: [DeviceSpec] = []
+        if let d = try s.object("devices") {
+            guard !accounts.isEmpty else { throw s.invalid("devices", "needs accounts: the provider accounts the devices hold") }
+            for (label, _) in d.members {
+                guard Profile.isValidName(label) else { throw d.invalid(label, "is not a device name (letters, digits, '-', '_', '.')") }
+                let fields = try d.requiredObject(label)
+                var platforms: [String: Platform] = [:]
+                if let text = fields.present("platform")?.stringValue {
+                    guard let p = Platform(rawValue: text) else { throw fields.invalid("platform", "is not one of \(Platform.allCases.map(\.rawValue))") }
+                    platforms["*"] = p
+                } else if let map = try fields.object("platform") {
+                    for (pack, _) in map.members {
+                        guard let p = Platform(rawValue: try map.requiredString(pack)) else {
+                            throw map.invalid(pack, "is not one of \(Platform.allCases.map(\.rawValue))")
+                        }
+                        platforms[pack] = p
+                    }
+                } else {
+                    throw fields.invalid("platform", "is required: a platform, or column pack ID (or \"*\") to platform")
+                }
+                var probe = Device(name: label)
+                var settings: [(String, JSONValue)] = []
+                for (key, value) in fields.members where key != "platform" {
+                    try probe.apply(key, value, at: fields.path)
+                    settings.append((key, value))
+                }
+                guard !probe.providers.isEmpty else { throw fields.invalid("providers", "is required: the accounts enabled on the device") }
+                if let missing = probe.providers.first(where: { p in !accounts.contains { $0.label == p } }) {
+                    throw fields.invalid("providers", "names '\(missing)', which is not one of the scenario's accounts")
+                }
+                if let preferred = probe.preferred, !probe.providers.contains(preferred) {
+                    throw fields.invalid("preferred", "'\(preferred)' is not one of the device's providers")
+                }
+                devices.append(DeviceSpec(label: label, platforms: platforms, settings: settings))
+            }
+        }
+        return (accounts, devices)
+    }
+
+    private static func step(_ f: ConfigurationFields, number: Int, accounts: Set<String>, devices: Set<String>) throws(InvalidConfiguration.Field) -> Step {
         let action = try f.requiredString("do")
-        guard let allowed = arguments[action] else {
+        guard var allowed = arguments[action] else {
             throw .invalidField("\(f.path).do '\(action)' is not one of \(arguments.keys.sorted().joined(separator: ", ")).")
         }
+        let targets = Scenario.targets[action] ?? []
+        if !accounts.isEmpty { allowed.formUnion(targets) }
+        if let on = try f.string("on") {
+            guard devices.contains(on) else { throw f.invalid("on", "'\(on)' is not one of the scenario's devices") }
+            if action == "setting" {
+                allowed = ["on"]
+                allowed.formUnion(Device.stateNames)
+                allowed.formUnion(["providers", "preferred"])
+            }
+        }
+        if let account = try f.string("account"), !accounts.contains(account) {
+            throw f.invalid("account", "'\(account)' is not one of the scenario's accounts")
+        }
+        if f.present("on") != nil, f.present("account") != nil { throw f.invalid("on", "and account cannot both be given") }
         try f.onlyKeys(allowed.union(["do", "label", "times", "expect"]))
         let label = try f.string("label") ?? "\(number). \(action)"
         let times = try f.integer("times", in: 1...100) ?? 1
@@ -126,6 +230,11 @@ public struct Scenario: Sendable {
                 guard exclude == "known" else { throw f.invalid("exclude", "must be \"known\" or a list of labels, not \"\(exclude)\"") }
             } else {
                 _ = try f.strings("exclude")
+            }
+        case "setting" where f.present("on") != nil:
+            var probe = Device(name: "scenario")
+            for (key, value) in f.members where Device.settingNames.contains(key) {
+                try probe.apply(key, value, at: f.path)
             }
         case "setting":
             var probe = Profile(name: "scenario")

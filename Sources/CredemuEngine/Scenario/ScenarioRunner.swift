@@ -23,10 +23,12 @@ public struct Cell: Equatable, Sendable {
     public var ui: String?
     /// The authenticator data's user-presence and user-verification bits the RP reads ("UP=1 UV=0").
     public var flags: String?
+    /// On a device: the provider account that answered (for a signal, those it reached).
+    public var provider: String?
 
     /// "UI: none · UP=0 UV=0": what the user saw and the RP reads, for the renderings.
     public var observed: String? {
-        let parts = [ui.map { "UI: \($0)" }, flags].compactMap { $0 }
+        let parts = [provider.map { "provider: \($0)" }, ui.map { "UI: \($0)" }, flags].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
@@ -47,7 +49,7 @@ public struct Cell: Equatable, Sendable {
     /// What the RP and the user observe of a step, whatever the platform: the outcome and why, the error, the vault,
     /// whether a UI was shown and the flags. Rows whose keys differ across providers diverge; so do rows whose
     /// `dialect` differs between columns on platforms of one kind (`DivergenceMatrix.diverges`).
-    var key: String { [outcome, reason ?? "", error ?? "", vault, ui ?? "", flags ?? ""].joined(separator: "|") }
+    var key: String { [outcome, reason ?? "", error ?? "", vault, ui ?? "", flags ?? "", provider ?? ""].joined(separator: "|") }
 
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("outcome", .string(outcome)), ("summary", .string(summary))]
@@ -56,6 +58,7 @@ public struct Cell: Equatable, Sendable {
         if let dialect { members.append(("dialect", .string(dialect))) }
         if let ui { members.append(("ui", .string(ui))) }
         if let flags { members.append(("flags", .string(flags))) }
+        if let provider { members.append(("provider", .string(provider))) }
         members.append(("vault", .string(vault)))
         if let knob { members.append(("knob", .string(knob))) }
         if let unexpected { members.append(("unexpected", .string(unexpected))) }
@@ -63,32 +66,82 @@ public struct Cell: Equatable, Sendable {
     }
 }
 
-/// Runs a scenario against one provider on one platform, in a vault of its own with a virtual clock.
+/// Runs a scenario against one provider on one platform, in a vault of its own with a virtual clock. A scenario with
+/// `accounts` and `devices` gives each account a profile (the column's pack, or the one it names) and runs a step
+/// `on` a device through a `DeviceSession`, as the device's platform routes it.
 public final class ScenarioRunner {
     let scenario: Scenario
-    let engine: Engine
     let clock: AdjustableClock
-    private var profile: Profile
     private let policy: any ProviderPolicy
     private let vault: Vault
+    /// Account label to its profile and policy; one account, `scenario`, when the scenario declares none.
+    private var accounts: [String: (profile: Profile, policy: any ProviderPolicy)] = [:]
+    private var accountOrder: [String] = []
+    /// The devices this column has, and why the others are absent.
+    private var devices: [String: Device] = [:]
+    private var absent: [String: String] = [:]
+    private var engines: [String: Engine] = [:]
     /// Scenario label to credential ID, and back.
     private var labels: [String: [UInt8]] = [:]
     private var counter = 0
 
     public static let start = Date(timeIntervalSince1970: 1_795_953_600)  // 2026-11-29T10:00:00Z
 
-    public init(scenario: Scenario, policy: any ProviderPolicy, platform: Platform, vault: Vault) {
+    /// - Parameter packs: the packs an account that names one plays (the registry's).
+    public init(scenario: Scenario, policy: any ProviderPolicy, platform: Platform, vault: Vault, packs: [any ProviderPolicy] = []) {
         self.scenario = scenario
         self.policy = policy
         self.vault = vault
         clock = AdjustableClock(ScenarioRunner.start)
-        profile = Profile(name: "scenario", pack: policy.id, platform: platform)
-        engine = Engine(vault: vault, profile: profile, policy: policy, clock: clock)
+        guard !scenario.accounts.isEmpty else {
+            accounts["scenario"] = (Profile(name: "scenario", pack: policy.id, platform: platform), policy)
+            accountOrder = ["scenario"]
+            return
+        }
+        for account in scenario.accounts {
+            let chosen: any ProviderPolicy = account.pack.flatMap { id in packs.first { $0.id == id } } ?? policy
+            if let id = account.pack, chosen.id != id { absent["account " + account.label] = "no pack '\(id)'" }
+            let own = chosen.id == policy.id ? platform
+                : scenario.platforms[chosen.id] ?? (chosen as? PolicyPack)?.defaultPlatform ?? chosen.platforms.first ?? platform
+            var profile = Profile(name: account.label, pack: chosen.id, platform: own)
+            for (key, value) in account.settings { try? profile.set(key, value) }
+            accounts[account.label] = (profile, chosen)
+            accountOrder.append(account.label)
+        }
+        for spec in scenario.devices {
+            guard let devicePlatform = spec.platform(column: policy.id) else {
+                absent[spec.label] = "the scenario gives \(spec.label) no platform for \(policy.id)"
+                continue
+            }
+            var device = Device(name: spec.label, platform: devicePlatform)
+            for (key, value) in spec.settings { try? device.set(key, value) }
+            if let unmodelled = device.providers.first(where: { !(accounts[$0]?.policy.platforms.contains(devicePlatform) ?? false) }) {
+                absent[spec.label] = "\(accounts[unmodelled]?.policy.id ?? unmodelled) does not model \(devicePlatform.rawValue)"
+                continue
+            }
+            devices[spec.label] = device
+        }
     }
 
-    /// The engine for the profile's current settings (a setting step changes them).
-    private var current: Engine {
-        profile == engine.profile ? engine : Engine(vault: vault, profile: profile, policy: policy, clock: clock)
+    /// The profiles the scenario's accounts are, for findings.
+    public var profileNames: [String] { accountOrder }
+
+    /// The default account: the scenario's only one, or the first declared.
+    private var mainAccount: String { accountOrder[0] }
+
+    /// The engine of an account, on its own platform or on a device, for its current settings (a setting step changes them).
+    private func engine(_ account: String, on device: Device? = nil) -> Engine {
+        let (own, policy) = accounts[account]!
+        let profile = device.map { own.on($0) } ?? own
+        let key = account + "@" + (device?.name ?? "")
+        if let cached = engines[key], cached.profile == profile { return cached }
+        let engine = Engine(vault: vault.scoped(to: own.name), profile: profile, policy: policy, clock: clock)
+        engines[key] = engine
+        return engine
+    }
+
+    private func session(_ device: Device) -> DeviceSession {
+        DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) })
     }
 
     public func run() -> [Cell] {
@@ -116,13 +169,19 @@ public final class ScenarioRunner {
         summary.knob = cells.compactMap(\.knob).last
         summary.ui = Set(cells.compactMap(\.ui)).sorted().joined(separator: "/").nilIfEmpty
         summary.flags = Set(cells.compactMap(\.flags)).sorted().joined(separator: "/").nilIfEmpty
+        summary.provider = Set(cells.compactMap(\.provider)).sorted().joined(separator: "/").nilIfEmpty
         summary.unexpected = cells.compactMap(\.unexpected).first
         return summary
     }
 
+    /// Every account's passkeys by scenario label; with several accounts a label reads `pk1@account`.
     private func snapshot() -> [String: PasskeyRecord] {
         var out: [String: PasskeyRecord] = [:]
-        for record in (try? vault.scoped(to: profile.name).allPasskeys()) ?? [] { out[label(for: record.credentialID)] = record }
+        for account in accountOrder {
+            for record in (try? vault.scoped(to: accounts[account]!.profile.name).allPasskeys()) ?? [] {
+                out[label(for: record.credentialID) + (accountOrder.count > 1 ? "@" + account : "")] = record
+            }
+        }
         return out
     }
 
@@ -217,62 +276,93 @@ public final class ScenarioRunner {
 
     private func perform(_ step: Scenario.Step) -> Cell {
         let a = step.arguments
-        let engine = current
+        if let on = a["on"]?.stringValue, devices[on] == nil {
+            return Cell(outcome: "n/a", summary: "no \(on) here: \(absent[on] ?? "absent")", vault: "")
+        }
+        let account = a["account"]?.stringValue ?? mainAccount
+        if let missing = absent["account " + account] { return Cell(outcome: "error", summary: "account \(account): \(missing)", vault: "") }
+        let device = a["on"]?.stringValue.flatMap { devices[$0] }
+        var acting = engine(account)
         let user = a["user"]?.stringValue ?? scenario.userName
         do {
             switch step.action {
             case "savePassword":
                 let savedIn = a["savedIn"]?.stringValue
-                try engine.savePassword(origin: scenario.origin, username: user, password: a["password"]?.stringValue ?? "hunter2", savedIn: savedIn)
-                return ok("saved", "password saved for \(user)" + (savedIn.map { " in \($0)" } ?? ""))
+                try acting.savePassword(origin: scenario.origin, username: user, password: a["password"]?.stringValue ?? "hunter2", savedIn: savedIn)
+                return ok("saved", "password saved for \(user)" + (savedIn.map { " in \($0)" } ?? "") + inAccount(account))
             case "autofill":
                 let submit = a["submit"]?.boolValue ?? true
-                _ = try engine.autofill(origin: scenario.origin, username: a["user"]?.stringValue, submit: submit)
-                return ok("filled", submit ? "password filled and submitted" : "password filled")
+                _ = try acting.autofill(origin: scenario.origin, username: a["user"]?.stringValue, submit: submit)
+                return ok("filled", (submit ? "password filled and submitted" : "password filled") + inAccount(account))
             case "usePassword":
-                try engine.markPasswordUsed(origin: scenario.origin, username: user)
-                return ok("ok", "password typed and submitted")
+                try acting.markPasswordUsed(origin: scenario.origin, username: user)
+                return ok("ok", "password typed and submitted" + inAccount(account))
             case "advance":
                 let seconds = a["by"]?.numberValue ?? a["by"]?.stringValue.flatMap(parseDuration) ?? 0
                 clock.advance(by: seconds)
                 return ok("ok", "clock +\(a["by"]?.stringValue ?? "\(Int(saturating: seconds))s")")
             case "setting":
                 var changed: [String] = []
+                if let on = device?.name {
+                    for (key, value) in a.objectValue ?? [] where Device.settingNames.contains(key) {
+                        try devices[on]!.set(key, value)
+                        changed.append("\(key) = \(value.serialized())")
+                    }
+                    try devices[on]!.checked()
+                    return ok("ok", "\(on): " + changed.joined(separator: ", "))
+                }
                 for (key, value) in a.objectValue ?? [] where Profile.settingNames.contains(key) {
-                    try profile.set(key, value)
+                    try accounts[account]!.profile.set(key, value)
                     changed.append("\(key) = \(value.serialized())")
                 }
-                return ok("ok", changed.joined(separator: ", "))
+                return ok("ok", changed.joined(separator: ", ") + inAccount(account))
             case "user":
                 for text in a["decisions"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
-                    if let decision = UserDecision(text) { try engine.queue(decision) }
+                    if let decision = UserDecision(text) { try acting.queue(decision) }
                 }
                 return ok("ok", "user will: " + (a["decisions"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""))
             case "rp":
                 return ok("—", a["note"]?.stringValue ?? "RP-side step")
             case "create":
-                return try create(a, user: user, engine: engine)
+                if let device {
+                    acting = try session(device).createEngine().engine
+                }
+                return try create(a, user: user, engine: acting, routed: device != nil)
             case "get":
-                return try get(a, engine: engine)
+                let options = try getOptions(a)
+                if let device {
+                    acting = try session(device).getEngine(options, caller: caller(), pick: nil)
+                }
+                return try get(options, engine: acting, routed: device != nil)
             case "signal":
-                return try signal(a, engine: engine)
+                if let device {
+                    let session = session(device)
+                    acting = try session.pageEngine()
+                    return try signal(a, session: session)
+                }
+                return try signal(a, engine: acting)
             case "removePasskey":
                 guard let label = a["credential"]?.stringValue, let id = labels[label] else { return ok("ok", "nothing to remove") }
-                _ = try vault.scoped(to: profile.name).removePasskey(credentialID: id)
-                return ok("ok", "the user deleted \(label) in the provider")
+                _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
+                return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
             default:
                 return ok("error", "unknown step")
             }
         } catch let failure as CeremonyError {
             let operation: Dialect.Operation = step.action == "get" ? .get : step.action == "signal" ? .signal : .create
-            return failed(failure, operation, engine: engine, signalKind: a["kind"]?.stringValue ?? "unknown",
-                          conditional: step.action == "create" && a["mediation"]?.stringValue == "conditional")
+            var cell = failed(failure, operation, engine: acting, signalKind: a["kind"]?.stringValue ?? "unknown",
+                              conditional: step.action == "create" && a["mediation"]?.stringValue == "conditional")
+            if device != nil, operation != .signal { cell.provider = acting.profile.name }
+            return cell
         } catch {
             return Cell(outcome: "error", summary: "\(error)", vault: "")
         }
     }
 
-    private func create(_ a: JSONValue, user: String, engine: Engine) throws -> Cell {
+    /// " in ACCOUNT" when the scenario has several accounts.
+    private func inAccount(_ account: String) -> String { accountOrder.count > 1 ? " in \(account)" : "" }
+
+    private func create(_ a: JSONValue, user: String, engine: Engine, routed: Bool) throws -> Cell {
         let conditional = a["mediation"]?.stringValue == "conditional"
         var exclude: [[UInt8]] = []
         if a["exclude"]?.stringValue == "known" {
@@ -307,49 +397,50 @@ public final class ScenarioRunner {
         let knob = conditional
             ? engine.knobs.cite("conditionalCreate.mode", engine.knobs.conditionalMode.rawValue)
             : engine.knobs.cite("authenticator.userVerification", engine.knobs.userVerification.rawValue)
-        var cell = ok("created", "created \(shown) \(how) (\(bits))", knob: knob)
+        var cell = ok("created", "created \(shown) \(how) (\(bits))" + (routed ? " in \(engine.profile.name)" : ""), knob: knob)
         cell.ui = silent ? (engine.knobs.notification.isEmpty ? "none" : "notice") : "sheet"
         cell.flags = bits
+        if routed { cell.provider = engine.profile.name }
         return cell
     }
 
-    private func get(_ a: JSONValue, engine: Engine) throws -> Cell {
+    private func getOptions(_ a: JSONValue) throws -> RequestOptions {
         let allow = (a["allow"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { labels[$0] } }
-        let options = try RequestOptions(document: .object([
+        return try RequestOptions(document: .object([
             ("challenge", .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))), ("rpId", .string(scenario.rpID)),
             ("allowCredentials", .array(allow.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
         ]))
+    }
+
+    private func get(_ options: RequestOptions, engine: Engine, routed: Bool) throws -> Cell {
         let response = try engine.get(options, caller: caller())
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
-        var cell = ok("signedIn", "signed in with \(label(for: response.credentialID))")
+        var cell = ok("signedIn", "signed in with \(label(for: response.credentialID))" + (routed ? " from \(engine.profile.name)" : ""))
         cell.ui = "sheet"
         cell.flags = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
+        if routed { cell.provider = engine.profile.name }
         return cell
     }
 
-    private func signal(_ a: JSONValue, engine: Engine) throws -> Cell {
+    private func signalRequest(_ a: JSONValue) -> (request: SignalRequest, knob: String) {
         let kind = a["kind"]?.stringValue ?? "unknown"
         let userID = Base64URL.encode(Array((a["userId"]?.stringValue ?? scenario.userName).utf8))
-        let request: SignalRequest
-        let knobName: String
         switch kind {
         case "accepted":
             let ids = (a["accepted"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { labels[$0] } }.map { Base64URL.encode($0) }
-            request = .allAcceptedCredentials(rpId: scenario.rpID, userId: userID, allAcceptedCredentialIds: ids)
-            knobName = "signals.allAcceptedCredentials"
+            return (.allAcceptedCredentials(rpId: scenario.rpID, userId: userID, allAcceptedCredentialIds: ids), "signals.allAcceptedCredentials")
         case "details":
-            request = .currentUserDetails(rpId: scenario.rpID, userId: userID, name: a["name"]?.stringValue ?? scenario.userName,
-                                          displayName: a["displayName"]?.stringValue ?? scenario.displayName)
-            knobName = "signals.currentUserDetails"
+            return (.currentUserDetails(rpId: scenario.rpID, userId: userID, name: a["name"]?.stringValue ?? scenario.userName,
+                                        displayName: a["displayName"]?.stringValue ?? scenario.displayName), "signals.currentUserDetails")
         default:
             let id = a["credential"]?.stringValue.flatMap { labels[$0] } ?? [UInt8](repeating: 1, count: 16)
-            request = .unknownCredential(rpId: scenario.rpID, credentialId: Base64URL.encode(id))
-            knobName = "signals.unknownCredential"
+            return (.unknownCredential(rpId: scenario.rpID, credentialId: Base64URL.encode(id)), "signals.unknownCredential")
         }
-        let vaultHandle = vault.scoped(to: profile.name)
-        let before: Int64 = (try? vaultHandle.lastEventID(kind: "signal")) ?? 0
-        try engine.signal(request, caller: caller())
-        let event = try? vaultHandle.events(kind: "signal", after: before).last
+    }
+
+    /// What one provider did with a signal: its log's outcome, and the knob that decided it.
+    private func signalOutcome(_ engine: Engine, _ request: SignalRequest, knobName: String, after before: Int64) -> (outcome: String, knob: String) {
+        let event = try? engine.vault.events(kind: "signal", after: before).last
         let outcome = event?.outcome ?? "resolved"
         let value: String
         switch knobName {
@@ -359,11 +450,40 @@ public final class ScenarioRunner {
         }
         let knob = outcome == "dropped"
             ? engine.knobs.cite(PolicyKnobs.rateLimitKnob(request.kind), "\(engine.knobs.rateLimit(for: request.kind))") : engine.knobs.cite(knobName, value)
-        let did = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"][outcome] ?? outcome
-        return Cell(outcome: "resolved", summary: "resolved; the provider \(did)",
+        return (outcome, knob)
+    }
+
+    private static let signalWords = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"]
+
+    private func signal(_ a: JSONValue, engine: Engine) throws -> Cell {
+        let (request, knobName) = signalRequest(a)
+        let before: Int64 = (try? engine.vault.lastEventID(kind: "signal")) ?? 0
+        try engine.signal(request, caller: caller())
+        let (outcome, knob) = signalOutcome(engine, request, knobName: knobName, after: before)
+        return Cell(outcome: "resolved", summary: "resolved; the provider \(ScenarioRunner.signalWords[outcome] ?? outcome)",
                     reason: outcome == "applied" ? nil : outcome, vault: "", knob: knob)
     }
 
+    /// A signal on a device: each provider the platform sends it to, and what each did.
+    private func signal(_ a: JSONValue, session: DeviceSession) throws -> Cell {
+        let (request, knobName) = signalRequest(a)
+        let before = session.engines.map { (try? $0.vault.lastEventID(kind: "signal")) ?? 0 }
+        let reached = try session.signal(request, caller: caller())
+        var parts: [String] = []
+        var knobs: [String] = []
+        var outcomes: [String] = []
+        for (engine, mark) in zip(session.engines, before) where reached.contains(engine.profile.name) {
+            let (outcome, knob) = signalOutcome(engine, request, knobName: knobName, after: mark)
+            parts.append("\(engine.profile.name) \(ScenarioRunner.signalWords[outcome] ?? outcome)")
+            knobs.append("\(engine.profile.name): \(knob)")
+            outcomes.append(outcome)
+        }
+        let summary = reached.isEmpty ? "resolved; no provider on the device gets signals" : "resolved; " + parts.joined(separator: ", ")
+        var cell = Cell(outcome: "resolved", summary: summary, reason: outcomes.allSatisfy { $0 == "applied" } && !outcomes.isEmpty ? nil : outcomes.joined(separator: ","),
+                        vault: "", knob: knobs.joined(separator: "; ").nilIfEmpty)
+        cell.provider = reached.isEmpty ? "none" : reached.joined(separator: ",")
+        return cell
+    }
 }
 
 extension String {
