@@ -58,21 +58,28 @@ public final class APIServer: @unchecked Sendable {
         // lookup.
         guard request.method == "POST" else { return false }
         let path = request.path.utf8
-        let prefix = "/profiles/".utf8
-        guard path.starts(with: prefix) else { return false }
-        let rest = path.dropFirst(prefix.count)
-        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
-        let tail = rest[slash...]
-        guard APIServer.blockingTails.contains(where: { tail.elementsEqual($0.utf8) }) else { return false }
-        if APIServer.mentionsConditional(request.body) { return true }
-        return operations.holds.isArmed(profile: String(decoding: rest[..<slash], as: UTF8.self))
+        for (prefix, device) in [("/profiles/", false), ("/devices/", true)] {
+            guard path.starts(with: prefix.utf8) else { continue }
+            let rest = path.dropFirst(prefix.utf8.count)
+            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
+            let tail = rest[slash...]
+            guard APIServer.blockingTails.contains(where: { tail.elementsEqual($0.utf8) }) else { return false }
+            if APIServer.mentionsConditional(request.body) { return true }
+            let name = String(decoding: rest[..<slash], as: UTF8.self)
+            // A device's ceremony waits out a hold armed on any of its provider accounts.
+            let accounts = device ? ((try? operations.device(name))?.providers ?? []) : [name]
+            return accounts.contains { operations.holds.isArmed(profile: $0) }
+        }
+        return false
     }
 
-    /// What follows `/profiles/{profile}` in the routes the table marks `mayBlock` (POST only).
-    static let blockingTails: [String] = routes.filter { $0.mayBlock }.map { route in
-        precondition(route.method == "POST" && route.template.hasPrefix("/profiles/{profile}/"), "a mayBlock route is a profile's POST")
-        return String(route.template.dropFirst("/profiles/{profile}".count))
-    }
+    /// What follows `/profiles/{profile}` or `/devices/{device}` in the routes the table marks `mayBlock` (POST only);
+    /// the two have the same tails.
+    static let blockingTails: [String] = Array(Set(routes.filter { $0.mayBlock }.map { route in
+        precondition(route.method == "POST" && (route.template.hasPrefix("/profiles/{profile}/") || route.template.hasPrefix("/devices/{device}/")),
+                     "a mayBlock route is a profile's or a device's POST")
+        return String(route.template.drop { $0 != "}" }.dropFirst())
+    })).sorted()
 
     private static let conditionalWord = Array("conditional".utf8)
 

@@ -112,13 +112,14 @@ final class QueryPlanTests: XCTestCase {
     }
 }
 
-/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store) and 4 (a retired password) on a vault made before them.
+/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password) and 5 (devices) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TABLE devices;
             DROP TRIGGER large_blob_follows_passkey;
             DROP TABLE large_blobs;
             ALTER TABLE passkeys DROP COLUMN prf_secret;
