@@ -80,3 +80,44 @@ def test_the_gpm_versus_bitwarden_upgrade_row_diverges_in_the_html_report():
         driver.save_screenshot(str(ARTIFACTS / "upgrade-after-autofill-gpm-bitwarden.png"))
     finally:
         driver.quit()
+
+
+def cell_text(row, column):
+    return row.find_elements(By.TAG_NAME, "td")[column].text
+
+
+def test_the_device_scenarios_render_their_providers_in_the_html_report():
+    """Two devices sharing one account, and one device with two providers (issue 12 item 1): each device step's
+    cell names the account that answered, and a column where a device does not exist says so."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shared = ARTIFACTS / "devices-shared-account.html"
+    run(str(SCENARIOS / "devices-shared-account.json"), "--providers", "gpm,apple,bitwarden", "--format", "html", "--out", str(shared))
+    two = ARTIFACTS / "device-two-providers.html"
+    run(str(SCENARIOS / "device-two-providers.json"), "--providers", "gpm,generic-third-party@android,bitwarden",
+        "--format", "html", "--out", str(two))
+    driver = chromium(1600, 1200)
+    try:
+        driver.get(shared.as_uri())
+        rows = {row.find_element(By.TAG_NAME, "th").text.lstrip("≠ "): row for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")}
+        phone_signin = rows["sign-in on the phone: the synced passkey"]
+        assert "signed in with pk1 from account" in cell_text(phone_signin, 0), "the laptop's passkey is offered on the phone"
+        assert "no phone here" in cell_text(phone_signin, 2), "Bitwarden's extension runs on no phone"
+        bob = rows["automatic upgrade for bob on the phone"]
+        assert "silent no-op: optOut" in cell_text(bob, 0) and "silent no-op: optOut" in cell_text(bob, 1)
+        driver.save_screenshot(str(ARTIFACTS / "devices-shared-account.png"))
+
+        driver.get(two.as_uri())
+        rows = {row.find_element(By.TAG_NAME, "th").text.lstrip("≠ "): row for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")}
+        laptop = rows["modal create on the laptop"]
+        assert "provider: gpm" in cell_text(laptop, 0) and "provider: other" in cell_text(laptop, 2), "the extension intercepts"
+        assert "no laptop here" in cell_text(laptop, 1)
+        phone = rows["modal create on the phone"]
+        assert "provider: other" in cell_text(phone, 1), "Android's preferred provider"
+        signal = rows["the RP signals pk3 unknown on the laptop"]
+        assert "provider: gpm" in cell_text(signal, 2) and "other" not in cell_text(signal, 2).split("provider:")[1], "never the extension"
+        old = rows["the RP signals pk4 unknown on the Android 13 phone"]
+        assert "provider: gpm" in cell_text(old, 1) and "gpm,other" not in cell_text(old, 1)
+        assert driver.find_elements(By.CSS_SELECTOR, "tr.diverges")
+        driver.save_screenshot(str(ARTIFACTS / "device-two-providers.png"))
+    finally:
+        driver.quit()

@@ -102,7 +102,21 @@
     $('profile-list').tBodies[0].replaceChildren(...state.profiles.map((x) => el('tr', {},
       el('td', {}, button(x.name, () => selectProfile(x.name), {'aria-label': 'Open profile ' + x.name})),
       el('td', {text: x.pack}), el('td', {text: x.platform}), el('td', {text: x.automaticPasskeyUpgrades ? 'on' : 'off (opted out)'}))));
+    state.devices = (await api('GET', '/devices')).devices;
     renderSettings();
+  }
+
+  /** The devices that hold the open profile: the account's settings and credentials are shared by all of them. */
+  function renderDevices() {
+    const holding = (state.devices || []).filter((d) => d.providers.includes(state.profile));
+    const section = $('profile-sections');
+    if (!holding.length) { section.replaceChildren(); return; }
+    section.replaceChildren(el('table', {id: 'device-list'},
+      el('caption', {text: `Devices with ${state.profile} (its settings and credentials hold on each)`}),
+      el('thead', {}, el('tr', {}, el('th', {scope: 'col', text: 'Device'}), el('th', {scope: 'col', text: 'Platform'}),
+        el('th', {scope: 'col', text: 'Providers, in order'}))),
+      el('tbody', {}, ...holding.map((d) => el('tr', {}, el('td', {text: d.name}), el('td', {text: d.platform + (d.osVersion ? ' ' + d.osVersion : '')}),
+        el('td', {text: d.providers.map((x) => x + ((d.preferred || d.providers[0]) === x ? ' (preferred)' : '')).join(', ')}))))));
   }
 
   function current() { return state.profiles.find((x) => x.name === state.profile); }
@@ -121,6 +135,7 @@
     }
     $('profile-summary').textContent = `${pack ? pack.name : profile.pack} on ${profile.platform}`
       + (profile.automaticPasskeyUpgrades ? '' : ', automatic upgrades off');
+    renderDevices();
   }
 
   async function changeSetting(event) {
