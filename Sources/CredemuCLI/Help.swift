@@ -144,7 +144,8 @@ enum Help {
     --playServicesVersion V, --passcodeSet true|false, --automaticPasskeyUpgrades true|false (false is the
     opt-out; it holds on every platform of the account), --passkeysEnabled true|false; device state:
     --browserSignedIn true|false, --syncEnabled true|false (GPM desktop upgrades need both),
-    --privateBrowsing true|false (Safari does not upgrade in a private tab).
+    --privateBrowsing true|false (Safari does not upgrade in a private tab), --browserVersion V (Chrome's or
+    Safari's; related origin requests need Chrome 128 or Safari 18).
 
     """
 
@@ -161,7 +162,7 @@ enum Help {
 
     Settings: --providers P1,P2 (at most 8), --preferred P (Android's preferred service; the first when unset),
     --platform P, --osVersion V, --playServicesVersion V, --passcodeSet, --browserSignedIn, --syncEnabled,
-    --privateBrowsing true|false. The device's state replaces each account's own in its ceremonies; the accounts'
+    --privateBrowsing true|false, --browserVersion V. The device's state replaces each account's own in its ceremonies; the accounts'
     settings (the opt-out) and credentials are shared by every device that names them.
 
     Where ceremonies go (credemu --device NAME create|get|offer|signal|capabilities): a browser extension

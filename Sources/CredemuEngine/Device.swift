@@ -18,7 +18,7 @@ public struct Device: Equatable, Sendable {
 
     /// The device settings that are the device's state, not an account's.
     public static let stateNames = ["platform", "osVersion", "playServicesVersion", "passcodeSet", "browserSignedIn", "syncEnabled",
-                                    "privateBrowsing"]
+                                    "privateBrowsing", "browserVersion"]
     /// Every setting a caller may give.
     public static let settingNames = stateNames + ["providers", "preferred"]
     /// The most provider accounts one device holds.
@@ -114,6 +114,7 @@ extension Profile {
         p.browserSignedIn = device.state.browserSignedIn
         p.syncEnabled = device.state.syncEnabled
         p.privateBrowsing = device.state.privateBrowsing
+        p.browserVersion = device.state.browserVersion
         p.device = device.name
         return p
     }

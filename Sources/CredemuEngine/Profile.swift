@@ -24,6 +24,9 @@ public struct Profile: Equatable, Sendable {
     /// The ceremonies run in a private-browsing tab (Safari's system check "Is this a non-private browsing tab?",
     /// seed 001).
     public var privateBrowsing: Bool
+    /// The browser's version (Chrome's or Safari's; nil: a current one): features a browser added later, such as related
+    /// origin requests, are gated on it.
+    public var browserVersion: String?
     /// Each RP ID's `https://RPID/.well-known/webauthn` `origins` (WebAuthn L3 §5.11), as the RP would serve it: credemu
     /// never fetches it, the test gives it.
     public var relatedOrigins: [String: [String]] = [:]
@@ -63,6 +66,7 @@ public struct Profile: Equatable, Sendable {
             ("browserSignedIn", .bool(browserSignedIn)),
             ("syncEnabled", .bool(syncEnabled)),
             ("privateBrowsing", .bool(privateBrowsing)),
+            ("browserVersion", browserVersion.map(JSONValue.string) ?? .null),
             ("relatedOrigins", .object(relatedOrigins.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.string))) })),
         ])
     }
@@ -70,7 +74,7 @@ public struct Profile: Equatable, Sendable {
     /// The settings a caller may change, and what each takes.
     public static let settingNames = ["pack", "packPath", "platform", "osVersion", "playServicesVersion", "passcodeSet",
                                       "automaticPasskeyUpgrades", "passkeysEnabled", "browserSignedIn", "syncEnabled", "privateBrowsing",
-                                      "relatedOrigins"]
+                                      "browserVersion", "relatedOrigins"]
 
     /// The profile from its stored settings.
     public init(name: String, json: JSONValue) throws(InvalidConfiguration) {
@@ -120,6 +124,7 @@ public struct Profile: Equatable, Sendable {
         case "browserSignedIn": browserSignedIn = try bool()
         case "syncEnabled": syncEnabled = try bool()
         case "privateBrowsing": privateBrowsing = try bool()
+        case "browserVersion": browserVersion = try version()
         case "relatedOrigins":
             // An RP ID to the origins its well-known file lists; bounded so a stored profile stays small.
             guard let members = value.objectValue, members.count <= 64,

@@ -32,6 +32,26 @@ final class RelatedOriginsTests: XCTestCase {
         }
     }
 
+    /// Chrome added related origin requests in 128 (`relatedOrigins.sinceBrowserVersion`): an older Chrome refuses the
+    /// RP ID with the plain check's SecurityError, word for word, whatever the list says.
+    func testABrowserOlderThanRelatedOriginRequestsRefusesTheRPIDAsBefore() throws {
+        for (version, allowed) in [("127.0.6533.88", false), ("128", true), ("144.0.1", true)] {
+            let s = try ProviderScenario(pack: "gpm", platform: .chromeDesktop) { profile in
+                profile.relatedOrigins = ["example.com": ["https://example.com", self.related]]
+                profile.browserVersion = version
+            }
+            if allowed {
+                XCTAssertNoThrow(try create(s, from: related), version)
+            } else {
+                let failure = s.failure { try self.create(s, from: self.related) }
+                XCTAssertEqual(failure?.error.name, .securityError, version)
+                XCTAssertEqual(failure?.error.message, "The relying party ID 'example.com' is not a registrable domain suffix of, nor equal to, the current domain 'example.co.uk'.",
+                               "the plain check's message, with nothing about a list (\(version))")
+                XCTAssertEqual(try s.passkeys(), [], version)
+            }
+        }
+    }
+
     func testAnOriginTheListDoesNotNameIsASecurityError() throws {
         let s = try scenario(origins: ["https://example.com", "https://example.de"])
         let failure = s.failure { try self.create(s, from: self.related) }

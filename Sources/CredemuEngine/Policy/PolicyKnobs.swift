@@ -158,6 +158,8 @@ public struct PolicyKnobs: Sendable {
     /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
     /// outside the caller's site is a SecurityError).
     public var relatedOriginsMaxLabels: Int = 0
+    /// The browser version from which related origin requests exist (nil: every version the pack models).
+    public var relatedOriginsSince: String?
     /// How the provider plugs into a device (`device.integration`).
     public var integration: Integration = .builtIn
     // Passwords

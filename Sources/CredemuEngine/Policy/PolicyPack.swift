@@ -190,6 +190,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
         knobs.unusedPassword = .init(rawValue: s("passwords.reportUnused"))!
         knobs.relatedOriginsMaxLabels = i("relatedOrigins.maxLabels")
+        knobs.relatedOriginsSince = v("relatedOrigins.sinceBrowserVersion").stringValue
         knobs.integration = .init(rawValue: s("device.integration"))!
         knobs.appleMatchedExcludedSince = v("apple.matchedExcludedCredentialSince").stringValue
         knobs.appleDeviceNotConfiguredSince = v("apple.deviceNotConfiguredSince").stringValue
@@ -334,6 +335,7 @@ enum KnobSpec {
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
         "relatedOrigins.maxLabels": .int(0...100),
+        "relatedOrigins.sinceBrowserVersion": .optionalVersion,
         "device.integration": .oneOf(PolicyKnobs.Integration.allCases.map(\.rawValue)),
         "passwords.reportUnused": .oneOf(["hide", "delete", "ignore", "unsupported"]),
         "apple.matchedExcludedCredentialSince": .optionalVersion,
