@@ -106,4 +106,34 @@ final class ScenarioTests: XCTestCase {
         }
         XCTAssertThrowsError(try Scenario(json: #"{"format": "other"}"#))
     }
+
+    /// Accounts and devices are read as strictly as the rest: every reference must name something declared.
+    func testMalformedDeviceScenariosNameTheirFault() {
+        func scenario(_ accounts: String, _ devices: String, _ step: String) -> String {
+            #"{"format": "credemu-scenario", "version": 1, "name": "x", "title": "x", "accounts": \#(accounts), "devices": \#(devices), "steps": [\#(step)]}"#
+        }
+        let good = (#"{"a": {}, "b": {"pack": "gpm"}}"#, #"{"phone": {"platform": "android", "providers": ["a", "b"], "preferred": "b"}}"#)
+        XCTAssertNoThrow(try Scenario(json: scenario(good.0, good.1, #"{"do": "create", "on": "phone"}"#)))
+        let cases: [(String, String, String, String)] = [
+            (good.0, #"{"phone": {"platform": "android", "providers": ["z"]}}"#, #"{"do": "get"}"#, "names 'z'"),
+            (good.0, #"{"phone": {"platform": "android", "providers": ["a"], "preferred": "b"}}"#, #"{"do": "get"}"#, "preferred"),
+            (good.0, #"{"phone": {"providers": ["a"]}}"#, #"{"do": "get"}"#, "platform"),
+            (good.0, #"{"phone": {"platform": "windows", "providers": ["a"]}}"#, #"{"do": "get"}"#, "platform"),
+            (good.0, good.1, #"{"do": "get", "on": "tablet"}"#, "steps[0].on"),
+            (good.0, good.1, #"{"do": "autofill", "account": "c"}"#, "steps[0].account"),
+            (good.0, good.1, #"{"do": "savePassword", "on": "phone"}"#, "unknown member \"on\""),
+            (good.0, good.1, #"{"do": "get", "on": "phone", "account": "a"}"#, "cannot both"),
+            (good.0, good.1, #"{"do": "setting", "on": "phone", "automaticPasskeyUpgrades": false}"#, "automaticPasskeyUpgrades"),
+            (#"{"a": {"platform": "ios"}}"#, good.1, #"{"do": "get"}"#, "account setting"),
+            (#"{"a/b": {}}"#, "{}", #"{"do": "get"}"#, "profile name"),
+        ]
+        for (accounts, devices, step, fault) in cases {
+            XCTAssertThrowsError(try Scenario(json: scenario(accounts, devices, step)), fault) { error in
+                XCTAssertEqual((error as? InvalidConfiguration)?.kind, .scenario)
+                XCTAssertTrue("\(error)".contains(fault), "\(error) should name \(fault)")
+            }
+        }
+        XCTAssertThrowsError(try Scenario(json: #"{"format": "credemu-scenario", "version": 1, "name": "x", "title": "x", "devices": {"p": {"platform": "android", "providers": ["a"]}}, "steps": [{"do": "get"}]}"#),
+                             "devices need accounts")
+    }
 }
