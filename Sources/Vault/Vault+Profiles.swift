@@ -4,37 +4,54 @@ import WebAuthn
 extension Vault {
     /// A profile's stored settings (an engine-defined JSON object), or nil when the profile does not exist.
     public func profileSettings(_ name: String) throws(VaultError) -> JSONValue? {
-        try locked { () throws(VaultError) in
-            var found: String?
-            try db.query("SELECT settings FROM profiles WHERE name = ?", [.text(name)]) { row in found = row.text(0) }
-            guard let found else { return nil }
-            do {
-                return try JSONValue.parse(found)
-            } catch {
-                throw VaultError(.corrupt, "The settings of profile \(name) are unreadable: the vault is damaged.")
-            }
-        }
+        try settings(of: name, in: .profiles)
     }
 
     /// Creates or replaces a profile's settings.
     public func saveProfile(_ name: String, settings: JSONValue, at time: Date) throws(VaultError) {
+        try save(settings, of: name, in: .profiles, at: time)
+    }
+
+    /// Every profile with its settings, by name.
+    public func allProfiles() throws(VaultError) -> [(name: String, settings: JSONValue)] {
+        try allSettings(in: .profiles)
+    }
+
+    /// A table of named settings objects: `profiles` and `devices` (name, settings, created_at).
+    enum SettingsTable: String {
+        case profiles, devices
+        var noun: String { self == .profiles ? "profile" : "device" }
+    }
+
+    func settings(of name: String, in table: SettingsTable) throws(VaultError) -> JSONValue? {
+        try locked { () throws(VaultError) in
+            var found: String?
+            try db.query("SELECT settings FROM \(table.rawValue) WHERE name = ?", [.text(name)]) { row in found = row.text(0) }
+            guard let found else { return nil }
+            guard let settings = try? JSONValue.parse(found) else {
+                throw VaultError(.corrupt, "The settings of \(table.noun) \(name) are unreadable: the vault is damaged.")
+            }
+            return settings
+        }
+    }
+
+    func save(_ settings: JSONValue, of name: String, in table: SettingsTable, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
             try db.query("""
-                INSERT INTO profiles (name, settings, created_at) VALUES (?, ?, ?)
+                INSERT INTO \(table.rawValue) (name, settings, created_at) VALUES (?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET settings = excluded.settings
                 """, [.text(name), .text(settings.serialized()), .int(time.vaultMillis)])
         }
     }
 
-    /// Every profile with its settings, by name.
-    public func allProfiles() throws(VaultError) -> [(name: String, settings: JSONValue)] {
+    func allSettings(in table: SettingsTable) throws(VaultError) -> [(name: String, settings: JSONValue)] {
         try locked { () throws(VaultError) in
             var rows: [(String, String)] = []
-            try db.query("SELECT name, settings FROM profiles ORDER BY name") { row in rows.append((row.text(0), row.text(1))) }
+            try db.query("SELECT name, settings FROM \(table.rawValue) ORDER BY name") { row in rows.append((row.text(0), row.text(1))) }
             var out: [(name: String, settings: JSONValue)] = []
             for (name, text) in rows {
                 guard let settings = try? JSONValue.parse(text) else {
-                    throw VaultError(.corrupt, "The settings of profile \(name) are unreadable: the vault is damaged.")
+                    throw VaultError(.corrupt, "The settings of \(table.noun) \(name) are unreadable: the vault is damaged.")
                 }
                 out.append((name, settings))
             }
