@@ -58,7 +58,22 @@ export const ROUTES = {
   'POST /profiles/{profile}/user': ['queueDecisions'],
   'DELETE /profiles/{profile}/user': ['clearDecisions'],
   'POST /profiles/{profile}/holds': ['hold'],
+  'GET /devices': ['devices'],
+  'POST /devices': ['createDevice'],
+  'GET /devices/{device}': ['getDevice'],
+  'PATCH /devices/{device}': ['updateDevice'],
+  'DELETE /devices/{device}': ['removeDevice'],
+  'POST /devices/{device}/credentials/create': ['create'],
+  'POST /devices/{device}/credentials/get': ['get'],
+  'POST /devices/{device}/ceremonies/{id}/abort': ['abort'],
+  'GET /devices/{device}/offer': ['offers'],
+  'POST /devices/{device}/offer/pick': ['pick'],
+  'POST /devices/{device}/signals/{kind}': ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'],
+  'GET /devices/{device}/capabilities': ['getClientCapabilities'],
 };
+
+/** The header a device ceremony's answer names its answering provider account in (a signal's: every account it reached, comma-separated). */
+export const PROVIDER_HEADER = 'X-Credemu-Provider';
 
 /**
  * A refusal from credemu: the API's error body with the HTTP status, or a server that would not start (status
@@ -97,6 +112,8 @@ export class CredemuError extends Error {
   get retryMillis() { return this.body.retryMillis ?? null; }
   /** A vault failure's code (locked, corrupt, ...). */
   get code() { return this.body.code ?? null; }
+  /** The profile (provider account) whose provider failed a ceremony: on a device, the account the platform sent it to. */
+  get profile() { return this.body.profile ?? null; }
 }
 
 /** The origin of a URL (http://localhost:8000/login gives http://localhost:8000), or the text as given. */
@@ -126,21 +143,31 @@ function options(value) {
 
 /**
  * The API of one `credemu serve` at `url`. Profile-scoped methods act for `profile` (or `{profile}` per call), and
- * ceremonies, passwords and signals for `origin` when the call names none. Answers are the API's JSON, with single
- * lists unwrapped (`passkeys()` is the list). Every refusal rejects with CredemuError.
+ * ceremonies, passwords and signals for `origin` when the call names none. With `device` (or forDevice), the
+ * ceremonies (create, get, abort, offers, pick, the signals, getClientCapabilities) run on that device, which routes
+ * them among its provider accounts, unless a call names a `profile`; each also takes `{device}` per call. Answers
+ * are the API's JSON, with single lists unwrapped (`passkeys()` is the list); a device ceremony's answer carries the
+ * answering account as a non-enumerable `provider` (left out of JSON.stringify). Every refusal rejects with
+ * CredemuError.
  */
 export class Client {
-  constructor(url, { profile = 'default', origin = null, token = null, timeout = 60000 } = {}) {
+  constructor(url, { profile = 'default', device = null, origin = null, token = null, timeout = 60000 } = {}) {
     this.url = url.replace(/\/+$/, '');
     this.profile = profile;
+    this.device = device;
     this.origin = origin;
     this.token = token;
     this.timeout = timeout;
   }
 
-  /** The same server, acting for another profile (and origin, when given). */
+  /** The same server, acting for another profile (and origin, when given); no device. */
   forProfile(profile, { origin } = {}) {
     return new this.constructor(this.url, { profile, origin: origin ?? this.origin, token: this.token, timeout: this.timeout });
+  }
+
+  /** The same server, its ceremonies running on `device` (and for `origin`, when given); profile-scoped methods keep this client's profile. */
+  forDevice(device, { origin } = {}) {
+    return new this.constructor(this.url, { profile: this.profile, device, origin: origin ?? this.origin, token: this.token, timeout: this.timeout });
   }
 
   /** One request; the parsed JSON (or text) on success, CredemuError on any refusal. */
@@ -168,6 +195,11 @@ export class Client {
       try { parsed = JSON.parse(text); } catch { /* leave the text */ }
     }
     if (response.status >= 400) throw CredemuError.fromResponse(response.status, parsed, method, path);
+    const provider = response.headers.get(PROVIDER_HEADER);
+    if (provider !== null && parsed && typeof parsed === 'object') {
+      Object.defineProperty(parsed, 'provider', { value: provider, enumerable: false });
+      Object.defineProperty(parsed, 'providers', { value: provider.split(',').filter(Boolean), enumerable: false });
+    }
     return parsed;
   }
 
@@ -175,14 +207,32 @@ export class Client {
     return '/profiles/' + encodeURIComponent(profile || this.profile) + tail;
   }
 
+  devicePath(device, tail = '') {
+    const name = device || this.device;
+    if (!name) throw new TypeError('no device: pass {device: NAME}, or use client.forDevice(NAME)');
+    return '/devices/' + encodeURIComponent(name) + tail;
+  }
+
+  /** A ceremony's path: the device's when the call or the client names one and the call names no profile. */
+  scopedPath(profile, device, tail) {
+    if (profile && device) throw new TypeError('a ceremony runs on a profile or on a device, not both');
+    return !profile && (device || this.device) ? this.devicePath(device, tail) : this.profilePath(profile, tail);
+  }
+
   // ---- documents ----
   /** GET /health: status, vault path and the clock. */
   health() { return this.request('GET', '/health'); }
   /** GET /openapi.json: the API's OpenAPI 3.1 document. */
   openapi() { return this.request('GET', '/openapi.json'); }
-  /** GET /shim.js: the browser shim's source for `profile`, this server's URL and token baked in. */
-  shim(profile, { autofill = true } = {}) {
-    return this.request('GET', '/shim.js', undefined, dropUndefined({ profile: profile || this.profile, autofill: autofill ? undefined : '0', token: this.token || undefined }));
+  /**
+   * GET /shim.js: the browser shim's source for `profile`, this server's URL and token baked in. For a `device` (given,
+   * or the client's when no profile is given) the page's ceremonies go to the device and its passwords to the
+   * account that takes the device's creates, unless `profile` names another.
+   */
+  shim(profile, { autofill = true, device } = {}) {
+    device = device || (profile ? undefined : this.device || undefined);
+    return this.request('GET', '/shim.js', undefined, dropUndefined({ device, profile: profile || (device ? undefined : this.profile),
+      autofill: autofill ? undefined : '0', token: this.token || undefined }));
   }
   /** GET /providers: {directory, providers: [{id, name, version, platforms, sources}]}. */
   providers() { return this.request('GET', '/providers'); }
@@ -223,32 +273,53 @@ export class Client {
   updateProfile(name, settings) { return this.request('PATCH', this.profilePath(name), settings); }
   removeProfile(name) { return this.request('DELETE', this.profilePath(name)); }
 
+  // ---- devices ----
+  async devices() { return (await this.request('GET', '/devices')).devices; }
+  /**
+   * POST /devices: a device on `platform` with its provider accounts (profile names in the user's order, 1 to 8, an
+   * array or comma-separated) and the `preferred` one; device state in the API's names (osVersion, browserSignedIn, ...).
+   */
+  createDevice(name, { providers, preferred, platform, ...state } = {}) {
+    const list = typeof providers === 'string' ? providers.split(',') : providers;
+    return this.request('POST', '/devices', { name, ...dropUndefined({ providers: list, preferred, platform }), ...state });
+  }
+  /** GET /devices/{d} (`name` null for the client's device). */
+  getDevice(name) { return this.request('GET', this.devicePath(name)); }
+  /** PATCH /devices/{d}: providers, preferred (null for the first), state. */
+  updateDevice(name, settings) { return this.request('PATCH', this.devicePath(name), settings); }
+  /** DELETE /devices/{d}: the device; its provider accounts (profiles) stay. */
+  removeDevice(name) { return this.request('DELETE', this.devicePath(name)); }
+
   // ---- ceremonies ----
-  ceremony(tail, opts, { origin, profile, ...members }) {
-    return this.request('POST', this.profilePath(profile, tail), { options: options(opts), ...dropUndefined({ origin: origin ?? this.origin, ...members }) });
+  ceremony(tail, opts, { origin, profile, device, ...members }) {
+    return this.request('POST', this.scopedPath(profile, device, tail), { options: options(opts), ...dropUndefined({ origin: origin ?? this.origin, ...members }) });
   }
-  /** navigator.credentials.create(): the RegistrationResponseJSON. `mediation: 'conditional'` is an automatic upgrade. */
-  create(opts, { origin, mediation, topOrigin, platform, androidPackage, ceremony, profile } = {}) {
-    return this.ceremony('/credentials/create', opts, { origin, profile, mediation, topOrigin, platform, androidPackage, ceremony });
+  /**
+   * navigator.credentials.create(): the RegistrationResponseJSON. `mediation: 'conditional'` is an automatic upgrade.
+   * On a device, `provider` on the answer is the account the platform gave the create to.
+   */
+  create(opts, { origin, mediation, topOrigin, platform, androidPackage, ceremony, profile, device } = {}) {
+    return this.ceremony('/credentials/create', opts, { origin, profile, device, mediation, topOrigin, platform, androidPackage, ceremony });
   }
-  /** navigator.credentials.get(): the AuthenticationResponseJSON; a conditional get waits for `pick`. */
-  get(opts, { origin, mediation, pick, topOrigin, platform, androidPackage, ceremony, profile } = {}) {
-    return this.ceremony('/credentials/get', opts, { origin, profile, mediation, pick, topOrigin, platform, androidPackage, ceremony });
+  /** navigator.credentials.get(): the AuthenticationResponseJSON; a conditional get waits for `pick`. On a device, `provider` is the signing account. */
+  get(opts, { origin, mediation, pick, topOrigin, platform, androidPackage, ceremony, profile, device } = {}) {
+    return this.ceremony('/credentials/get', opts, { origin, profile, device, mediation, pick, topOrigin, platform, androidPackage, ceremony });
   }
   /** The page's AbortSignal for the ceremony sent with `ceremony: ID`: {aborted}. */
-  abort(ceremony, { profile } = {}) {
-    return this.request('POST', this.profilePath(profile, `/ceremonies/${encodeURIComponent(ceremony)}/abort`), {});
+  abort(ceremony, { profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, `/ceremonies/${encodeURIComponent(ceremony)}/abort`), {});
   }
-  /** The autofill dropdowns waiting conditional gets opened. */
-  async offers({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/offer'))).offers; }
+  /** The autofill dropdowns waiting conditional gets opened; on a device each passkey names its `provider` account. */
+  async offers({ profile, device } = {}) { return (await this.request('GET', this.scopedPath(profile, device, '/offer'))).offers; }
   /** The simulated user picks `credentialId` from an open dropdown. */
-  pick(credentialId, { ceremony, profile } = {}) {
-    return this.request('POST', this.profilePath(profile, '/offer/pick'), dropUndefined({ credentialId: base64url(credentialId), ceremony }));
+  pick(credentialId, { ceremony, profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, '/offer/pick'), dropUndefined({ credentialId: base64url(credentialId), ceremony }));
   }
 
-  // ---- signals (WebAuthn L3 §5.1.10): they resolve undefined, as in browsers ----
-  async signal(kind, opts, { origin, profile } = {}) {
-    await this.request('POST', this.profilePath(profile, `/signals/${kind}`), dropUndefined({ options: opts, origin: origin ?? this.origin }));
+  // ---- signals (WebAuthn L3 §5.1.10): they resolve undefined, as in browsers; on a device, to the accounts reached ----
+  async signal(kind, opts, { origin, profile, device } = {}) {
+    const answer = await this.request('POST', this.scopedPath(profile, device, `/signals/${kind}`), dropUndefined({ options: opts, origin: origin ?? this.origin }));
+    return answer && answer.providers ? answer.providers : undefined;
   }
   /** PublicKeyCredential.signalUnknownCredential({rpId, credentialId}). */
   signalUnknownCredential({ rpId, credentialId }, where = {}) {
@@ -262,9 +333,11 @@ export class Client {
   signalCurrentUserDetails({ rpId, userId, name, displayName }, where = {}) {
     return this.signal('details', { rpId, userId: base64url(userId), name, displayName }, where);
   }
-  /** PublicKeyCredential.getClientCapabilities() as the profile's platform answers it. */
-  getClientCapabilities({ platform, profile } = {}) {
-    return this.request('GET', this.profilePath(profile, '/capabilities'), undefined, { platform });
+  /** PublicKeyCredential.getClientCapabilities() as the profile's platform answers it; on a device, as its page's API does (`profile` in the answer names it). */
+  getClientCapabilities({ platform, profile, device } = {}) {
+    const path = this.scopedPath(profile, device, '/capabilities');
+    if (platform && path.startsWith('/devices/')) throw new TypeError("a device answers on its own platform; change the device's platform instead");
+    return this.request('GET', path, undefined, { platform });
   }
 
   // ---- passwords ----
@@ -441,9 +514,10 @@ export class Server {
 
   get running() { return this.process !== null && this.process.exitCode === null; }
 
-  client(profile = 'default', { origin } = {}) {
+  /** A Client of this server for `profile`, its ceremonies on `device` when given. */
+  client(profile = 'default', { origin, device } = {}) {
     if (!this.url) throw new CredemuError('ServerNotStarted', 'start the server first: await server.start()');
-    return new Client(this.url, { profile, origin, token: this.token });
+    return new Client(this.url, { profile, device, origin, token: this.token });
   }
 
   /** Lets pages of `origin` call this server from now on (POST /origins). */
@@ -455,16 +529,18 @@ export class Server {
 }
 
 /**
- * Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), with the
- * page's CSP bypassed (its fetch to credemu would be subject to it otherwise) and `origin` allowed on the server.
+ * Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or for
+ * `device` (default: the client's device when it has one and no `profile` is given: the page's ceremonies then run
+ * on the device, /shim.js?device=NAME), with the page's CSP bypassed (its fetch to credemu would be subject to it otherwise) and `origin` allowed on the server.
  * `target` is a Playwright Page, BrowserContext or Browser; for a Browser a new context is made (with
  * `contextOptions` and bypassCSP) and returned. Playwright sets a context's CSP bypass only when it is made, so
  * a context passed in should be made with `bypassCSP: true`; a Page gets CDP's Page.setBypassCSP (Chromium).
  * Returns what the shim is installed in.
  */
-export async function installShim(target, client, { origin, profile, autofill = true, bypassCSP = true, ...contextOptions } = {}) {
+export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP = true, ...contextOptions } = {}) {
   if (origin) await client.allowOrigin(origin);
-  const script = await client.shim(profile || client.profile, { autofill });
+  if (!device && !profile) device = client.device || undefined;
+  const script = await client.shim(profile || (device ? undefined : client.profile), { autofill, device });
   if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
     const context = await target.newContext({ ...contextOptions, bypassCSP });
     await context.addInitScript({ content: script });

@@ -94,6 +94,26 @@ describe('the client', () => {
     assert.equal((await waiting).id, created.id);
     assert.deepEqual(await call('abort', 'not-in-flight'), { aborted: false });
     await call('hidePasskey', created.id); await call('restorePasskey', created.id);
+    // The same ceremonies on a device whose one provider account is the profile.
+    const device = 'reach-laptop';
+    await call('createDevice', device, { providers: ['reach'], platform: 'chrome-desktop' });
+    await call('devices'); await call('getDevice', device); await call('updateDevice', device, { privateBrowsing: false });
+    const onDevice = await call('create', registrationOptions('dana'), { device });
+    assert.equal(onDevice.provider, 'reach');
+    assert.equal(JSON.stringify(onDevice).includes('provider'), false, 'the account is not in the JSON an RP gets');
+    assert.equal((await call('get', requestOptions(), { device })).provider, 'reach');
+    await call('getClientCapabilities', { device });
+    assert.deepEqual(await call('signalUnknownCredential', { rpId: RP_ID, credentialId: new Uint8Array(16).fill(2) }, { device }), ['reach']);
+    await call('signalAllAcceptedCredentials', { rpId: RP_ID, userId: Buffer.from('other'), allAcceptedCredentialIds: [] }, { device });
+    await call('signalCurrentUserDetails', { rpId: RP_ID, userId: Buffer.from('user'), name: 'alice@example.com', displayName: 'Alice' }, { device });
+    await call('offers', { device });
+    const onDeviceWaiting = server.client('reach', { origin: ORIGIN }).get(requestOptions(), { mediation: 'conditional', ceremony: 'd-1', device });
+    for (let i = 0; i < 500 && (await server.client().offers({ device })).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await call('pick', onDevice.id, { ceremony: 'd-1', device });
+    const picked = await onDeviceWaiting;
+    assert.deepEqual([picked.id, picked.provider], [onDevice.id, 'reach']);
+    assert.deepEqual(await call('abort', 'not-in-flight', { device }), { aborted: false });
+    await call('removeDevice', device);
     await assert.rejects(call('reportUnusedPassword', 'example.com', 'alice@example.com'), { name: 'NotSupportedError' });
     const scenarios = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scenarios');
     const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
@@ -146,6 +166,41 @@ describe('the client', () => {
     const unreachable = await new Client('http://127.0.0.1:9', { timeout: 5000 }).health().catch((e) => e);
     assert.deepEqual([unreachable.name, unreachable.status], ['ServerUnreachable', null]);
     assert.equal(originOf('http://LocalHost:8000/a?b'), 'http://localhost:8000');
+  });
+});
+
+describe('devices', () => {
+  test('an answer names the account that answered, a refusal the one that refused', async () => {
+    const client = server.client('default', { origin: ORIGIN });
+    await client.createProfile('acct-gpm', { pack: 'gpm' });
+    await client.createProfile('acct-bw', { pack: 'bitwarden' });
+    const created = await client.createDevice('desk', { providers: 'acct-gpm,acct-bw', browserSignedIn: true });
+    assert.deepEqual([created.platform, created.providers, created.preferred], ['chrome-desktop', ['acct-gpm', 'acct-bw'], null]);
+    const desk = client.forDevice('desk');
+    const registration = await desk.create(registrationOptions('erin'));
+    assert.equal(registration.provider, 'acct-bw', "Bitwarden's page script takes the create on desktop Chrome");
+    assert.deepEqual((await client.passkeys({ profile: 'acct-bw' })).map((k) => k.credentialId), [registration.id]);
+    assert.deepEqual(await client.passkeys({ profile: 'acct-gpm' }), []);
+    assert.deepEqual(await desk.signalUnknownCredential({ rpId: RP_ID, credentialId: new Uint8Array(16).fill(3) }), ['acct-gpm']);
+    assert.equal(await client.signalUnknownCredential({ rpId: RP_ID, credentialId: new Uint8Array(16).fill(3) }, { profile: 'acct-gpm' }), undefined);
+    assert.equal((await desk.getClientCapabilities()).profile, 'acct-bw');
+    assert.equal((await desk.getClientCapabilities({ profile: 'acct-gpm' })).profile, 'acct-gpm');
+    assert.throws(() => desk.create(registrationOptions('x'), { profile: 'acct-gpm', device: 'desk' }), TypeError);
+    assert.throws(() => client.getDevice(), TypeError);
+    const config = (script) => JSON.parse(script.trimEnd().split('\n').at(-1).slice(3, -2));
+    assert.deepEqual([config(await desk.shim()).device, config(await desk.shim()).profile], ['desk', 'acct-bw']);
+
+    await client.createDevice('droid', { providers: ['acct-gpm'], platform: 'chrome-android' });
+    const optOut = await client.create(registrationOptions('nobody'), { device: 'droid', mediation: 'conditional' }).catch((e) => e);
+    assert.deepEqual([optOut.reason, optOut.silent, optOut.profile], ['noMatchingPassword', true, 'acct-gpm']);
+    const inUse = await client.removeProfile('acct-gpm').catch((e) => e);
+    assert.deepEqual([inUse.status, inUse.name], [409, 'Conflict']);
+    const notAmong = await client.updateDevice('desk', { preferred: 'nobody' }).catch((e) => e);
+    assert.deepEqual([notAmong.status, notAmong.name], [400, 'InvalidDeviceSetting']);
+    assert.deepEqual((await client.updateDevice('desk', { providers: ['acct-gpm'] })).providers, ['acct-gpm']);
+    assert.deepEqual((await client.devices()).map((d) => d.name).sort(), ['desk', 'droid']);
+    await client.removeDevice('droid'); await client.removeDevice('desk');
+    await client.removeProfile('acct-gpm');
   });
 });
 
@@ -285,6 +340,18 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     const tab = await context.newPage();
     await tab.goto(site + '/');
     await checkSignedIn(await tab.evaluate(ceremonies), profile);
+    await context.close();
+  });
+
+  test('a device: the page\'s create goes to the extension\'s account, and its get signs in there', async () => {
+    await server.client().createProfile('pw-dev-gpm', { pack: 'gpm' });
+    await server.client().createProfile('pw-dev-bw', { pack: 'bitwarden' });
+    await server.client().createDevice('pw-desk', { providers: ['pw-dev-gpm', 'pw-dev-bw'] });
+    const context = await installShim(browser, server.client().forDevice('pw-desk'), { origin: site });
+    const tab = await context.newPage();
+    await tab.goto(site + '/');
+    await checkSignedIn(await tab.evaluate(ceremonies), server.client('pw-dev-bw'));
+    assert.deepEqual(await server.client('pw-dev-gpm').passkeys(), []);
     await context.close();
   });
 

@@ -105,6 +105,27 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     waiting.join(20)
     assert call("abort", "not-in-flight") == {"aborted": False}
     call("hide_passkey", created["id"]), call("restore_passkey", created["id"])
+    # The same ceremonies on a device whose one provider account is the profile.
+    call("create_device", "reach-laptop", providers=["reach"], platform="chrome-desktop")
+    call("devices"), call("get_device", "reach-laptop"), call("update_device", "reach-laptop", private_browsing=False)
+    on_device = call("create", generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="dana"), device="reach-laptop")
+    assert on_device.provider == "reach"
+    assert call("get", generate_authentication_options(rp_id=RP_ID), device="reach-laptop").provider == "reach"
+    call("get_client_capabilities", device="reach-laptop")
+    assert call("signal_unknown_credential", RP_ID, b"\x02" * 16, device="reach-laptop") == ["reach"]
+    call("signal_all_accepted_credentials", RP_ID, b"other-user", [], device="reach-laptop")
+    call("signal_current_user_details", RP_ID, b"user", "alice@example.com", "Alice", device="reach-laptop")
+    call("offers", device="reach-laptop")
+    waiting = threading.Thread(target=lambda: base.get(generate_authentication_options(rp_id=RP_ID), origin=ORIGIN,
+                                                       mediation="conditional", ceremony="d-1", device="reach-laptop"), daemon=True)
+    waiting.start()
+    deadline = time.monotonic() + 20
+    while not base.offers(device="reach-laptop") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    call("pick", on_device["id"], ceremony="d-1", device="reach-laptop")
+    waiting.join(20)
+    assert call("abort", "not-in-flight", device="reach-laptop") == {"aborted": False}
+    call("remove_device", "reach-laptop")
     with pytest.raises(CredemuError) as refused:  # GPM has no reportUnusedPasswordCredential
         call("report_unused_password", "example.com", "alice@example.com")
     assert refused.value.name == "NotSupportedError"
@@ -195,3 +216,66 @@ def test_ids_in_bytes_are_sent_as_base64url(credemu_server):
     raw = base64.urlsafe_b64decode(created["rawId"] + "=" * (-len(created["rawId"]) % 4))
     assert spec.passkey(raw)["credentialId"] == created["id"]
     assert credemu.origin_of("HTTP://LocalHost:8000/a/b?c") == "http://localhost:8000"
+
+
+def test_a_device_answer_names_the_account_that_answered_and_a_refusal_the_one_that_refused(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("acct-gpm", pack="gpm")
+    client.create_profile("acct-bw", pack="bitwarden")
+    created = client.create_device("desk", providers=["acct-gpm", "acct-bw"], browser_signed_in=True)
+    assert (created["platform"], created["providers"], created["preferred"]) == ("chrome-desktop", ["acct-gpm", "acct-bw"], None)
+    desk = client.for_device("desk")
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="erin")
+    registration = desk.create(options)
+    # Bitwarden's page script takes navigator.credentials.create on desktop Chrome.
+    assert isinstance(registration, credemu.Answer) and registration.provider == "acct-bw"
+    verify_registration_response(credential=registration, expected_challenge=options.challenge, expected_origin=ORIGIN,
+                                 expected_rp_id=RP_ID)
+    assert [k["credentialId"] for k in client.passkeys(profile="acct-bw")] == [registration["id"]]
+    assert client.passkeys(profile="acct-gpm") == []
+    # The extension never gets signals; the browser's own manager does.
+    assert desk.signal_unknown_credential(RP_ID, b"\x03" * 16) == ["acct-gpm"]
+    assert client.signal_unknown_credential(RP_ID, b"\x03" * 16, profile="acct-gpm") is None
+    assert desk.get_client_capabilities()["profile"] == "acct-bw"
+    # A profile named in the call wins over the client's device; naming both is the caller's mistake.
+    assert desk.get_client_capabilities(profile="acct-gpm")["profile"] == "acct-gpm"
+    with pytest.raises(TypeError):
+        desk.create(options, profile="acct-gpm", device="desk")
+    with pytest.raises(TypeError):
+        client.get_device()
+
+    client.create_device("droid", providers="acct-gpm", platform="chrome-android")
+    with pytest.raises(CredemuError) as caught:
+        client.create(generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="nobody"), device="droid",
+                      mediation="conditional")
+    assert (caught.value.reason, caught.value.silent, caught.value.profile) == ("noMatchingPassword", True, "acct-gpm")
+
+    with pytest.raises(CredemuError) as caught:
+        client.remove_profile("acct-gpm")
+    assert (caught.value.status, caught.value.name) == (409, "Conflict")
+    with pytest.raises(CredemuError) as caught:
+        client.update_device("desk", preferred="nobody")
+    assert (caught.value.status, caught.value.name) == (400, "InvalidDeviceSetting")
+    assert client.update_device("desk", providers=["acct-gpm"])["providers"] == ["acct-gpm"]
+    assert {d["name"] for d in client.devices()} == {"desk", "droid"}
+    client.remove_device("droid"), client.remove_device("desk")
+    assert client.remove_profile("acct-gpm") is not None
+
+
+def test_the_shim_for_a_device_routes_its_ceremonies_and_keeps_passwords_with_the_creating_account(credemu_server):
+    client = credemu_server.client()
+    client.create_profile("shim-gpm", pack="gpm")
+    client.create_profile("shim-bw", pack="bitwarden")
+    client.create_device("shim-desk", providers=["shim-gpm", "shim-bw"])
+    script = client.for_device("shim-desk").shim()
+    config = shim_config(script)
+    assert (config["device"], config["profile"]) == ("shim-desk", "shim-bw")
+    assert shim_config(client.shim(device="shim-desk", profile="shim-gpm"))["profile"] == "shim-gpm"
+    assert "device" not in shim_config(client.shim("shim-gpm"))
+
+
+def shim_config(script):
+    """The configuration the server baked into the shim: the wrapper function's argument, on its last line."""
+    last = script.rstrip().splitlines()[-1]
+    assert last.startswith("})(") and last.endswith(");"), last
+    return json.loads(last[3:-2])

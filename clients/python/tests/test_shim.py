@@ -173,3 +173,34 @@ def test_one_selenium_driver_serves_profile_after_profile(selenium_driver, stric
 def test_install_refuses_what_is_neither_driver_nor_page(credemu_install_shim):
     with pytest.raises(TypeError, match="Selenium driver or a Playwright page, context or browser"):
         credemu_install_shim(object())
+
+
+def test_a_device_shim_sends_the_pages_create_to_the_extensions_account(selenium_driver, strict_site, credemu_server, credemu_install_shim):
+    client = credemu_server.client()
+    client.create_profile("shim-dev-gpm", pack="gpm")
+    client.create_profile("shim-dev-bw", pack="bitwarden")
+    client.create_device("shim-laptop", providers=["shim-dev-gpm", "shim-dev-bw"])
+    credemu_install_shim(selenium_driver, origin=strict_site, device="shim-laptop")
+    selenium_driver.get(strict_site + "/")
+    selenium_driver.set_script_timeout(30)
+    result = selenium_driver.execute_async_script(f"const done = arguments[arguments.length - 1]; ({CEREMONIES})().then(done);")
+    check_signed_in(result, client.for_profile("shim-dev-bw"))
+    assert client.passkeys(profile="shim-dev-gpm") == []
+
+
+def test_install_shim_takes_a_server_and_a_clients_device(playwright_browser, strict_site, credemu_server):
+    from credemu import install_shim
+    client = credemu_server.client()
+    client.create_profile("shim-only", pack="gpm")
+    client.create_device("shim-phone", providers=["shim-only"], platform="chrome-android")
+    context = install_shim(playwright_browser, credemu_server.client(device="shim-phone"), origin=strict_site)
+    page = context.new_page()
+    page.goto(strict_site + "/")
+    check_signed_in(page.evaluate(CEREMONIES), client.for_profile("shim-only"))
+    context.close()
+    other = install_shim(playwright_browser, credemu_server, origin=strict_site, device="shim-phone")
+    page = other.new_page()
+    page.goto(strict_site + "/")
+    again = page.evaluate(CEREMONIES)
+    assert "error" not in again and again["created"] in {k["credentialId"] for k in client.passkeys(profile="shim-only")}
+    other.close()

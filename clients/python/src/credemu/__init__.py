@@ -5,10 +5,10 @@
         client = server.client()
         client.save_password("alice@example.com", "pw", origin="https://shop.example.com")
 """
-from .client import ROUTES, Client, origin_of
+from .client import ROUTES, Answer, Client, origin_of
 from .errors import CredemuError
 from .server import Server, find_binary
 from .shim import install_shim
 
-__all__ = ["Client", "CredemuError", "ROUTES", "Server", "find_binary", "install_shim", "origin_of"]
+__all__ = ["Answer", "Client", "CredemuError", "ROUTES", "Server", "find_binary", "install_shim", "origin_of"]
 __version__ = "0.1.0"

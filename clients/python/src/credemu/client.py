@@ -52,7 +52,24 @@ ROUTES = {
     ("POST", "/profiles/{profile}/user"): ["queue_decisions"],
     ("DELETE", "/profiles/{profile}/user"): ["clear_decisions"],
     ("POST", "/profiles/{profile}/holds"): ["hold"],
+    ("GET", "/devices"): ["devices"],
+    ("POST", "/devices"): ["create_device"],
+    ("GET", "/devices/{device}"): ["get_device"],
+    ("PATCH", "/devices/{device}"): ["update_device"],
+    ("DELETE", "/devices/{device}"): ["remove_device"],
+    ("POST", "/devices/{device}/credentials/create"): ["create"],
+    ("POST", "/devices/{device}/credentials/get"): ["get"],
+    ("POST", "/devices/{device}/ceremonies/{id}/abort"): ["abort"],
+    ("GET", "/devices/{device}/offer"): ["offers"],
+    ("POST", "/devices/{device}/offer/pick"): ["pick"],
+    ("POST", "/devices/{device}/signals/{kind}"): ["signal_unknown_credential", "signal_all_accepted_credentials",
+                                                    "signal_current_user_details"],
+    ("GET", "/devices/{device}/capabilities"): ["get_client_capabilities"],
 }
+
+# The header a device's ceremony answer names its answering provider account in (a signal's: every account it
+# reached, comma-separated).
+PROVIDER_HEADER = "X-Credemu-Provider"
 
 
 def _camel(name):
@@ -89,17 +106,41 @@ def _drop_none(members):
     return {key: value for key, value in members.items() if value is not None}
 
 
+class Answer(dict):
+    """A device ceremony's JSON answer (a `dict`, so py_webauthn and `json.dumps` take it as it is) with the
+    provider account that answered it: `provider` is the profile the device sent the ceremony to
+    (`X-Credemu-Provider`); for a signal, `providers` lists every account it reached."""
+
+    def __init__(self, members, provider):
+        super().__init__(members)
+        self.provider = provider
+
+    @property
+    def providers(self):
+        return [name for name in (self.provider or "").split(",") if name]
+
+    def __reduce__(self):
+        return (Answer, (dict(self), self.provider))
+
+
 class Client:
     """The API of one `credemu serve` at `url`. Profile-scoped methods act for `profile` (or the one given per
     call), and ceremonies, passwords and signals for `origin` when the call names none.
 
-    Answers are the API's JSON, with single lists unwrapped (`passkeys()` is the list, not `{"passkeys": [...]}`).
-    Every refusal raises `CredemuError`.
+    With `device` (or `for_device`), the ceremonies (`create`, `get`, `abort`, `offers`, `pick`, the signals,
+    `get_client_capabilities`) run on that device, which routes them among its provider accounts, unless a call
+    names a `profile`; each also takes `device=` per call. Passwords, passkeys, events and the rest stay
+    profile-scoped, as in a browser the manager that saves them is one account.
+
+    Answers are the API's JSON, with single lists unwrapped (`passkeys()` is the list, not `{"passkeys": [...]}`);
+    a device ceremony's is an `Answer` naming the answering account (`.provider`). Every refusal raises
+    `CredemuError`.
     """
 
-    def __init__(self, url, *, profile="default", origin=None, token=None, timeout=60):
+    def __init__(self, url, *, profile="default", device=None, origin=None, token=None, timeout=60):
         self.url = url.rstrip("/")
         self.profile = profile
+        self.device = device
         self.origin = origin
         self.token = token
         self.timeout = timeout
@@ -108,11 +149,18 @@ class Client:
         self.platform = None
 
     def for_profile(self, profile, *, origin=None):
-        """The same server, acting for another profile (and origin, when given)."""
+        """The same server, acting for another profile (and origin, when given); no device."""
         return Client(self.url, profile=profile, origin=origin or self.origin, token=self.token, timeout=self.timeout)
 
+    def for_device(self, device, *, origin=None):
+        """The same server, its ceremonies running on `device` (and for `origin`, when given); profile-scoped
+        methods keep this client's profile."""
+        return Client(self.url, profile=self.profile, device=device, origin=origin or self.origin, token=self.token,
+                      timeout=self.timeout)
+
     def __repr__(self):
-        return f"credemu.Client({self.url!r}, profile={self.profile!r})"
+        device = f", device={self.device!r}" if self.device else ""
+        return f"credemu.Client({self.url!r}, profile={self.profile!r}{device})"
 
     # ---- transport ----
 
@@ -132,11 +180,12 @@ class Client:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                status, payload, ctype = response.status, response.read(), response.headers.get("Content-Type", "")
+                status, payload, headers = response.status, response.read(), response.headers
         except urllib.error.HTTPError as error:
-            status, payload, ctype = error.code, error.read(), error.headers.get("Content-Type", "")
+            status, payload, headers = error.code, error.read(), error.headers
         except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
             raise CredemuError("ServerUnreachable", f"no answer from credemu at {self.url}: {error}", method=method, path=path) from error
+        ctype = headers.get("Content-Type", "")
         parsed = payload
         if ctype.startswith("application/json") and payload:
             try:
@@ -145,10 +194,27 @@ class Client:
                 pass
         if status >= 400:
             raise CredemuError.from_response(status, parsed, method, path)
+        provider = headers.get(PROVIDER_HEADER)
+        if provider is not None and isinstance(parsed, dict):
+            return Answer(parsed, provider)
         return parsed
 
     def _profile_path(self, profile, tail=""):
         return "/profiles/" + urllib.parse.quote(profile or self.profile, safe="") + tail
+
+    def _device_path(self, device, tail=""):
+        name = device or self.device
+        if not name:
+            raise TypeError("no device: pass device=NAME, or use client.for_device(NAME)")
+        return "/devices/" + urllib.parse.quote(name, safe="") + tail
+
+    def _scoped_path(self, profile, device, tail):
+        """A ceremony's path: the device's when the call or the client names one and the call names no profile."""
+        if profile is not None and device is not None:
+            raise TypeError("a ceremony runs on a profile or on a device, not both")
+        if profile is None and (device or self.device):
+            return self._device_path(device, tail)
+        return self._profile_path(profile, tail)
 
     def _origin(self, origin):
         return origin if origin is not None else self.origin
@@ -163,9 +229,14 @@ class Client:
         """`GET /openapi.json`: the API's OpenAPI 3.1 document."""
         return self.request("GET", "/openapi.json")
 
-    def shim(self, profile=None, *, autofill=True):
-        """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and token baked in."""
-        query = {"profile": profile or self.profile}
+    def shim(self, profile=None, *, autofill=True, device=None):
+        """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and token baked in. For a
+        `device` (given, or the client's when no profile is given) the page's ceremonies go to the device and its
+        passwords to the account that takes the device's creates, unless `profile` names another."""
+        device = device or (self.device if profile is None else None)
+        query = {"device": device} if device else {}
+        if profile or not device:
+            query["profile"] = profile or self.profile
         if not autofill:
             query["autofill"] = "0"
         if self.token:
@@ -249,62 +320,103 @@ class Client:
         """`DELETE /profiles/{p}`: the profile and its records."""
         return self.request("DELETE", self._profile_path(name))
 
+    # ---- devices ----
+
+    def devices(self):
+        """`GET /devices`: every device's settings."""
+        return self.request("GET", "/devices")["devices"]
+
+    def create_device(self, name, *, providers, preferred=None, platform=None, **state):
+        """`POST /devices`: a device on `platform` with its provider accounts (profile names, in the user's order,
+        1 to 8) and the `preferred` one; device state as keywords (`os_version="14"`, `browser_signed_in=False`,
+        `private_browsing=True`, ...) or in the API's camelCase."""
+        if isinstance(providers, str):
+            providers = providers.split(",")
+        body = {"name": name, "providers": list(providers), **_drop_none({"preferred": preferred, "platform": platform}),
+                **_settings(state)}
+        return self.request("POST", "/devices", body)
+
+    def get_device(self, name=None):
+        """`GET /devices/{d}`: one device's settings (`name` default: the client's device)."""
+        return self.request("GET", self._device_path(name))
+
+    def update_device(self, name=None, **settings):
+        """`PATCH /devices/{d}`: change settings (`providers=[...]`, `preferred=None` for the first, state)."""
+        if isinstance(settings.get("providers"), (list, tuple)):
+            settings["providers"] = list(settings["providers"])
+        return self.request("PATCH", self._device_path(name), _settings(settings))
+
+    def remove_device(self, name=None):
+        """`DELETE /devices/{d}`: the device; its provider accounts (profiles) stay."""
+        return self.request("DELETE", self._device_path(name))
+
     # ---- ceremonies ----
 
-    def _ceremony(self, tail, options, origin, profile, **members):
+    def _ceremony(self, tail, options, origin, profile, device=None, **members):
         body = {"options": _options(options), **_drop_none({"origin": self._origin(origin), **members})}
-        return self.request("POST", self._profile_path(profile, tail), body)
+        return self.request("POST", self._scoped_path(profile, device, tail), body)
 
     def create(self, options, *, origin=None, mediation=None, top_origin=None, platform=None, android_package=None,
-               ceremony=None, profile=None):
+               ceremony=None, profile=None, device=None):
         """`navigator.credentials.create()`: the `RegistrationResponseJSON`. `mediation="conditional"` is an
-        automatic passkey upgrade; a declined one raises `CredemuError` with `silent` true."""
-        return self._ceremony("/credentials/create", options, origin, profile, mediation=mediation, topOrigin=top_origin,
+        automatic passkey upgrade; a declined one raises `CredemuError` with `silent` true. On a device, an
+        `Answer` whose `provider` is the account the platform gave the create to."""
+        return self._ceremony("/credentials/create", options, origin, profile, device, mediation=mediation, topOrigin=top_origin,
                               platform=platform, androidPackage=android_package, ceremony=ceremony)
 
     def get(self, options, *, origin=None, mediation=None, pick=None, top_origin=None, platform=None, android_package=None,
-            ceremony=None, profile=None):
+            ceremony=None, profile=None, device=None):
         """`navigator.credentials.get()`: the `AuthenticationResponseJSON`. A conditional get waits for `pick`
-        (from another thread) unless the simulated user's decision is queued."""
-        return self._ceremony("/credentials/get", options, origin, profile, mediation=mediation, pick=pick, topOrigin=top_origin,
+        (from another thread) unless the simulated user's decision is queued. On a device, an `Answer` whose
+        `provider` is the account whose passkey signed."""
+        return self._ceremony("/credentials/get", options, origin, profile, device, mediation=mediation, pick=pick, topOrigin=top_origin,
                               platform=platform, androidPackage=android_package, ceremony=ceremony)
 
-    def abort(self, ceremony, *, profile=None):
+    def abort(self, ceremony, *, profile=None, device=None):
         """The page's `AbortSignal` for the ceremony sent with `ceremony=ID`: `{"aborted": bool}`."""
-        path = self._profile_path(profile, f"/ceremonies/{urllib.parse.quote(ceremony, safe='')}/abort")
+        path = self._scoped_path(profile, device, f"/ceremonies/{urllib.parse.quote(ceremony, safe='')}/abort")
         return self.request("POST", path, {})
 
-    def offers(self, *, profile=None):
-        """`GET /profiles/{p}/offer`: the autofill dropdowns waiting conditional gets opened."""
-        return self.request("GET", self._profile_path(profile, "/offer"))["offers"]
+    def offers(self, *, profile=None, device=None):
+        """`GET /profiles/{p}/offer` (or `/devices/{d}/offer`): the autofill dropdowns waiting conditional gets
+        opened; on a device each offered passkey names its `provider` account."""
+        return self.request("GET", self._scoped_path(profile, device, "/offer"))["offers"]
 
-    def pick(self, credential_id, *, ceremony=None, profile=None):
+    def pick(self, credential_id, *, ceremony=None, profile=None, device=None):
         """The simulated user picks `credential_id` from an open dropdown; the waiting conditional get signs in."""
-        return self.request("POST", self._profile_path(profile, "/offer/pick"),
+        return self.request("POST", self._scoped_path(profile, device, "/offer/pick"),
                             _drop_none({"credentialId": _b64url(credential_id), "ceremony": ceremony}))
 
     # ---- signals (WebAuthn L3 §5.1.10) ----
 
-    def _signal(self, kind, options, origin, profile):
-        self.request("POST", self._profile_path(profile, f"/signals/{kind}"), _drop_none({"options": options, "origin": self._origin(origin)}))
+    def _signal(self, kind, options, origin, profile, device):
+        path = self._scoped_path(profile, device, f"/signals/{kind}")
+        answer = self.request("POST", path, _drop_none({"options": options, "origin": self._origin(origin)}))
+        return answer.providers if isinstance(answer, Answer) else None
 
-    def signal_unknown_credential(self, rp_id, credential_id, *, origin=None, profile=None):
+    def signal_unknown_credential(self, rp_id, credential_id, *, origin=None, profile=None, device=None):
         """`PublicKeyCredential.signalUnknownCredential({rpId, credentialId})`. Returns None, as the browser's
-        promise resolves undefined; the event log says what the provider did."""
-        self._signal("unknown", {"rpId": rp_id, "credentialId": _b64url(credential_id)}, origin, profile)
+        promise resolves undefined (the event log says what the provider did); on a device, the list of provider
+        accounts the platform sent the signal to."""
+        return self._signal("unknown", {"rpId": rp_id, "credentialId": _b64url(credential_id)}, origin, profile, device)
 
-    def signal_all_accepted_credentials(self, rp_id, user_id, all_accepted_credential_ids, *, origin=None, profile=None):
+    def signal_all_accepted_credentials(self, rp_id, user_id, all_accepted_credential_ids, *, origin=None, profile=None, device=None):
         """`PublicKeyCredential.signalAllAcceptedCredentials({rpId, userId, allAcceptedCredentialIds})`."""
         options = {"rpId": rp_id, "userId": _b64url(user_id), "allAcceptedCredentialIds": [_b64url(i) for i in all_accepted_credential_ids]}
-        self._signal("accepted", options, origin, profile)
+        return self._signal("accepted", options, origin, profile, device)
 
-    def signal_current_user_details(self, rp_id, user_id, name, display_name, *, origin=None, profile=None):
+    def signal_current_user_details(self, rp_id, user_id, name, display_name, *, origin=None, profile=None, device=None):
         """`PublicKeyCredential.signalCurrentUserDetails({rpId, userId, name, displayName})`."""
-        self._signal("details", {"rpId": rp_id, "userId": _b64url(user_id), "name": name, "displayName": display_name}, origin, profile)
+        return self._signal("details", {"rpId": rp_id, "userId": _b64url(user_id), "name": name, "displayName": display_name},
+                            origin, profile, device)
 
-    def get_client_capabilities(self, *, platform=None, profile=None):
-        """`PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it."""
-        return self.request("GET", self._profile_path(profile, "/capabilities"), query={"platform": platform})
+    def get_client_capabilities(self, *, platform=None, profile=None, device=None):
+        """`PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it; on a device, as the
+        page's API does there (an extension's, else the browser's own; `profile` in the answer names it)."""
+        path = self._scoped_path(profile, device, "/capabilities")
+        if platform is not None and path.startswith("/devices/"):
+            raise TypeError("a device answers on its own platform; change the device's platform instead")
+        return self.request("GET", path, query={"platform": platform})
 
     # ---- passwords ----
 

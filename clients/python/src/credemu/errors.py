@@ -48,6 +48,12 @@ class CredemuError(Exception):
         return self.body.get("dialect")
 
     @property
+    def profile(self):
+        """The profile (provider account) whose provider failed a ceremony: on a device, the account the
+        platform sent it to."""
+        return self.body.get("profile")
+
+    @property
     def retry_millis(self):
         return self.body.get("retryMillis")
 

@@ -271,21 +271,25 @@ def credemu_profile(request, credemu_server, credemu_pack, credemu_platform):
 
 @pytest.fixture
 def credemu_install_shim(request, credemu_server):
-    """`install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options)`: the shim
-    for the test's profile (or `profile`, a name or a Client) in a Selenium driver or a Playwright page, context
+    """`install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=True, **context_options)`:
+    the shim for the test's profile (or `profile`, a name or a Client; or `device`, a device's name, whose page
+    ceremonies the device routes among its provider accounts) in a Selenium driver or a Playwright page, context
     or browser (a new context, returned), CSP bypassed and `origin` allowed on the server. See
     `credemu.install_shim`. At the test's end the install is undone where it can be: a Selenium driver loses
     the init script (so one driver can serve many tests), a context made from a Browser is closed."""
     undo = []
 
-    def install(target, origin=None, *, profile=None, autofill=True, bypass_csp=True, **context_options):
-        if profile is None:
+    def install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
+        if device is not None and profile is None:
+            client = credemu_server.client(device=device)
+        elif profile is None:
             client = request.getfixturevalue("credemu_profile")
         elif isinstance(profile, Client):
             client = profile
         else:
             client = credemu_server.client(profile)
-        installed, remove = installed_shim(target, client, origin=origin, autofill=autofill, bypass_csp=bypass_csp, **context_options)
+        installed, remove = installed_shim(target, client, origin=origin, device=device, autofill=autofill, bypass_csp=bypass_csp,
+                                           **context_options)
         if remove is not None:
             undo.append(remove)
         return installed

@@ -152,10 +152,11 @@ class Server:
 
     # ---- use ----
 
-    def client(self, profile="default", *, origin=None):
+    def client(self, profile="default", *, device=None, origin=None):
+        """A `Client` of this server for `profile`, its ceremonies on `device` when given."""
         if self.url is None:
             raise CredemuError("ServerNotStarted", "start the server first (server.start() or with Server() as server)")
-        return Client(self.url, profile=profile, origin=origin, token=self.token)
+        return Client(self.url, profile=profile, device=device, origin=origin, token=self.token)
 
     def allow_origin(self, origin):
         """Lets pages of `origin` call this server from now on (`POST /origins`)."""

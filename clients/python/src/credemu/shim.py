@@ -10,8 +10,10 @@ import warnings
 from .client import origin_of
 
 
-def install_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
-    """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's).
+def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
+    """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or
+    for `device` (default: the client's device, when it has one and no `profile` is given): the page's ceremonies
+    then run on the device, which routes them among its provider accounts (`/shim.js?device=NAME`).
 
     `target` is a `credemu.browsers` browser (`chromium()`, `firefox()`, `webkit()`), a Selenium WebDriver with
     `execute_cdp_cmd` (Chromium), or Playwright's (sync API) `Page`,
@@ -23,17 +25,23 @@ def install_shim(target, client, *, origin=None, profile=None, autofill=True, by
     have no bypass, so there a page whose CSP `connect-src` leaves out credemu's URL blocks the shim. Playwright sets a context's CSP bypass
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
+
+    `client` may also be a `credemu.Server` (its `client()` is used).
     """
-    return installed_shim(target, client, origin=origin, profile=profile, autofill=autofill, bypass_csp=bypass_csp,
-                          **context_options)[0]
+    return installed_shim(target, client, origin=origin, profile=profile, device=device, autofill=autofill,
+                          bypass_csp=bypass_csp, **context_options)[0]
 
 
-def installed_shim(target, client, *, origin=None, profile=None, autofill=True, bypass_csp=True, **context_options):
+def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
     """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
     from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
+    if not hasattr(client, "shim") and hasattr(client, "client"):  # a credemu.Server
+        client = client.client()
     if origin is not None:
         client.allow_origin(origin_of(origin))
-    script = client.shim(profile or client.profile, autofill=autofill)
+    if device is None and profile is None:
+        device = getattr(client, "device", None)
+    script = client.shim(profile or (None if device else client.profile), autofill=autofill, device=device)
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
         if bypass_csp:
             target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
