@@ -79,7 +79,7 @@ public struct Device: Equatable, Sendable {
         case "providers":
             // The command line gives a comma-separated list.
             let names: [String]
-            if let text = value.stringValue { names = text.split(separator: ",").map(String.init) } else { names = try setting.strings(key) }
+            if let text = value.stringValue { names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init) } else { names = try setting.strings(key) }
             guard (1...Device.providerLimit).contains(names.count), Set(names).count == names.count,
                   names.allSatisfy(Profile.isValidName) else {
                 throw setting.invalid(key, "must list 1 to \(Device.providerLimit) distinct profile names, in the user's order")

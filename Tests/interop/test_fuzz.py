@@ -86,9 +86,11 @@ def auth_options(rng, allow=()):
 
 
 def seed_vault_through_api(server, keys=None):
-    """A virtual clock, one password and one passkey (alice) in profile default; returns the credential ID (and
-    puts its public key in `keys`)."""
+    """A virtual clock, one password and one passkey (alice) in profile default, and a device 'desk' whose one
+    account is default; returns the credential ID (and puts its public key in `keys`)."""
     server.json("POST", "/clock", {"set": BASE_TIME})
+    status, device = server.json("POST", "/devices", {"name": "desk", "providers": ["default"]})
+    assert status == 201, device
     server.json("POST", "/profiles/default/passwords", {"origin": ORIGIN, "username": "alice@example.com", "password": "pw"})
     rng = fz.case_rng("seed", 0)
     options = reg_options(rng, user="alice@example.com")
@@ -163,7 +165,7 @@ def hint(method, template, name, schema, rng, ctx, number):
              "packPath": None, "osVersion": "18.2", "playServicesVersion": "24.40", "decisions": ["accept"],
              "timeoutMs": 50, "advance": rng.choice(["90s", 60]), "set": BASE_TIME, "mode": "system",
              "outcome": "proceed", "submit": rng.random() < 0.5, "pick": ctx.cred, "androidPackage": "com.example.app",
-             "name": f"fz{number}"}
+             "name": f"fz{number}", "providers": ["default"], "preferred": "default"}
     if name in fixed:
         return fixed[name]
     if "enum" in schema:
@@ -190,6 +192,8 @@ def base_body(method, template, schema, rng, ctx, number, only=None):
     required = list(schema.get("required", []))
     if template == "/profiles" and method == "POST":
         required = ["name"]
+    if template == "/devices" and method == "POST":
+        required = ["name", "providers"]
     optional = [p for p in body_members(method, template, schema) if p not in required]
     if only is not None:
         chosen = required + ([only] if only not in required else [])
@@ -207,6 +211,8 @@ def base_params(method, template, params, rng, ctx):
             name = p["name"]
             if name == "profile":
                 value = "victim" if (method, template) == ("DELETE", "/profiles/{profile}") else "default"
+            elif name == "device":
+                value = "victim" if (method, template) == ("DELETE", "/devices/{device}") else "desk"
             elif name == "kind":
                 value = rng.choice(SIGNAL_KINDS)
             elif name == "id" and "passkeys" in template:
@@ -372,7 +378,8 @@ def clock_expectation(raw):
 WRITE_OPERATIONS = {"POST /profiles/{profile}/passwords", "POST /profiles/{profile}/passwords/use",
                     "POST /profiles/{profile}/autofill", "POST /profiles/{profile}/credentials/create",
                     "POST /profiles/{profile}/credentials/get", "POST /profiles/{profile}/signals/{kind}",
-                    "DELETE /profiles/{profile}/passkeys/{id}"}
+                    "DELETE /profiles/{profile}/passkeys/{id}", "POST /devices/{device}/credentials/create",
+                    "POST /devices/{device}/credentials/get", "POST /devices/{device}/signals/{kind}"}
 
 
 class ApiFuzz:
@@ -395,11 +402,14 @@ class ApiFuzz:
             server.stop()
             raise
         self.default_settings = {k: v for k, v in server.json("GET", "/profiles/default")[1].items() if k != "name"}
+        self.desk_settings = {k: v for k, v in server.json("GET", "/devices/desk")[1].items() if k != "name"}
         return server
 
     def prepare(self, key):
         if key == "DELETE /profiles/{profile}":
             self.server.json("POST", "/profiles", {"name": "victim"})
+        if key == "DELETE /devices/{device}":
+            self.server.json("POST", "/devices", {"name": "victim", "providers": ["default"]})
 
     def reset(self, key):
         """Puts back what a case may have changed, so later cases see the same server."""
@@ -413,6 +423,8 @@ class ApiFuzz:
                     s.call("POST", f"/holds/{urllib.parse.quote(str(hold['id']), safe='')}/release", b'{"outcome":"proceed"}')
         if key.startswith("PATCH /profiles/"):
             s.json("PATCH", "/profiles/default", self.default_settings)
+        if key.startswith("PATCH /devices/"):
+            s.json("PATCH", "/devices/desk", self.desk_settings)
         if key.endswith("/user"):
             s.call("DELETE", "/profiles/default/user")
 
@@ -1138,6 +1150,8 @@ KINDS = {
     "attestation": ["none", "packed", "direct", "bogus", ""],
     "format": ["table", "markdown", "json", "html", "bogus", ""],
     "kind": ["create", "get", "clock", "", "%", "a" * 100_000, b"\xff"],
+    "profiles": ["default", "default,ios", "ios", "", ",", "default,", "default,default", "nobody", ",".join("abcdefghi"),
+                 "a" * 100_000, "null", "[\"default\"]", b"\xff"],
 }
 # Files the template holds beside the vault: a scenario whose "advance" step is mutated, and vault fixtures with
 # one field mutated (what `scenario run FILE` and `vault import FILE` read).
@@ -1162,6 +1176,9 @@ FILE_NOTES.update({f"fixture-{n}.json": f"vault-fixtures/password-and-passkey.js
                    for n, (path, label, _) in enumerate(FIXTURE_MUTATIONS)})
 KINDS["scenario"] = ["scenario.json"] + [f"scenario-{n}.json" for n in range(len(SCENARIO_ADVANCES))] + KINDS["path"]
 KINDS["fixture"] = ["fixture.json"] + [f"fixture-{n}.json" for n in range(len(FIXTURE_MUTATIONS))] + KINDS["path"]
+DEVICE_SETTINGS = [O("preferred", "default", "name"), O("platform", "chrome-desktop", "platform"), O("osVersion", "14", "version"),
+                   O("playServicesVersion", "24.40", "version"), O("passcodeSet", "true", "bool"), O("browserSignedIn", "true", "bool"),
+                   O("syncEnabled", "true", "bool"), O("privateBrowsing", "false", "bool")]
 SETTINGS = [O("pack", "apple", "pack"), O("platform", "ios", "platform"), O("osVersion", "18.2", "version"),
             O("playServicesVersion", "24.40", "version"), O("passcodeSet", "true", "bool"),
             O("automaticPasskeyUpgrades", "false", "bool"), O("passkeysEnabled", "true", "bool")]
@@ -1190,6 +1207,18 @@ def commands():
         ("profile create", [Lit("profile", "create"), P("fuzzed", "name")] + SETTINGS, None),
         ("profile set", [Lit("profile", "set"), P("ios", "name")] + SETTINGS, None),
         ("profile remove", [Lit("profile", "remove"), P("ios", "name")], None),
+        ("device list", [Lit("device", "list")], None),
+        ("device show", [Lit("device", "show"), P("desk", "name")], None),
+        ("device create", [Lit("device", "create"), P("fuzzed", "name"), O("providers", "default", "profiles", True)] + DEVICE_SETTINGS, None),
+        ("device set", [Lit("device", "set"), P("desk", "name"), O("providers", "default", "profiles")] + DEVICE_SETTINGS, None),
+        ("device remove", [Lit("device", "remove"), P("desk", "name")], None),
+        ("create on a device", [O("device", "desk", "name", True), Lit("create"), O("origin", ORIGIN, "origin", True),
+                                O("options", "create.json", "path"), O("mediation", "modal", "mediation")], "create-stdin.json"),
+        ("get on a device", [O("device", "desk", "name", True), Lit("get"), O("origin", ORIGIN, "origin", True),
+                             O("options", "get.json", "path"), O("pick", CRED, "cred")], "get.json"),
+        ("signal on a device", [O("device", "desk", "name", True), Lit("signal"), P("unknown", "signal"), O("origin", ORIGIN, "origin", True),
+                                O("options", "signal-unknown.json", "path")], "signal-unknown.json"),
+        ("capabilities on a device", [O("device", "desk", "name", True), Lit("capabilities")], None),
         ("providers list", [Lit("providers", "list")], None),
         ("providers show", [Lit("providers", "show"), P("gpm", "pack"), O("platform", "android", "platform")], None),
         ("providers validate", [Lit("providers", "validate"), P("pack.json", "path")], None),
@@ -1248,6 +1277,8 @@ def argv_sweep():
                 continue  # a valid value starts a server (0.2 s each): the random cases try a few
             if name == "profile set" and slot in SETTINGS:
                 continue  # the same reader as profile create's, swept there
+            if name == "device set" and slot in DEVICE_SETTINGS:
+                continue  # the same reader as device create's, swept there
             if isinstance(slot, (O, P)):
                 others = [s for s in base if s is not slot]
                 position = [s for s in slots if s in others or s is slot]  # keep the documented order
@@ -1341,6 +1372,7 @@ def make_template(directory):
     cli("password", "save", "--origin", ORIGIN, "--username", "alice@example.com", "--password", "pw")
     cred = json.loads(cli("create", "--origin", ORIGIN, stdin=fz.encode(reg_options(rng, user="alice@example.com"))))["id"]
     cli("profile", "create", "ios", "--pack", "apple", "--platform", "ios", "--osVersion", "18.2")
+    cli("device", "create", "desk", "--providers", "default")
     files = {
         "create.json": fz.encode(reg_options(rng, user="carol@example.com")),
         "create-stdin.json": fz.encode(reg_options(rng, user="dave@example.com")),

@@ -617,7 +617,8 @@
     let json = null;
     try { json = await response.json(); } catch (e) { /* not JSON */ }
     const status = Number(response.headers.get('X-Credemu-Status')) || response.status;
-    debug.log.push({ path: path, status: status, body: json });
+    // On a device, X-Credemu-Provider names the account that answered (for a signal, every account it reached).
+    debug.log.push({ path: path, status: status, body: json, provider: response.headers.get('X-Credemu-Provider') });
     return { status: status, body: json };
   }
   /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
