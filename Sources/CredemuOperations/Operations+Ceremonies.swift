@@ -137,9 +137,11 @@ extension Operations {
         return id
     }
 
-    /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was.
+    /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was. The user's pick ends
+    /// a dropdown too and is no abort: on a device the picked passkey's account answers after the page's.
     private func checkNotAborted(_ name: String, _ id: String?, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
         guard let id, let ending = ceremonies.ending(profile: name, id: id) else { return }
+        if case .picked = ending { return }
         throw .ceremony(abortFailure(ending, engine, operation, id), operation, engine)
     }
 

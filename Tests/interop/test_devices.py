@@ -296,3 +296,31 @@ def test_two_devices_on_one_gpm_account_share_its_passkeys_and_its_opt_out(serve
     noops = [e for e in server.call("GET", "/profiles/alice-gpm/events?kind=create")[1]["events"] if e["outcome"] == "noop"]
     assert [(e["reason"], e["detail"]["device"]) for e in noops] == [("optOut", "phone"), ("optOut", "laptop")]
     assert base64url_to_bytes(created["id"]) == verified.credential_id
+
+
+def test_a_passkey_picked_from_the_second_account_signs_in_with_that_accounts_key(server):
+    profiles(server, ("g", "gpm"), ("bw", "bitwarden"))
+    assert server.call("POST", "/devices", {"name": "gpm-only", "providers": ["g"]})[0] == 201
+    assert server.call("POST", "/devices", {"name": "laptop", "providers": ["g", "bw"]})[0] == 201
+    keys = {}
+    for device, user in (("gpm-only", "alice"), ("laptop", "bob")):
+        options, body = registration(user)
+        status, created = server.call("POST", f"/devices/{device}/credentials/create", {"origin": ORIGIN, "options": body})
+        assert status == 200, created
+        keys[created["id"]] = (provider(server), verify_registration_response(
+            credential=created, expected_challenge=options.challenge, expected_origin=ORIGIN, expected_rp_id=RP_ID).credential_public_key)
+    assert sorted(account for account, _ in keys.values()) == ["bw", "g"]
+    for picked, (account, key) in keys.items():
+        request, body = request_options()
+        thread, result = in_background(lambda: server.call("POST", "/devices/laptop/credentials/get",
+                                                           {"origin": ORIGIN, "options": body, "mediation": "conditional", "ceremony": "pick-" + account}))
+        offer = wait_for_offer(server, "laptop", "pick-" + account)
+        # The extension's passkeys first (it answers before the browser), then the browser's own manager's.
+        assert [p["provider"] for p in offer["passkeys"]] == ["bw", "g"]
+        assert server.call("POST", "/devices/laptop/offer/pick", {"credentialId": picked, "ceremony": "pick-" + account})[0] == 200
+        thread.join(20)
+        status, assertion = result["answer"]
+        assert status == 200 and assertion["id"] == picked, assertion
+        verify_authentication_response(credential=assertion, expected_challenge=request.challenge, expected_origin=ORIGIN,
+                                       expected_rp_id=RP_ID, credential_public_key=key, credential_current_sign_count=0)
+        assert server.call("GET", f"/profiles/{account}/events?kind=get")[1]["events"][-1]["outcome"] == "success"
