@@ -1178,7 +1178,7 @@ KINDS["scenario"] = ["scenario.json"] + [f"scenario-{n}.json" for n in range(len
 KINDS["fixture"] = ["fixture.json"] + [f"fixture-{n}.json" for n in range(len(FIXTURE_MUTATIONS))] + KINDS["path"]
 DEVICE_SETTINGS = [O("preferred", "default", "name"), O("platform", "chrome-desktop", "platform"), O("osVersion", "14", "version"),
                    O("playServicesVersion", "24.40", "version"), O("passcodeSet", "true", "bool"), O("browserSignedIn", "true", "bool"),
-                   O("syncEnabled", "true", "bool"), O("privateBrowsing", "false", "bool")]
+                   O("syncEnabled", "true", "bool"), O("privateBrowsing", "false", "bool"), O("browserVersion", "128", "version")]
 SETTINGS = [O("pack", "apple", "pack"), O("platform", "ios", "platform"), O("osVersion", "18.2", "version"),
             O("playServicesVersion", "24.40", "version"), O("passcodeSet", "true", "bool"),
             O("automaticPasskeyUpgrades", "false", "bool"), O("passkeysEnabled", "true", "bool")]
