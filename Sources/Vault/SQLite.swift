@@ -5,10 +5,23 @@ import CSQLiteVFS
 final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     let path: String
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: Prepared] = [:]
     private var writeback: WALWriteback?
     /// Called with every statement `query` runs (tests: which statements a ceremony runs, for their query plans).
     var observer: ((String) -> Void)?
+    /// Called before any statement that names the passkeys table, other than those in `seesStagedPasskeys`: the
+    /// vault moves its staged registrations into `passkeys` there (see `Vault+Staging`).
+    var beforePasskeyStatement: (() throws(VaultError) -> Void)?
+    /// The statements on passkeys that see staged registrations by themselves (or move them).
+    var seesStagedPasskeys: Set<String> = []
+    /// Called after a transaction rolled back.
+    var afterRollback: (() -> Void)?
+
+    /// A prepared statement, and whether it needs `beforePasskeyStatement` first.
+    private struct Prepared {
+        let statement: OpaquePointer
+        let readsPasskeys: Bool
+    }
 
     init(path: String, create: Bool) throws(VaultError) {
         self.path = path
@@ -43,7 +56,7 @@ final class SQLiteDatabase {
         if let handle, writeback != nil { sqlite3_wal_hook(handle, nil, nil) }
         writeback?.stop()
         writeback = nil
-        for (_, statement) in statements { sqlite3_finalize(statement) }
+        for (_, prepared) in statements { sqlite3_finalize(prepared.statement) }
         statements = [:]
         if let handle { sqlite3_close(handle) }
         handle = nil
@@ -64,6 +77,7 @@ final class SQLiteDatabase {
     }
 
     func execute(_ sql: String) throws(VaultError) {
+        if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if let errmsg { sqlite3_free(errmsg) }
@@ -73,7 +87,9 @@ final class SQLiteDatabase {
     /// Runs `sql` with `bindings`, calling `row` for each result row.
     func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
         observer?(sql)
-        let statement = try prepared(sql)
+        let prepared = try prepared(sql)
+        if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
+        let statement = prepared.statement
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
@@ -108,13 +124,14 @@ final class SQLiteDatabase {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
-    private func prepared(_ sql: String) throws(VaultError) -> OpaquePointer {
+    private func prepared(_ sql: String) throws(VaultError) -> Prepared {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
-        statements[sql] = statement
-        return statement
+        let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql))
+        statements[sql] = prepared
+        return prepared
     }
 
     /// Runs `body` in one transaction: all of it lands, or none of it. Inside a transaction already, it
@@ -139,6 +156,7 @@ final class SQLiteDatabase {
             return result
         } catch {
             try? query("ROLLBACK")
+            afterRollback?()
             throw error
         }
     }

@@ -43,8 +43,17 @@ public final class Vault: @unchecked Sendable {
             let done = connection.events.insertedThrough
             let rows = serialized.filter { $0.sequence > done }
             let uses = connection.events.pendingUses
-            guard connection.db.handle != nil, !connection.db.inTransaction,
-                  (try? Vault.insert(rows, uses: uses, into: connection.db, logLimit: connection.events.logLimit)) != nil else { return }
+            let db = connection.db
+            // Staged registrations move in the same transaction, first: the last uses may be theirs.
+            guard db.handle != nil, !db.inTransaction else { return }
+            do throws(VaultError) {
+                try db.transaction { () throws(VaultError) -> Void in
+                    try Vault.moveStaged(connection)
+                    try Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)
+                }
+            } catch {
+                return
+            }
             connection.events.markInserted(through: rows.last?.sequence ?? done)
             connection.events.pendingUses.removeAll(keepingCapacity: true)
         }
@@ -58,6 +67,8 @@ public final class Vault: @unchecked Sendable {
         let box: SecretBox
         let lock = NSRecursiveLock()
         let events = EventBuffer()
+        /// Registrations committed into `staged_passkeys`, not yet moved (see `Vault+Staging`).
+        let staged = StagedPasskeys()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
         var exclusive = false
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
@@ -66,6 +77,7 @@ public final class Vault: @unchecked Sendable {
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db
             self.box = box
+            Vault.installStaging(on: self)
         }
     }
 
@@ -195,6 +207,7 @@ public final class Vault: @unchecked Sendable {
                 try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
             }
             let vault = Vault(path: path, db: db, box: box)
+            try vault.moveLeftoverStaged()
             try vault.loadEventLogLimit()
             return vault
         } catch {
@@ -247,6 +260,7 @@ public final class Vault: @unchecked Sendable {
     public func close() {
         connection.lock.lock()
         defer { connection.lock.unlock() }
+        try? Vault.moveStaged(connection)
         try? flushEvents()
         db.close()
     }
