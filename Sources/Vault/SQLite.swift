@@ -77,6 +77,7 @@ final class SQLiteDatabase {
     }
 
     func execute(_ sql: String) throws(VaultError) {
+        try beginIfPending()
         if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
@@ -86,6 +87,7 @@ final class SQLiteDatabase {
 
     /// Runs `sql` with `bindings`, calling `row` for each result row.
     func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
+        try beginIfPending()
         observer?(sql)
         let prepared = try prepared(sql)
         if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
@@ -115,8 +117,18 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Whether a transaction is open on the connection.
-    var inTransaction: Bool { handle != nil && sqlite3_get_autocommit(handle) == 0 }
+    /// Whether a transaction is open on the connection, or begins with the next statement.
+    var inTransaction: Bool { beginPending || (handle != nil && sqlite3_get_autocommit(handle) == 0) }
+
+    /// Set by `anyTransaction` until its body's first statement, which begins the transaction: a body that runs
+    /// none (an assertion answered from memory, its use and event written later) costs no BEGIN and COMMIT.
+    private var beginPending = false
+
+    private func beginIfPending() throws(VaultError) {
+        guard beginPending else { return }
+        beginPending = false
+        try query("BEGIN IMMEDIATE")
+    }
 
     /// The row ID of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
@@ -146,17 +158,23 @@ final class SQLiteDatabase {
         }
     }
 
-    /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged.
+    /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged. The
+    /// transaction begins (`BEGIN IMMEDIATE`) with the body's first statement; one that runs none has nothing to
+    /// commit. The caller holds the connection throughout, so nothing in this process comes between.
     func anyTransaction<T>(_ body: () throws -> T) throws -> T {
-        guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
-        try query("BEGIN IMMEDIATE")
+        guard !inTransaction else { return try body() }
+        beginPending = true
         do {
             let result = try body()
-            try query("COMMIT")
+            if beginPending { beginPending = false } else { try query("COMMIT") }
             return result
         } catch {
-            try? query("ROLLBACK")
-            afterRollback?()
+            if beginPending {
+                beginPending = false
+            } else {
+                try? query("ROLLBACK")
+                afterRollback?()
+            }
             throw error
         }
     }

@@ -24,15 +24,9 @@ final class StagedPasskeys {
         }
     }
 
-    /// A credential ID, hashed as one block of bytes (an array hashes element by element).
-    private struct IDKey: Hashable {
-        let bytes: [UInt8]
-        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
-    }
-
-    private var entries: [IDKey: Entry] = [:]
-    private var byHandle: [AccountKey: [IDKey]] = [:]
-    private var byName: [AccountKey: [IDKey]] = [:]
+    private var entries: [CredentialKey: Entry] = [:]
+    private var byHandle: [AccountKey: [CredentialKey]] = [:]
+    private var byName: [AccountKey: [CredentialKey]] = [:]
     /// Set when staged rows were moved inside a transaction, which may still roll back.
     var movedInTransaction = false
     /// Set when the table may hold rows this mirror lacks (a rollback undid a move that could not be made again).
@@ -42,7 +36,7 @@ final class StagedPasskeys {
     var count: Int { entries.count }
 
     func add(_ entry: Entry) {
-        let id = IDKey(bytes: entry.record.credentialID)
+        let id = CredentialKey(entry.record.credentialID)
         entries[id] = entry
         byHandle[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle), default: []].append(id)
         byName[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: Array(entry.record.userName.utf8)), default: []].append(id)
@@ -56,7 +50,7 @@ final class StagedPasskeys {
 
     /// The staged passkey with this credential ID, whatever its profile.
     func entry(_ credentialID: [UInt8]) -> Entry? {
-        entries.isEmpty ? nil : entries[IDKey(bytes: credentialID)]
+        entries.isEmpty ? nil : entries[CredentialKey(credentialID)]
     }
 
     /// `Vault.countAccountSQL` over the staged passkeys: the visible ones with the user handle, and those with the

@@ -251,13 +251,23 @@ extension Vault {
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
         try locked { () throws(VaultError) in
+            var found: PasskeyRecord
             if let staged = try stagedEntry(credentialID) {
                 guard staged.profile == profile else { return nil }
-                var record = staged.record
-                if let use = events.pendingUses[credentialID] { record.lastUsedAt = Date(vaultMillis: use.at) }
-                return record
+                found = staged.record
+            } else if let cached = connection.records.record(credentialID, profile: profile) {
+                found = cached
+            } else {
+                var records: [PasskeyRecord] = []
+                try db.query(Vault.byIDSQL, [.blob(credentialID), .text(profile)]) { row throws(VaultError) in
+                    records.append(try Vault.passkey(from: row))
+                }
+                guard let stored = records.first else { return nil }
+                if connection.exclusive { connection.records.remember(stored, profile: profile) }
+                found = stored
             }
-            return try selectPasskeys(sql: Vault.byIDSQL, [.blob(credentialID), .text(profile)]).first
+            if let use = events.pendingUses[credentialID] { found.lastUsedAt = Date(vaultMillis: use.at) }
+            return found
         }
     }
 

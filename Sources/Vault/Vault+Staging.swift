@@ -26,7 +26,8 @@ extension Vault {
         WHERE NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
         """
     static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
-    static let deleteStagedSQL = "DELETE FROM staged_passkeys WHERE seq <= ?"
+    /// Every row, moved: without a WHERE clause SQLite clears the table's pages at once instead of row by row.
+    static let deleteStagedSQL = "DELETE FROM staged_passkeys"
     static let stagedExistsSQL = "SELECT max(seq) FROM staged_passkeys"
 
     /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction).
@@ -59,7 +60,7 @@ extension Vault {
     static func moveAllStaged(_ db: SQLiteDatabase) throws(VaultError) {
         try db.transaction { () throws(VaultError) in
             try db.query(moveStagedSQL, [.int(Int64.max)])
-            try db.query(deleteStagedSQL, [.int(Int64.max)])
+            try db.query(deleteStagedSQL)
         }
     }
 
@@ -80,14 +81,19 @@ extension Vault {
         }
     }
 
-    /// Installs the hooks through which the connection keeps `staged_passkeys` invisible to every other statement.
+    /// Installs the hooks through which the connection keeps `staged_passkeys` invisible to every other statement,
+    /// and its `PasskeyRecordCache` true to the file.
     static func installStaging(on connection: Connection) {
         connection.db.seesStagedPasskeys = seesStaged
         connection.db.beforePasskeyStatement = { [weak connection] () throws(VaultError) in
-            if let connection { try Vault.moveStaged(connection) }
+            guard let connection else { return }
+            connection.records.removeAll()
+            try Vault.moveStaged(connection)
         }
         connection.db.afterRollback = { [weak connection] in
-            if let connection { Vault.stagedAfterRollback(connection) }
+            guard let connection else { return }
+            connection.records.removeAll()
+            Vault.stagedAfterRollback(connection)
         }
     }
 

@@ -69,6 +69,8 @@ public final class Vault: @unchecked Sendable {
         let events = EventBuffer()
         /// Registrations committed into `staged_passkeys`, not yet moved (see `Vault+Staging`).
         let staged = StagedPasskeys()
+        /// Passkeys read by ID, while the file is held (`exclusive`): nobody else can change them.
+        let records = PasskeyRecordCache()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
         var exclusive = false
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).

@@ -64,7 +64,6 @@ final class QueryPlanTests: XCTestCase {
             ("rotateEvents", "SEARCH events USING INTEGER PRIMARY KEY (rowid<?)"),
             ("stagePasskey", "SEARCH passkeys USING COVERING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("moveStaged", "SEARCH staged_passkeys USING INTEGER PRIMARY KEY (rowid<?)"),
-            ("deleteStaged", "SEARCH staged_passkeys USING INTEGER PRIMARY KEY (rowid<?)"),
             ("lastEventOfKind", "SEARCH events USING COVERING INDEX events_by_kind (profile=? AND kind=?)"),
             ("eventsOfKind", "SEARCH events USING INDEX events_by_kind (profile=? AND kind=? AND id>?)"),
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),

@@ -158,6 +158,34 @@ final class StagedRegistrationTests: XCTestCase {
         XCTAssertEqual(rows(shared, "passkeys"), 1)
     }
 
+    func testAPasskeyReadByIDIsReadAfreshAfterAnyChange() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let a = record(1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        _ = try vault.allPasskeys()  // moved
+        XCTAssertEqual(try vault.passkey(id: a.credentialID), a)
+        XCTAssertEqual(try vault.passkey(id: a.credentialID), a, "from memory now")
+        XCTAssertNil(try vault.scoped(to: "other").passkey(id: a.credentialID))
+        try vault.setHidden(credentialID: a.credentialID, hidden: true, at: Date(vaultMillis: 5))
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, true)
+        try vault.updateUser(credentialID: a.credentialID, name: "renamed", displayName: "Renamed")
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.userName, "renamed")
+        try vault.recordAssertion(credentialID: a.credentialID, signCount: 3, at: Date(vaultMillis: 6))
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.signCount, 3)
+        try vault.recordAssertion(credentialID: a.credentialID, signCount: 0, at: Date(vaultMillis: 8), deferred: true)
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.lastUsedAt, Date(vaultMillis: 8))
+        // A change read inside a transaction that rolls back is not kept.
+        XCTAssertThrowsError(try vault.transaction { () throws(VaultError) in
+            try vault.setHidden(credentialID: a.credentialID, hidden: false, at: Date(vaultMillis: 7))
+            XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, false)
+            throw VaultError(.storage, "abandoned on purpose")
+        })
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, true)
+        XCTAssertTrue(try vault.removePasskey(credentialID: a.credentialID))
+        XCTAssertNil(try vault.passkey(id: a.credentialID))
+    }
+
     func testClosingMovesTheStagedRows() throws {
         let (vault, directory) = try held()
         try vault.insertPasskey(record(1), privateKey: signing.pkcs8)
