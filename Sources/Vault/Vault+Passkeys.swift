@@ -386,12 +386,15 @@ extension Vault {
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }
 
-    static func bindings(_ r: PasskeyRecord) -> [SQLValue] {
-        [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
+    static func bindings(_ r: PasskeyRecord, capacity: Int = 18) -> [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(capacity)
+        values += [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
          .int(Int64(r.algorithm.rawValue)), .blob(r.publicKey.encoded), .int(Int64(r.signCount)), .text(r.settings.counter.rawValue),
          .bool(r.settings.backupEligible), .bool(r.settings.backupState), .blob(r.settings.aaguid), .bool(r.settings.discoverable),
          .text(r.settings.attestation.rawValue), .bool(r.hidden), .optionalInt(r.hiddenAt?.vaultMillis), .int(r.createdAt.vaultMillis),
          .optionalInt(r.lastUsedAt?.vaultMillis)]
+        return values
     }
 
     private static func passkey(from row: SQLRow) throws(VaultError) -> PasskeyRecord {

@@ -44,16 +44,9 @@ public final class Vault: @unchecked Sendable {
             let rows = serialized.filter { $0.sequence > done }
             let uses = connection.events.pendingUses
             let db = connection.db
-            // Staged registrations move in the same transaction, first: the last uses may be theirs.
-            guard db.handle != nil, !db.inTransaction else { return }
-            do throws(VaultError) {
-                try db.transaction { () throws(VaultError) -> Void in
-                    try Vault.moveStaged(connection)
-                    try Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)
-                }
-            } catch {
-                return
-            }
+            // (Last uses of staged registrations move those first: `Vault+Staging`.)
+            guard db.handle != nil, !db.inTransaction,
+                  (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return }
             connection.events.markInserted(through: rows.last?.sequence ?? done)
             connection.events.pendingUses.removeAll(keepingCapacity: true)
         }
