@@ -64,7 +64,9 @@ credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t po
 size_t credemu_p256_sign(const credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]) {
     unsigned char digest[SHA256_DIGEST_LENGTH];
     unsigned int written = 0;
-    if (SHA256(message, length, digest) == NULL
+    // The low-level digest: OpenSSL 3's one-shot SHA256() fetches the algorithm from the provider on every call.
+    SHA256_CTX sha;
+    if (SHA256_Init(&sha) != 1 || SHA256_Update(&sha, message, length) != 1 || SHA256_Final(digest, &sha) != 1
         || ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, (EC_KEY *)key) != 1 || written > 72) {
         ERR_clear_error();
         return 0;

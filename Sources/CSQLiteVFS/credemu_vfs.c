@@ -260,6 +260,9 @@ static const char *const credemu_vfs_name = "credemu";
 static pthread_once_t credemu_vfs_once = PTHREAD_ONCE_INIT;
 
 static void credemu_vfs_register_once(void) {
+    /* Before SQLite initializes (the lookup below does): no memory statistics, which nothing reads and which take a
+       global mutex in every allocation SQLite makes. Refused (SQLITE_MISUSE) if SQLite is already in use. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     if (sqlite3_vfs_find(credemu_vfs_name)) return;
     sqlite3_vfs *real = sqlite3_vfs_find(NULL);
     if (!real || real->iVersion < 2 || !real->xCurrentTimeInt64) return;

@@ -21,8 +21,9 @@ public final class ProviderScenario {
     public let origin = "https://shop.example.com"
     public let rpID = "example.com"
 
-    public init(pack: String, platform: Platform? = nil, configure: (inout Profile) -> Void = { _ in }) throws {
-        (vault, directory) = try makeTestVault()
+    /// - Parameter held: the vault opened as `credemu serve` holds one (exclusive: registrations are staged).
+    public init(pack: String, platform: Platform? = nil, held: Bool = false, configure: (inout Profile) -> Void = { _ in }) throws {
+        (vault, directory) = try makeTestVault(held: held)
         let registry = try PolicyRegistry()
         var profile = Profile(name: "user", pack: pack)
         policy = try registry.policy(for: profile)

@@ -18,9 +18,11 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public func file(_ name: String) -> String { path + "/" + name }
 }
 
-/// A fresh vault in a temporary directory, with a raw key (no Argon2id, no key file).
-public func makeTestVault(in directory: TemporaryDirectory = TemporaryDirectory(), key: [UInt8] = Array(repeating: 7, count: 32)) throws -> (Vault, TemporaryDirectory) {
-    (try Vault.open(path: directory.file("vault.db"), key: .raw(key)), directory)
+/// A fresh vault in a temporary directory, with a raw key (no Argon2id, no key file); `held`, opened as `credemu
+/// serve` opens one (exclusive, so registrations are staged).
+public func makeTestVault(in directory: TemporaryDirectory = TemporaryDirectory(), key: [UInt8] = Array(repeating: 7, count: 32),
+                          held: Bool = false) throws -> (Vault, TemporaryDirectory) {
+    (try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: held), directory)
 }
 
 /// The bytes of a file, for checking a failed operation left it untouched.

@@ -132,7 +132,7 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
     }
 
     /// `p256PKCS8`'s bytes around the scalar (36..<68) and the point (73..<138).
-    static let p256Layout = p256PKCS8(scalar: [UInt8](repeating: 0, count: 32), point: [UInt8](repeating: 0, count: 65))
+    static let p256Layout = p256PKCS8Encoded(scalar: [UInt8](repeating: 0, count: 32), point: [UInt8](repeating: 0, count: 65))
 
     /// The P-256 curve, set up once: building it (Montgomery constants) is most of what an imported key costs.
     nonisolated(unsafe) static let p256Group: OpaquePointer? = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
@@ -148,8 +148,19 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         return .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
     }
 
-    /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point).
+    /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point): the
+    /// scalar and the point copied into `p256Layout` (every new key's, so the DER is encoded once).
     static func p256PKCS8(scalar: [UInt8], point: [UInt8]) -> [UInt8] {
+        precondition(scalar.count == 32 && point.count == 65)
+        var out = p256Layout
+        out.withUnsafeMutableBufferPointer { buffer in
+            scalar.withUnsafeBufferPointer { (buffer.baseAddress! + 36).update(from: $0.baseAddress!, count: 32) }
+            point.withUnsafeBufferPointer { (buffer.baseAddress! + 73).update(from: $0.baseAddress!, count: 65) }
+        }
+        return out
+    }
+
+    static func p256PKCS8Encoded(scalar: [UInt8], point: [UInt8]) -> [UInt8] {
         let ecPrivateKey = DER.sequence([0x02, 0x01, 0x01] + DER.tagged(0x04, scalar) + DER.tagged(0xA1, DER.tagged(0x03, [0x00] + point)))
         let algorithm = DER.sequence([0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07])
         return DER.sequence([0x02, 0x01, 0x00] + algorithm + DER.tagged(0x04, ecPrivateKey))

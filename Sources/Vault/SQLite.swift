@@ -5,10 +5,23 @@ import CSQLiteVFS
 final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     let path: String
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: Prepared] = [:]
     private var writeback: WALWriteback?
     /// Called with every statement `query` runs (tests: which statements a ceremony runs, for their query plans).
     var observer: ((String) -> Void)?
+    /// Called before any statement that names the passkeys table, other than those in `seesStagedPasskeys`: the
+    /// vault moves its staged registrations into `passkeys` there (see `Vault+Staging`).
+    var beforePasskeyStatement: (() throws(VaultError) -> Void)?
+    /// The statements on passkeys that see staged registrations by themselves (or move them).
+    var seesStagedPasskeys: Set<String> = []
+    /// Called after a transaction rolled back.
+    var afterRollback: (() -> Void)?
+
+    /// A prepared statement, and whether it needs `beforePasskeyStatement` first.
+    private struct Prepared {
+        let statement: OpaquePointer
+        let readsPasskeys: Bool
+    }
 
     init(path: String, create: Bool) throws(VaultError) {
         self.path = path
@@ -43,7 +56,7 @@ final class SQLiteDatabase {
         if let handle, writeback != nil { sqlite3_wal_hook(handle, nil, nil) }
         writeback?.stop()
         writeback = nil
-        for (_, statement) in statements { sqlite3_finalize(statement) }
+        for (_, prepared) in statements { sqlite3_finalize(prepared.statement) }
         statements = [:]
         if let handle { sqlite3_close(handle) }
         handle = nil
@@ -64,6 +77,8 @@ final class SQLiteDatabase {
     }
 
     func execute(_ sql: String) throws(VaultError) {
+        try beginIfPending()
+        if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if let errmsg { sqlite3_free(errmsg) }
@@ -72,8 +87,11 @@ final class SQLiteDatabase {
 
     /// Runs `sql` with `bindings`, calling `row` for each result row.
     func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
+        try beginIfPending()
         observer?(sql)
-        let statement = try prepared(sql)
+        let prepared = try prepared(sql)
+        if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
+        let statement = prepared.statement
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
@@ -99,8 +117,18 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Whether a transaction is open on the connection.
-    var inTransaction: Bool { handle != nil && sqlite3_get_autocommit(handle) == 0 }
+    /// Whether a transaction is open on the connection, or begins with the next statement.
+    var inTransaction: Bool { beginPending || (handle != nil && sqlite3_get_autocommit(handle) == 0) }
+
+    /// Set by `anyTransaction` until its body's first statement, which begins the transaction: a body that runs
+    /// none (an assertion answered from memory, its use and event written later) costs no BEGIN and COMMIT.
+    private var beginPending = false
+
+    private func beginIfPending() throws(VaultError) {
+        guard beginPending else { return }
+        beginPending = false
+        try query("BEGIN IMMEDIATE")
+    }
 
     /// The row ID of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
@@ -108,13 +136,14 @@ final class SQLiteDatabase {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
-    private func prepared(_ sql: String) throws(VaultError) -> OpaquePointer {
+    private func prepared(_ sql: String) throws(VaultError) -> Prepared {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
-        statements[sql] = statement
-        return statement
+        let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql))
+        statements[sql] = prepared
+        return prepared
     }
 
     /// Runs `body` in one transaction: all of it lands, or none of it. Inside a transaction already, it
@@ -129,16 +158,23 @@ final class SQLiteDatabase {
         }
     }
 
-    /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged.
+    /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged. The
+    /// transaction begins (`BEGIN IMMEDIATE`) with the body's first statement; one that runs none has nothing to
+    /// commit. The caller holds the connection throughout, so nothing in this process comes between.
     func anyTransaction<T>(_ body: () throws -> T) throws -> T {
-        guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
-        try query("BEGIN IMMEDIATE")
+        guard !inTransaction else { return try body() }
+        beginPending = true
         do {
             let result = try body()
-            try query("COMMIT")
+            if beginPending { beginPending = false } else { try query("COMMIT") }
             return result
         } catch {
-            try? query("ROLLBACK")
+            if beginPending {
+                beginPending = false
+            } else {
+                try? query("ROLLBACK")
+                afterRollback?()
+            }
             throw error
         }
     }

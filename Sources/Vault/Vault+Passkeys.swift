@@ -13,12 +13,12 @@ extension Vault {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
         try locked { () throws(VaultError) in
+            // A held vault commits one page now and moves the row into `passkeys` with a batch (`Vault+Staging`).
+            if connection.exclusive && !db.inTransaction { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF) }
             do throws(VaultError) {
                 try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile), sealedPRF])
             } catch {
-                if error.code == .duplicate {
-                    throw VaultError(.duplicate, "A passkey with credential ID \(record.id) is already in the vault.")
-                }
+                if error.code == .duplicate { throw Vault.duplicatePasskey(record) }
                 throw error
             }
         }
@@ -99,7 +99,9 @@ extension Vault {
                          excluding.isEmpty ? bindings : bindings + [.text(Vault.idList(excluding))]) { row in
                 total = Int(row.int(0))
             }
-            return total
+            if connection.staged.mustMove { try Vault.moveStaged(connection) }
+            return total + connection.staged.countAccount(profile: profile, rpID: rpID, userHandle: userHandle, userName: userName,
+                                                          excluding: excluding)
         }
     }
 
@@ -248,12 +250,31 @@ extension Vault {
     static let otherDisplayNameSQL = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE \(userPasskeys) AND display_name != ?4)"
 
     public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
-        try selectPasskeys(sql: Vault.byIDSQL, [.blob(credentialID), .text(profile)]).first
+        try locked { () throws(VaultError) in
+            var found: PasskeyRecord
+            if let staged = try stagedEntry(credentialID) {
+                guard staged.profile == profile else { return nil }
+                found = staged.record
+            } else if let cached = connection.records.record(credentialID, profile: profile) {
+                found = cached
+            } else {
+                var records: [PasskeyRecord] = []
+                try db.query(Vault.byIDSQL, [.blob(credentialID), .text(profile)]) { row throws(VaultError) in
+                    records.append(try Vault.passkey(from: row))
+                }
+                guard let stored = records.first else { return nil }
+                if connection.exclusive { connection.records.remember(stored, profile: profile) }
+                found = stored
+            }
+            if let use = events.pendingUses[credentialID] { found.lastUsedAt = Date(vaultMillis: use.at) }
+            return found
+        }
     }
 
     /// The decrypted PKCS#8 private key of a stored passkey.
     public func privateKey(for credentialID: [UInt8]) throws(VaultError) -> [UInt8] {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
+            if let staged = try stagedEntry(credentialID) { return staged.profile == profile ? staged.sealedKey : nil }
             var found: [UInt8]?
             try db.query(Vault.privateKeySQL, [.blob(credentialID), .text(profile)]) { row in
                 found = row.blob(0)
@@ -365,12 +386,15 @@ extension Vault {
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }
 
-    private static func bindings(_ r: PasskeyRecord) -> [SQLValue] {
-        [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
+    static func bindings(_ r: PasskeyRecord, capacity: Int = 18) -> [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(capacity)
+        values += [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
          .int(Int64(r.algorithm.rawValue)), .blob(r.publicKey.encoded), .int(Int64(r.signCount)), .text(r.settings.counter.rawValue),
          .bool(r.settings.backupEligible), .bool(r.settings.backupState), .blob(r.settings.aaguid), .bool(r.settings.discoverable),
          .text(r.settings.attestation.rawValue), .bool(r.hidden), .optionalInt(r.hiddenAt?.vaultMillis), .int(r.createdAt.vaultMillis),
          .optionalInt(r.lastUsedAt?.vaultMillis)]
+        return values
     }
 
     private static func passkey(from row: SQLRow) throws(VaultError) -> PasskeyRecord {

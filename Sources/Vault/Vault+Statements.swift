@@ -6,6 +6,10 @@ extension Vault {
     static let pathStatements: [String: String] = [
         // Passkeys: creation, exclusion, a get, its dropdown, a pick.
         "insertPasskey": insertPasskeySQL,
+        "stagePasskey": stagePasskeySQL,
+        "moveStaged": moveStagedSQL,
+        "deleteStaged": deleteStagedSQL,
+        "stagedExists": stagedExistsSQL,
         "passkeyByID": byIDSQL,
         "privateKey": privateKeySQL,
         "recordAssertion": recordAssertionSQL,

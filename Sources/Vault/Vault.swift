@@ -43,8 +43,10 @@ public final class Vault: @unchecked Sendable {
             let done = connection.events.insertedThrough
             let rows = serialized.filter { $0.sequence > done }
             let uses = connection.events.pendingUses
-            guard connection.db.handle != nil, !connection.db.inTransaction,
-                  (try? Vault.insert(rows, uses: uses, into: connection.db, logLimit: connection.events.logLimit)) != nil else { return }
+            let db = connection.db
+            // (Last uses of staged registrations move those first: `Vault+Staging`.)
+            guard db.handle != nil, !db.inTransaction,
+                  (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return }
             connection.events.markInserted(through: rows.last?.sequence ?? done)
             connection.events.pendingUses.removeAll(keepingCapacity: true)
         }
@@ -58,6 +60,10 @@ public final class Vault: @unchecked Sendable {
         let box: SecretBox
         let lock = NSRecursiveLock()
         let events = EventBuffer()
+        /// Registrations committed into `staged_passkeys`, not yet moved (see `Vault+Staging`).
+        let staged = StagedPasskeys()
+        /// Passkeys read by ID, while the file is held (`exclusive`): nobody else can change them.
+        let records = PasskeyRecordCache()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
         var exclusive = false
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
@@ -66,6 +72,7 @@ public final class Vault: @unchecked Sendable {
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db
             self.box = box
+            Vault.installStaging(on: self)
         }
     }
 
@@ -195,6 +202,7 @@ public final class Vault: @unchecked Sendable {
                 try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
             }
             let vault = Vault(path: path, db: db, box: box)
+            try vault.moveLeftoverStaged()
             try vault.loadEventLogLimit()
             return vault
         } catch {
@@ -247,6 +255,7 @@ public final class Vault: @unchecked Sendable {
     public func close() {
         connection.lock.lock()
         defer { connection.lock.unlock() }
+        try? Vault.moveStaged(connection)
         try? flushEvents()
         db.close()
     }

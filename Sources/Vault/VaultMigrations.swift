@@ -137,6 +137,34 @@ enum VaultMigrations {
             created_at INTEGER NOT NULL
         );
         """,
+        // 6: registrations staged (issue 11): a held vault commits a new passkey here, one page of an append-only
+        // table, and moves it into `passkeys` with a batch (`Vault+Staging`). The columns are those of `passkeys`.
+        """
+        CREATE TABLE staged_passkeys (
+            seq INTEGER PRIMARY KEY,
+            credential_id BLOB NOT NULL,
+            profile TEXT NOT NULL,
+            rp_id TEXT NOT NULL,
+            user_handle BLOB NOT NULL,
+            user_name TEXT NOT NULL,
+            display_name TEXT NOT NULL,
+            algorithm INTEGER NOT NULL,
+            private_key BLOB NOT NULL,
+            public_key BLOB NOT NULL,
+            sign_count INTEGER NOT NULL,
+            counter TEXT NOT NULL,
+            backup_eligible INTEGER NOT NULL,
+            backup_state INTEGER NOT NULL,
+            aaguid BLOB NOT NULL,
+            discoverable INTEGER NOT NULL,
+            attestation TEXT NOT NULL,
+            hidden INTEGER NOT NULL,
+            hidden_at INTEGER,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            prf_secret BLOB
+        );
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

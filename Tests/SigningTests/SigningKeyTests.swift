@@ -121,6 +121,15 @@ final class SigningKeyTests: XCTestCase {
         }
     }
 
+    func testANewP256KeysPKCS8IsTheEncodingOfItsParts() throws {
+        for _ in 0..<20 {
+            let scalar = SecureRandom.bytes(32), point = [0x04] + SecureRandom.bytes(64)
+            XCTAssertEqual(OpenSSLKey.p256PKCS8(scalar: scalar, point: point), OpenSSLKey.p256PKCS8Encoded(scalar: scalar, point: point))
+        }
+        let key = try SigningKeys.generate(.es256)
+        XCTAssertEqual(try OpenSSLKey.importDecoding(key.pkcs8).publicKey, key.publicKey, "OpenSSL's decoder reads it")
+    }
+
     func testSubjectPublicKeyInfoMatchesOpenSSLForEveryAlgorithm() throws {
         for algorithm in COSEAlgorithm.allCases {
             let key = try SigningKeys.generate(algorithm)

@@ -9,7 +9,8 @@ import XCTest
 /// from an index, which SQLite's own `EXPLAIN QUERY PLAN` shows on the exact SQL the vault runs.
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
-    static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs"]
+    static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
+                         "staged_passkeys"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -61,6 +62,8 @@ final class QueryPlanTests: XCTestCase {
             ("markedKeys", "SEARCH event_marks USING PRIMARY KEY (profile=? AND mark=? AND key=? AND key2=?)"),
             ("nextDecision", "SEARCH user_decisions USING INDEX user_decisions_by_profile (profile=?)"),
             ("rotateEvents", "SEARCH events USING INTEGER PRIMARY KEY (rowid<?)"),
+            ("stagePasskey", "SEARCH passkeys USING COVERING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
+            ("moveStaged", "SEARCH staged_passkeys USING INTEGER PRIMARY KEY (rowid<?)"),
             ("lastEventOfKind", "SEARCH events USING COVERING INDEX events_by_kind (profile=? AND kind=?)"),
             ("eventsOfKind", "SEARCH events USING INDEX events_by_kind (profile=? AND kind=? AND id>?)"),
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),
@@ -112,7 +115,8 @@ final class QueryPlanTests: XCTestCase {
     }
 }
 
-/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password) and 5 (devices) on a vault made before them.
+/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices)
+/// and 6 (staged registrations) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
@@ -120,6 +124,7 @@ final class VaultMigrationTests: XCTestCase {
         defer { db.close() }
         try db.execute("""
             DROP TABLE devices;
+            DROP TABLE staged_passkeys;
             DROP TRIGGER large_blob_follows_passkey;
             DROP TABLE large_blobs;
             ALTER TABLE passkeys DROP COLUMN prf_secret;

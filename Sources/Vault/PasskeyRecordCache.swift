@@ -1,0 +1,23 @@
+/// The passkeys a held vault read by credential ID lately, as stored (pending last uses apply on top): an assertion
+/// with an allow list then reads no SQL at all, so its transaction never begins (`SQLiteDatabase.anyTransaction`).
+///
+/// Emptied before any statement on passkeys other than the few that see staged rows (every write to a passkey is
+/// one of those others: `Vault+Staging`) and after a rollback, so it never holds what the file does not.
+final class PasskeyRecordCache {
+    private var records: [CredentialKey: (profile: String, record: PasskeyRecord)] = [:]
+    static let limit = 4096
+
+    func record(_ credentialID: [UInt8], profile: String) -> PasskeyRecord? {
+        guard !records.isEmpty, let entry = records[CredentialKey(credentialID)], entry.profile == profile else { return nil }
+        return entry.record
+    }
+
+    func remember(_ record: PasskeyRecord, profile: String) {
+        if records.count >= PasskeyRecordCache.limit { records.removeAll(keepingCapacity: true) }
+        records[CredentialKey(record.credentialID)] = (profile, record)
+    }
+
+    func removeAll() {
+        if !records.isEmpty { records.removeAll(keepingCapacity: true) }
+    }
+}

@@ -1,0 +1,199 @@
+import CSQLite
+import CredemuTestSupport
+import Foundation
+import Signing
+import WebAuthn
+import XCTest
+@testable import Vault
+
+/// A held vault's registrations: committed into `staged_passkeys`, moved into `passkeys` in batches
+/// (`Vault+Staging`), and never missed by any read meanwhile.
+final class StagedRegistrationTests: XCTestCase {
+    let key = Array(repeating: UInt8(7), count: 32)
+    let signing = try! SigningKeys.generate(.es256)
+
+    func record(_ n: Int, user: Int? = nil, rpID: String = "example.com") -> PasskeyRecord {
+        let u = user ?? n
+        return PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: rpID, userHandle: Array("user-\(u)".utf8),
+                             userName: "user\(u)@example.com", displayName: "User \(u)", algorithm: .es256,
+                             publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
+    }
+
+    /// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.
+    func rows(_ vault: Vault, _ table: String) -> Int {
+        vault.connection.lock.lock()
+        defer { vault.connection.lock.unlock() }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(vault.db.handle, "SELECT count(*) FROM \(table)", -1, &statement, nil) == SQLITE_OK else { return -1 }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+
+    func held() throws -> (Vault, TemporaryDirectory) {
+        let directory = TemporaryDirectory()
+        return (try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true), directory)
+    }
+
+    func testAHeldVaultCommitsARegistrationIntoTheStagedTableAndMovesItWithTheNextBatch() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let r = record(1)
+        try vault.insertPasskey(r, privateKey: signing.pkcs8)
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 1)
+        XCTAssertEqual(rows(vault, "passkeys"), 0)
+        // What a ceremony reads by ID or counts by account sees it where it is.
+        XCTAssertEqual(try vault.passkey(id: r.credentialID), r)
+        XCTAssertEqual(try vault.privateKey(for: r.credentialID), signing.pkcs8)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: r.userHandle, userName: "other", excluding: []), 1)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: [9], userName: r.userName, excluding: []), 1)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: r.userHandle, userName: r.userName,
+                                                     excluding: [r.credentialID]), 0)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "other.example", userHandle: r.userHandle, userName: r.userName, excluding: []), 0)
+        XCTAssertEqual(try vault.scoped(to: "other").countAccountPasskeys(rpID: "example.com", userHandle: r.userHandle,
+                                                                         userName: r.userName, excluding: []), 0)
+        XCTAssertNil(try vault.scoped(to: "other").passkey(id: r.credentialID), "another profile's passkey")
+        let deadline = Date().addingTimeInterval(5)
+        while rows(vault, "staged_passkeys") > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0, "moved by the batch")
+        XCTAssertEqual(rows(vault, "passkeys"), 1)
+        XCTAssertTrue(vault.connection.staged.isEmpty)
+        XCTAssertEqual(try vault.passkey(id: r.credentialID), r)
+    }
+
+    func testAStagedRegistrationIsInTheFileWhenTheCallReturns() throws {
+        let (vault, directory) = try held()
+        defer { vault.close() }
+        let r = record(1)
+        try vault.insertPasskey(r, privateKey: signing.pkcs8)
+        // The files as a crash right now would leave them, recovered by SQLite; opening moves the row.
+        let copy = TemporaryDirectory()
+        for name in ["vault.db", "vault.db-wal"] { try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name)) }
+        let recovered = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        defer { recovered.close() }
+        XCTAssertEqual(rows(recovered, "staged_passkeys"), 0)
+        XCTAssertEqual(rows(recovered, "passkeys"), 1)
+        XCTAssertEqual(try recovered.allPasskeys(), [r])
+        XCTAssertEqual(try recovered.privateKey(for: r.credentialID), signing.pkcs8)
+    }
+
+    func testEveryOtherStatementOnPasskeysMovesTheStagedOnesFirst() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let a = record(1), b = record(2, user: 1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        try vault.insertPasskey(b, privateKey: signing.pkcs8, prfSecret: Array(repeating: 4, count: 32))
+        XCTAssertEqual(try vault.passkeys(rpID: "example.com").map(\.credentialID), [a.credentialID, b.credentialID])
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        try vault.insertPasskey(record(3), privateKey: signing.pkcs8)
+        XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 1).map(\.userName), ["user3@example.com"])
+        let c = record(4)
+        try vault.insertPasskey(c, privateKey: signing.pkcs8)
+        try vault.setHidden(credentialID: c.credentialID, hidden: true, at: Date(vaultMillis: 5))
+        XCTAssertEqual(try vault.passkey(id: c.credentialID)?.hidden, true)
+        let d = record(5)
+        try vault.insertPasskey(d, privateKey: signing.pkcs8)
+        XCTAssertEqual(try vault.prfSecret(for: b.credentialID), Array(repeating: 4, count: 32))
+        let e = record(6)
+        try vault.insertPasskey(e, privateKey: signing.pkcs8)
+        try vault.setLargeBlob([1, 2, 3], for: e.credentialID)
+        XCTAssertEqual(try vault.largeBlob(for: e.credentialID), [1, 2, 3])
+        let f = record(7)
+        try vault.insertPasskey(f, privateKey: signing.pkcs8)
+        XCTAssertTrue(try vault.removePasskey(credentialID: f.credentialID))
+        XCTAssertNil(try vault.passkey(id: f.credentialID))
+        // An incrementing counter's assertion is committed by its UPDATE on `passkeys`.
+        let g = record(8)
+        try vault.insertPasskey(g, privateKey: signing.pkcs8)
+        try vault.recordAssertion(credentialID: g.credentialID, signCount: 1, at: Date(vaultMillis: 9))
+        XCTAssertEqual(try vault.passkey(id: g.credentialID)?.signCount, 1)
+        // A deferred last use of a staged passkey is seen at once and lands after the move.
+        let h = record(9)
+        try vault.insertPasskey(h, privateKey: signing.pkcs8)
+        try vault.recordAssertion(credentialID: h.credentialID, signCount: 0, at: Date(vaultMillis: 77), deferred: true)
+        XCTAssertEqual(try vault.passkey(id: h.credentialID)?.lastUsedAt, Date(vaultMillis: 77))
+        try vault.flushUses()
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(try vault.passkeys(rpID: "example.com", includeHidden: true).first { $0.credentialID == h.credentialID }?.lastUsedAt,
+                       Date(vaultMillis: 77))
+    }
+
+    func testADuplicateCredentialIDIsRefusedWhetherStagedOrMoved() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let a = record(1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        XCTAssertThrowsError(try vault.insertPasskey(a, privateKey: signing.pkcs8)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
+        _ = try vault.allPasskeys()
+        XCTAssertThrowsError(try vault.insertPasskey(a, privateKey: signing.pkcs8)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(try vault.allPasskeys(), [a])
+    }
+
+    func testARollbackThatUndidAMoveMovesTheRowsAgain() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let a = record(1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        XCTAssertThrowsError(try vault.transaction { () throws(VaultError) in
+            XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 1)  // moves them, inside the transaction
+            throw VaultError(.storage, "abandoned on purpose")
+        })
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(rows(vault, "passkeys"), 1)
+        XCTAssertEqual(try vault.passkey(id: a.credentialID), a)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: a.userHandle, userName: a.userName, excluding: []), 1)
+    }
+
+    func testAtMostTheLimitWaitsAndASharedVaultNeverStages() throws {
+        let (vault, _) = try held()
+        for n in 0..<(Vault.stagedLimit + 10) { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
+        XCTAssertLessThan(vault.connection.staged.count, Vault.stagedLimit)
+        XCTAssertLessThan(rows(vault, "staged_passkeys"), Vault.stagedLimit)
+        vault.close()
+        let (shared, _) = try makeTestVault()
+        defer { shared.close() }
+        try shared.insertPasskey(record(1), privateKey: signing.pkcs8)
+        XCTAssertEqual(rows(shared, "staged_passkeys"), 0)
+        XCTAssertEqual(rows(shared, "passkeys"), 1)
+    }
+
+    func testAPasskeyReadByIDIsReadAfreshAfterAnyChange() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let a = record(1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        _ = try vault.allPasskeys()  // moved
+        XCTAssertEqual(try vault.passkey(id: a.credentialID), a)
+        XCTAssertEqual(try vault.passkey(id: a.credentialID), a, "from memory now")
+        XCTAssertNil(try vault.scoped(to: "other").passkey(id: a.credentialID))
+        try vault.setHidden(credentialID: a.credentialID, hidden: true, at: Date(vaultMillis: 5))
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, true)
+        try vault.updateUser(credentialID: a.credentialID, name: "renamed", displayName: "Renamed")
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.userName, "renamed")
+        try vault.recordAssertion(credentialID: a.credentialID, signCount: 3, at: Date(vaultMillis: 6))
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.signCount, 3)
+        try vault.recordAssertion(credentialID: a.credentialID, signCount: 0, at: Date(vaultMillis: 8), deferred: true)
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.lastUsedAt, Date(vaultMillis: 8))
+        // A change read inside a transaction that rolls back is not kept.
+        XCTAssertThrowsError(try vault.transaction { () throws(VaultError) in
+            try vault.setHidden(credentialID: a.credentialID, hidden: false, at: Date(vaultMillis: 7))
+            XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, false)
+            throw VaultError(.storage, "abandoned on purpose")
+        })
+        XCTAssertEqual(try vault.passkey(id: a.credentialID)?.hidden, true)
+        XCTAssertTrue(try vault.removePasskey(credentialID: a.credentialID))
+        XCTAssertNil(try vault.passkey(id: a.credentialID))
+    }
+
+    func testClosingMovesTheStagedRows() throws {
+        let (vault, directory) = try held()
+        try vault.insertPasskey(record(1), privateKey: signing.pkcs8)
+        vault.close()
+        let db = try SQLiteDatabase(path: directory.file("vault.db"), create: false)
+        defer { db.close() }
+        var counts: [Int64] = []
+        try db.query("SELECT (SELECT count(*) FROM staged_passkeys), (SELECT count(*) FROM passkeys)") { counts = [$0.int(0), $0.int(1)] }
+        XCTAssertEqual(counts, [0, 1])
+    }
+}
