@@ -89,7 +89,7 @@ class Browser:
         self.click("save-profile")
         self.wait(lambda d: d.find_element(By.ID, "nudge").is_displayed())
         self.screenshot("nudge-after-key-action")
-        self.click("nudge-accept")
+        self.click("nudge-accept")  # the page clears an earlier nudge's answer first
         self.wait(lambda d: d.find_element(By.ID, "nudge-status").text.startswith("nudge:"))
         self.screenshot("nudge-answered")
 

@@ -138,6 +138,7 @@ document.getElementById('profile-form').addEventListener('submit', async (event)
 });
 document.getElementById('nudge-accept').addEventListener('click', async () => {
   document.getElementById('nudge').hidden = true;
+  say('nudge-status', '');  // an earlier nudge's answer is not this one's
   try { say('nudge-status', 'nudge: created ' + (await register('nudge')).id); }
   catch (e) { say('nudge-status', 'nudge: not created (' + e.name + ')'); }
 });
