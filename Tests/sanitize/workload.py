@@ -260,6 +260,54 @@ def waiting_ceremonies(s):
     threading.Thread(target=waiting, args=("left-waiting",), daemon=True).start()
 
 
+def devices(s):
+    """A device with two accounts: ceremonies routed among them from several threads at once, a conditional get
+    waiting for a pick from the union, signals sent to several accounts, and a device's settings changed meanwhile."""
+    s.call("POST", "/profiles", {"name": "wl-bw", "pack": "bitwarden"}, expect=201)
+    s.call("POST", "/devices", {"name": "wl-laptop", "providers": ["default", "wl-bw"]}, expect=201)
+    s.call("POST", "/devices", {"name": "wl-phone", "platform": "chrome-android", "providers": ["default"]}, expect=201)
+    s.call("POST", "/devices", {"name": "wl-bad", "providers": ["ghost"]}, expect=404)
+    s.call("POST", "/devices", {"name": "wl-bad", "providers": ["default"], "preferred": "wl-bw"}, expect=400)
+    errors = []
+
+    def worker(n):
+        try:
+            for i in range(6):
+                device = "wl-laptop" if (n + i) % 2 else "wl-phone"
+                body = {"origin": ORIGIN, "options": registration_options(f"dev{n}-{i}@example.com")}
+                s.call("POST", f"/devices/{device}/credentials/create", body, expect=200)
+                s.call("POST", f"/devices/{device}/credentials/get", {"origin": ORIGIN, "options": authentication_options()}, expect=200)
+                s.call("POST", f"/devices/{device}/signals/unknown",
+                       {"origin": ORIGIN, "options": {"rpId": "example.com", "credentialId": b64url(os.urandom(16))}}, expect=200)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    s.call("PATCH", "/devices/wl-phone", {"osVersion": "13"}, expect=200)
+    for thread in threads:
+        thread.join(60)
+    gpm = create(s, user="device@example.com")["id"]  # the newest of its account: in the dropdown
+    results = []
+
+    def waiting():
+        body = {"origin": ORIGIN, "mediation": "conditional", "options": authentication_options(), "ceremony": "dev-pick"}
+        results.append(s.call("POST", "/devices/wl-laptop/credentials/get", body)[0])
+    waiter = threading.Thread(target=waiting, daemon=True)
+    waiter.start()
+    deadline = time.time() + 10
+    while not s.call("GET", "/devices/wl-laptop/offer", expect=200)[1]["offers"] and time.time() < deadline:
+        time.sleep(0.01)
+    s.call("POST", "/devices/wl-laptop/offer/pick", {"credentialId": gpm}, expect=200)
+    waiter.join(10)
+    if errors:
+        raise Failure(f"device ceremonies failed: {errors[0]}")
+    if results != [200]:
+        raise Failure(f"the device's waiting conditional get answered {results}, not the pick's 200")
+    s.call("DELETE", "/profiles/wl-bw", expect=409)
+    s.call("DELETE", "/devices/wl-laptop", expect=200)
+
+
 def malformed_input(s):
     """Input a server must refuse without harm: every answer a 4xx, never a crash."""
     path = "/profiles/default/credentials/create"
@@ -377,7 +425,7 @@ def main():
         failure = None
         try:
             for step in (documents_and_profiles, passwords_and_upgrade, ceremonies_signals_and_decisions, holds,
-                         malformed_input, concurrent_clients, waiting_ceremonies):
+                         devices, malformed_input, concurrent_clients, waiting_ceremonies):
                 step(server)
                 if server.process.poll() is not None:
                     raise Failure(f"the server died during {step.__name__} (exit {server.process.returncode})")
