@@ -105,6 +105,8 @@ extension Vault {
             connection.records.removeAll()
             try Vault.moveStaged(connection)
         }
+        connection.db.keepsAccountFilter = keepsAccountFilter
+        connection.db.beforeAccountWrite = { [weak connection] in connection?.accounts = nil }
         connection.db.afterRollback = { [weak connection] in
             guard let connection else { return }
             connection.records.removeAll()

@@ -41,6 +41,11 @@ enum Bench {
             do { try parts() } catch { print("parts failed: \(error)") }
             return
         }
+        if arguments.first == "create-cost" {
+            // CPU µs per ES256 registration only (the last line of `parts`), for A/B runs of two builds.
+            do { try createCost() } catch { print(error) }
+            return
+        }
         if arguments.first == "registration" {
             // ES256 registrations beside their raw floor only: the quick loop for tuning the create path.
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
@@ -178,6 +183,12 @@ enum Bench {
         rows.append(("P-256 PKCS#8 import", cpuCost(10_000) { _ = try? SigningKeys.importPKCS8(key.pkcs8, expecting: .es256) }))
         try withBenchVault { vault, engine in
             rows.append(("vault insert, held (staged; its batch's move in process time)", try cpuCost(5_000) { try vault.insertPasskey(record(), privateKey: key.pkcs8) }))
+            rows.append(("quota state (a 2-binding lookup, for comparison)", try cpuCost(20_000) { _ = try vault.quotaState("k\(i)") }))
+            var fresh = 0
+            rows.append(("account count, an account with no passkey", try cpuCost(20_000) {
+                fresh += 1
+                _ = try vault.countAccountPasskeys(rpID: "example.com", userHandle: Array("new\(fresh)".utf8), userName: "new\(fresh)", excluding: [])
+            }))
             rows.append(("account count", try cpuCost(20_000) {
                 _ = try vault.countAccountPasskeys(rpID: "example.com", userHandle: Array("u\(i)".utf8), userName: "u\(i)", excluding: [])
             }))
@@ -203,6 +214,19 @@ enum Bench {
         vault.close()
         print("µs of CPU per call (best of 5 rounds): process, calling thread")
         for (label, cost) in rows { print(pad(label, 64) + String(format: "%7.1f %7.1f", cost.process, cost.thread)) }
+    }
+
+    static func createCost() throws {
+        try withBenchVault { _, engine in
+            let caller = try Caller(origin: "https://login.example.com")
+            let texts = (1...25_000).map { creationOptions(algorithm: .es256, user: $0) }
+            var n = 0
+            let cost = try cpuCost(5_000) {
+                n += 1
+                _ = try engine.create(try CreationOptions(json: texts[n % texts.count]), caller: caller)
+            }
+            print(String(format: "registration CPU µs: process %.1f thread %.1f", cost.process, cost.thread))
+        }
     }
 
     static func registrationRatio(seconds: Double) throws {

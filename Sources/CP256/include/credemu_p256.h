@@ -11,6 +11,7 @@
 typedef struct credemu_p256_key credemu_p256_key;
 
 /// A fresh key pair: writes its big-endian scalar (32 bytes) and uncompressed point (65 bytes). NULL on failure.
+/// Its EC_KEY is made at its first signature.
 credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]);
 
 /// A key pair from a scalar and an uncompressed point; NULL unless the point is on the curve and the scalar
@@ -18,7 +19,7 @@ credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]);
 credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t point[65]);
 
 /// ECDSA over SHA-256 of `message`: a DER signature of at most 72 bytes into `signature`; its length, or 0 on failure.
-size_t credemu_p256_sign(const credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]);
+size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]);
 
 void credemu_p256_free(credemu_p256_key *key);
 
