@@ -8,7 +8,6 @@
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/obj_mac.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,7 +59,7 @@ static EC_KEY *key_from_parts(const uint8_t scalar[32], const uint8_t point[65],
     return key;
 }
 
-credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]) {
+credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]) {
     pthread_once(&group_once, make_group);
     if (group == NULL) return NULL;
     credemu_p256_key *out = OPENSSL_zalloc(sizeof *out);
@@ -69,11 +68,9 @@ credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]) {
     int ok = out != NULL && d != NULL && q != NULL;
     if (ok) {
         BN_set_flags(d, BN_FLG_CONSTTIME);
-        // Uniform in 1..n-1, as EC_KEY_generate_key draws it: a draw of n or more (odds about 2^-32) is drawn again.
-        do {
-            ok = RAND_priv_bytes(out->scalar, 32) == 1 && BN_bin2bn(out->scalar, 32, d) != NULL;
-        } while (ok && (BN_is_zero(d) || BN_cmp(d, EC_GROUP_get0_order(group)) >= 0));
-        ok = ok && EC_POINT_mul(group, q, d, NULL, NULL, NULL) == 1
+        memcpy(out->scalar, scalar, 32);
+        ok = BN_bin2bn(out->scalar, 32, d) != NULL && !BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0
+            && EC_POINT_mul(group, q, d, NULL, NULL, NULL) == 1
             && EC_POINT_point2oct(group, q, POINT_CONVERSION_UNCOMPRESSED, out->point, 65, NULL) == 65;
     }
     BN_clear_free(d);
@@ -84,7 +81,6 @@ credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]) {
         return NULL;
     }
     atomic_init(&out->key, NULL);
-    memcpy(scalar, out->scalar, 32);
     memcpy(point, out->point, 65);
     return out;
 }

@@ -10,9 +10,10 @@
 /// An opaque P-256 key pair; safe to sign with from several threads at once.
 typedef struct credemu_p256_key credemu_p256_key;
 
-/// A fresh key pair: writes its big-endian scalar (32 bytes) and uncompressed point (65 bytes). NULL on failure.
-/// Its EC_KEY is made at its first signature.
-credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]);
+/// The key pair of a fresh big-endian scalar (32 random bytes from the caller, in 1..n-1): writes its uncompressed
+/// point (65 bytes). NULL for a scalar out of range (the caller draws again) or on failure. Its EC_KEY is made at
+/// its first signature.
+credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]);
 
 /// A key pair from a scalar and an uncompressed point; NULL unless the point is on the curve and the scalar
 /// is in 1..n-1. Like OpenSSL's own import, it does not check that the point is the scalar's.
