@@ -10,6 +10,8 @@
 #include <openssl/obj_mac.h>
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 
 static EC_GROUP *group;
 static pthread_once_t group_once = PTHREAD_ONCE_INIT;
@@ -28,26 +30,22 @@ static EC_KEY *new_key(void) {
     return key;
 }
 
-credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]) {
-    EC_KEY *key = new_key();
-    if (key == NULL) return NULL;
-    if (EC_KEY_generate_key(key) != 1
-        || BN_bn2binpad(EC_KEY_get0_private_key(key), scalar, 32) != 32
-        || EC_POINT_point2oct(group, EC_KEY_get0_public_key(key), POINT_CONVERSION_UNCOMPRESSED, point, 65, NULL) != 65) {
-        EC_KEY_free(key);
-        ERR_clear_error();
-        return NULL;
-    }
-    return (credemu_p256_key *)key;
-}
+// A key pair: its parts, and the EC_KEY signing needs, made at the first signature. A new key's EC_KEY (a copy of
+// the group, the scalar and point set into it, freed later) costs a tenth of the key: a registration that never
+// signs with it pays none of it.
+struct credemu_p256_key {
+    uint8_t scalar[32];
+    uint8_t point[65];
+    _Atomic(EC_KEY *) key;
+};
 
-credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t point[65]) {
+static EC_KEY *key_from_parts(const uint8_t scalar[32], const uint8_t point[65], int check) {
     EC_KEY *key = new_key();
     if (key == NULL) return NULL;
     BIGNUM *d = BN_bin2bn(scalar, 32, NULL);
     EC_POINT *q = EC_POINT_new(group);
     int ok = d != NULL && q != NULL
-        && !BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0
+        && (!check || (!BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0))
         && EC_POINT_oct2point(group, q, point, 65, NULL) == 1   // refuses a point off the curve
         && EC_KEY_set_private_key(key, d) == 1
         && EC_KEY_set_public_key(key, q) == 1;
@@ -58,20 +56,77 @@ credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t po
         ERR_clear_error();
         return NULL;
     }
-    return (credemu_p256_key *)key;
+    return key;
 }
 
-size_t credemu_p256_sign(const credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]) {
+credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]) {
+    pthread_once(&group_once, make_group);
+    if (group == NULL) return NULL;
+    credemu_p256_key *out = OPENSSL_zalloc(sizeof *out);
+    BIGNUM *d = BN_new();
+    EC_POINT *q = EC_POINT_new(group);
+    int ok = out != NULL && d != NULL && q != NULL;
+    if (ok) {
+        BN_set_flags(d, BN_FLG_CONSTTIME);
+        memcpy(out->scalar, scalar, 32);
+        ok = BN_bin2bn(out->scalar, 32, d) != NULL && !BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0
+            && EC_POINT_mul(group, q, d, NULL, NULL, NULL) == 1
+            && EC_POINT_point2oct(group, q, POINT_CONVERSION_UNCOMPRESSED, out->point, 65, NULL) == 65;
+    }
+    BN_clear_free(d);
+    EC_POINT_free(q);
+    if (!ok) {
+        OPENSSL_clear_free(out, sizeof *out);
+        ERR_clear_error();
+        return NULL;
+    }
+    atomic_init(&out->key, NULL);
+    memcpy(point, out->point, 65);
+    return out;
+}
+
+credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t point[65]) {
+    EC_KEY *key = key_from_parts(scalar, point, 1);
+    if (key == NULL) return NULL;
+    credemu_p256_key *out = OPENSSL_zalloc(sizeof *out);
+    if (out == NULL) {
+        EC_KEY_free(key);
+        return NULL;
+    }
+    memcpy(out->scalar, scalar, 32);
+    memcpy(out->point, point, 65);
+    atomic_init(&out->key, key);
+    return out;
+}
+
+// The key's EC_KEY, made on first use; two threads racing keep one and free the other.
+static EC_KEY *signing_key(credemu_p256_key *key) {
+    EC_KEY *existing = atomic_load_explicit(&key->key, memory_order_acquire);
+    if (existing != NULL) return existing;
+    EC_KEY *made = key_from_parts(key->scalar, key->point, 0);
+    if (made == NULL) return NULL;
+    if (atomic_compare_exchange_strong_explicit(&key->key, &existing, made, memory_order_acq_rel, memory_order_acquire)) return made;
+    EC_KEY_free(made);
+    return existing;
+}
+
+size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]) {
+    EC_KEY *ec = signing_key(key);
+    if (ec == NULL) return 0;
     unsigned char digest[SHA256_DIGEST_LENGTH];
     unsigned int written = 0;
     // The low-level digest: OpenSSL 3's one-shot SHA256() fetches the algorithm from the provider on every call.
     SHA256_CTX sha;
     if (SHA256_Init(&sha) != 1 || SHA256_Update(&sha, message, length) != 1 || SHA256_Final(digest, &sha) != 1
-        || ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, (EC_KEY *)key) != 1 || written > 72) {
+        || ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, ec) != 1 || written > 72) {
         ERR_clear_error();
         return 0;
     }
     return written;
 }
 
-void credemu_p256_free(credemu_p256_key *key) { EC_KEY_free((EC_KEY *)key); }
+void credemu_p256_free(credemu_p256_key *key) {
+    if (key == NULL) return;
+    EC_KEY_free(atomic_load_explicit(&key->key, memory_order_acquire));
+    OPENSSL_clear_free(key, sizeof *key);
+}

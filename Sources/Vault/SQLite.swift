@@ -16,11 +16,23 @@ final class SQLiteDatabase {
     var seesStagedPasskeys: Set<String> = []
     /// Called after a transaction rolled back.
     var afterRollback: (() -> Void)?
+    /// Called before a statement that may write passkeys' accounts (see `AccountFilter`), other than those in
+    /// `keepsAccountFilter`, whose callers keep the filter true themselves or which change no account.
+    var beforeAccountWrite: (() -> Void)?
+    var keepsAccountFilter: Set<String> = []
 
-    /// A prepared statement, and whether it needs `beforePasskeyStatement` first.
+    /// A prepared statement, whether it needs `beforePasskeyStatement` first, and whether `beforeAccountWrite`.
     private struct Prepared {
         let statement: OpaquePointer
         let readsPasskeys: Bool
+        let writesAccounts: Bool
+    }
+
+    /// Whether `sql` may write passkeys (an insert, update or replace that names them), by its text.
+    private func mayWriteAccounts(_ sql: String) -> Bool {
+        let upper = sql.uppercased()
+        return upper.contains("PASSKEYS") && (upper.contains("INSERT") || upper.contains("UPDATE") || upper.contains("REPLACE"))
+            && !keepsAccountFilter.contains(sql)
     }
 
     init(path: String, create: Bool) throws(VaultError) {
@@ -79,6 +91,7 @@ final class SQLiteDatabase {
     func execute(_ sql: String) throws(VaultError) {
         try beginIfPending()
         if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
+        if let hook = beforeAccountWrite, mayWriteAccounts(sql) { hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if let errmsg { sqlite3_free(errmsg) }
@@ -91,6 +104,7 @@ final class SQLiteDatabase {
         observer?(sql)
         let prepared = try prepared(sql)
         if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
+        if prepared.writesAccounts, let hook = beforeAccountWrite { hook() }
         let statement = prepared.statement
         defer {
             sqlite3_reset(statement)
@@ -141,7 +155,8 @@ final class SQLiteDatabase {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
-        let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql))
+        let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql),
+                                writesAccounts: mayWriteAccounts(sql))
         statements[sql] = prepared
         return prepared
     }
@@ -203,6 +218,11 @@ struct SQLRow {
         return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, i))), as: UTF8.self)
     }
     func optionalBlob(_ i: Int32) -> [UInt8]? { isNull(i) ? nil : blob(i) }
+    /// The column's bytes in place, valid only during `body`.
+    func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let p = sqlite3_column_blob(statement, i)
+        return body(UnsafeRawBufferPointer(start: p, count: p == nil ? 0 : Int(sqlite3_column_bytes(statement, i))))
+    }
     func optionalText(_ i: Int32) -> String? { isNull(i) ? nil : text(i) }
     func blob(_ i: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(statement, i))

@@ -13,13 +13,19 @@ struct SecretBox {
     static let tagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
 
     func seal(_ plaintext: [UInt8], context: String) -> [UInt8] {
-        let nonce = SecureRandom.bytes(SecretBox.nonceLength)
-        let ad = Array(context.utf8)
-        var out = [UInt8](repeating: 0, count: plaintext.count + SecretBox.tagLength)
-        var outLength: UInt64 = 0
-        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&out, &outLength, plaintext, UInt64(plaintext.count),
-                                                       ad, UInt64(ad.count), nil, nonce, key)
-        return nonce + out
+        // The nonce, then the ciphertext and tag, in one buffer.
+        var out = [UInt8](repeating: 0, count: SecretBox.nonceLength + plaintext.count + SecretBox.tagLength)
+        out.replaceSubrange(0..<SecretBox.nonceLength, with: SecureRandom.bytes(SecretBox.nonceLength))
+        var context = context
+        context.withUTF8 { ad in
+            out.withUnsafeMutableBufferPointer { buffer in
+                let nonce = UnsafePointer(buffer.baseAddress!)
+                var outLength: UInt64 = 0
+                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(buffer.baseAddress! + SecretBox.nonceLength, &outLength, plaintext,
+                                                               UInt64(plaintext.count), ad.baseAddress, UInt64(ad.count), nil, nonce, key)
+            }
+        }
+        return out
     }
 
     func open(_ box: [UInt8], context: String) -> [UInt8]? {

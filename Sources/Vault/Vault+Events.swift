@@ -34,7 +34,7 @@ extension Vault {
         }
     }
 
-    static let eventBatch = 256
+    static let eventBatch = 1024
     static let eventDelay: TimeInterval = 0.02
     /// Rows per INSERT statement.
     static let eventRowsPerStatement = 16

@@ -13,6 +13,7 @@ extension Vault {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
         try locked { () throws(VaultError) in
+            addAccount(record)
             // A held vault commits one page now and moves the row into `passkeys` with a batch (`Vault+Staging`).
             if connection.exclusive && !db.inTransaction { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF) }
             do throws(VaultError) {
@@ -91,6 +92,8 @@ extension Vault {
     /// SQLite scans every passkey of the RP); the excluded IDs are one parameter, however many.
     public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
         try locked { () throws(VaultError) in
+            // An account no passkey has (the filter is sure), the count is 0 without SQL: most creates.
+            guard mayHoldAccount(rpID: rpID, userHandle: userHandle, userName: userName) else { return 0 }
             var total = 0
             // Without exclusions (most creates), the statement without the list: setting up `json_each` costs more
             // than the count.
@@ -184,6 +187,7 @@ extension Vault {
     /// Renames a user's passkeys for an RP ID (hidden ones too): the name, and the display name unless it is nil.
     /// Returns the passkeys that changed.
     public func renameUser(rpID: String, userHandle: [UInt8], name: String, displayName: String?) throws(VaultError) -> [ChangedPasskey] {
+        try locked { () throws(VaultError) in addAccountName(name) }
         if let displayName {
             return try changed(Vault.renameUserSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name), .text(displayName)])
         }
@@ -321,6 +325,7 @@ extension Vault {
     /// Renames a passkey's user entity (a current-user-details signal).
     public func updateUser(credentialID: [UInt8], name: String, displayName: String) throws(VaultError) {
         try locked { () throws(VaultError) in
+            addAccountName(name)
             try db.query(Vault.updateUserSQL,
                          [.text(name), .text(displayName), .blob(credentialID), .text(profile)])
             guard db.changes == 1 else { throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).") }

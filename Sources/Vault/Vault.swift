@@ -66,6 +66,8 @@ public final class Vault: @unchecked Sendable {
         let records = PasskeyRecordCache()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
         var exclusive = false
+        /// The accounts the held file may have passkeys for; nil when not held, or after a write it cannot follow.
+        var accounts: AccountFilter?
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
         var profilesWithoutDecisions = Set<String>()
 
@@ -113,6 +115,7 @@ public final class Vault: @unchecked Sendable {
             vault.connection.exclusive = true
             do throws(VaultError) {
                 try vault.db.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN IMMEDIATE; COMMIT;")
+                try vault.buildAccountFilter()
             } catch {
                 vault.close()
                 throw error

@@ -33,5 +33,16 @@ public struct AttestationObject: Equatable, Sendable {
         return .map([(.text("fmt"), .text(fmt)), (.text("attStmt"), attStmt), (.text("authData"), .bytes(authenticatorData))])
     }
 
-    public var encoded: [UInt8] { cbor.encoded() }
+    public var encoded: [UInt8] {
+        guard case .none = statement else { return cbor.encoded() }
+        // {"fmt": "none", "attStmt": {}, "authData": h'...'}, written as it stands (every registration).
+        var out = [UInt8]()
+        out.reserveCapacity(30 + authenticatorData.count)
+        out.append(contentsOf: [0xA3, 0x63, 0x66, 0x6D, 0x74, 0x64, 0x6E, 0x6F, 0x6E, 0x65,
+                                0x67, 0x61, 0x74, 0x74, 0x53, 0x74, 0x6D, 0x74, 0xA0,
+                                0x68, 0x61, 0x75, 0x74, 0x68, 0x44, 0x61, 0x74, 0x61])
+        CBOR.writeHead(major: 2, argument: UInt64(authenticatorData.count), into: &out)
+        out.append(contentsOf: authenticatorData)
+        return out
+    }
 }

@@ -45,15 +45,16 @@ public struct AuthenticatorData: Equatable, Sendable {
     }
 
     public var bytes: [UInt8] {
-        var out = rpIDHash
+        var out = [UInt8]()
         out.reserveCapacity(37 + (attestedCredentialData.map { 18 + $0.credentialID.count + 80 } ?? 0))
+        out.append(contentsOf: rpIDHash)
         out.append(flags.rawValue)
         CBOR.appendBigEndian(UInt64(signCount), count: 4, to: &out)
         if let acd = attestedCredentialData {
             out.append(contentsOf: acd.aaguid)
             CBOR.appendBigEndian(UInt64(acd.credentialID.count), count: 2, to: &out)
             out.append(contentsOf: acd.credentialID)
-            acd.publicKey.cbor.encode(into: &out)
+            acd.publicKey.encode(into: &out)
         }
         extensions?.encode(into: &out)
         return out

@@ -11,50 +11,69 @@ public enum Base64URL {
     }()
 
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let input = Array(bytes)
-        var out = [UInt8]()
-        out.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-            out.append(alphabet[Int(n & 63)])
-            index += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode($0) }
+    }
+
+    /// Written straight into the string's storage: one allocation, none for short strings.
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>) -> String {
+        let length = (input.count * 4 + 2) / 3
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: length) { out in
+                var index = 0, o = 0
+                while index + 3 <= input.count {
+                    let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    out[o] = alphabet[Int(n >> 18 & 63)]
+                    out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                    out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                    out[o + 3] = alphabet[Int(n & 63)]
+                    index += 3
+                    o += 4
+                }
+                let rest = input.count - index
+                if rest == 1 {
+                    let n = UInt32(input[index]) << 16
+                    out[o] = alphabet[Int(n >> 18 & 63)]
+                    out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                    o += 2
+                } else if rest == 2 {
+                    let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                    out[o] = alphabet[Int(n >> 18 & 63)]
+                    out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                    out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                    o += 3
+                }
+                return o
+            }
         }
-        let rest = input.count - index
-        if rest == 1 {
-            let n = UInt32(input[index]) << 16
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-        } else if rest == 2 {
-            let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes, or returns nil for anything that is not canonical unpadded base64url.
     public static func decode(_ string: String) -> [UInt8]? {
-        let chars = Array(string.utf8)
+        var string = string
+        return string.withUTF8 { decode($0) }
+    }
+
+    private static func decode(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         if chars.count % 4 == 1 { return nil }
         var out = [UInt8]()
         out.reserveCapacity(chars.count * 3 / 4)
         var buffer: UInt32 = 0
         var bits = 0
-        for char in chars {
-            let value = reverse[Int(char)]
-            if value == 0xFF { return nil }
-            buffer = buffer << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+        let ok = reverse.withUnsafeBufferPointer { reverse in
+            for char in chars {
+                let value = reverse[Int(char)]
+                if value == 0xFF { return false }
+                buffer = buffer << 6 | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                }
             }
+            return true
         }
+        guard ok else { return nil }
         // Leftover bits must be zero, or two strings would decode to the same bytes.
         if bits > 0 && buffer & ((1 << UInt32(bits)) - 1) != 0 { return nil }
         return out

@@ -46,7 +46,22 @@ public enum COSEKey: Equatable, Sendable {
         }
     }
 
-    public var encoded: [UInt8] { cbor.encoded() }
+    public var encoded: [UInt8] {
+        var out = [UInt8]()
+        encode(into: &out)
+        return out
+    }
+
+    /// Appends the canonical CBOR of `cbor`; a P-256 key's fixed layout is written as it stands (every registration).
+    public func encode(into out: inout [UInt8]) {
+        guard case let .ec2P256(x, y) = self, x.count == 32, y.count == 32 else { return cbor.encode(into: &out) }
+        out.reserveCapacity(out.count + 77)
+        // {1: 2, 3: -7, -1: 1, -2: h'x', -3: h'y'}
+        out.append(contentsOf: [0xA5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20])
+        out.append(contentsOf: x)
+        out.append(contentsOf: [0x22, 0x58, 0x20])
+        out.append(contentsOf: y)
+    }
 
     /// Reads a COSE_Key of one of the three supported kinds.
     public init(cbor: CBOR) throws(CBORError) {

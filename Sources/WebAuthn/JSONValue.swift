@@ -78,25 +78,34 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
 extension JSONValue {
     /// Parses RFC 8259 JSON strictly: one value, no trailing commas or comments, at most `maxDepth` levels.
     public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        try parse(Array(text.utf8), maxDepth: maxDepth)
+        var text = text
+        return try text.withUTF8 { parse(buffer: $0, maxDepth: maxDepth) }.get()
     }
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
-        parser.skipWhitespace()
-        if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
-        return value
+        try bytes.withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
+    }
+
+    /// Parses in place: the text is not copied, and reads of a buffer pointer are not bounds-checked twice.
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        Result { () throws(JSONParseError) in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            if parser.index != buffer.count { throw parser.error("unexpected data after the JSON value") }
+            return value
+        }
     }
 }
 
+/// Reads `bytes` only while the buffer is valid (inside `JSONValue.parse`); every read is checked against `count`.
 private struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }

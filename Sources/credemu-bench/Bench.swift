@@ -41,6 +41,11 @@ enum Bench {
             do { try parts() } catch { print("parts failed: \(error)") }
             return
         }
+        if arguments.first == "create-cost" {
+            // CPU µs per ES256 registration only (the last line of `parts`), for A/B runs of two builds.
+            do { try createCost() } catch { print(error) }
+            return
+        }
         if arguments.first == "registration" {
             // ES256 registrations beside their raw floor only: the quick loop for tuning the create path.
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
@@ -173,11 +178,24 @@ enum Bench {
                                  userName: "u\(i)", displayName: "U", algorithm: .es256, publicKey: key.publicKey, createdAt: Date())
         }
         var rows: [(String, (process: Double, thread: Double))] = []
+        var moveMillis = 0.0
         rows.append(("options parse", cpuCost(20_000) { _ = try? CreationOptions(json: text) }))
         rows.append(("P-256 keygen+export", cpuCost(5_000) { _ = try? SigningKeys.generate(.es256) }))
         rows.append(("P-256 PKCS#8 import", cpuCost(10_000) { _ = try? SigningKeys.importPKCS8(key.pkcs8, expecting: .es256) }))
         try withBenchVault { vault, engine in
             rows.append(("vault insert, held (staged; its batch's move in process time)", try cpuCost(5_000) { try vault.insertPasskey(record(), privateKey: key.pkcs8) }))
+            rows.append(("quota state (a 2-binding lookup, for comparison)", try cpuCost(20_000) { _ = try vault.quotaState("k\(i)") }))
+            // How long a full batch holds the vault: the statement that needs the rows moved waits for all of them.
+            _ = try vault.offeredPasskeys(rpID: "example.com", limit: 1)
+            for _ in 1..<Vault.stagedLimit { try vault.insertPasskey(record(), privateKey: key.pkcs8) }
+            let started = DispatchTime.now().uptimeNanoseconds
+            _ = try vault.offeredPasskeys(rpID: "example.com", limit: 1)
+            moveMillis = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+            var fresh = 0
+            rows.append(("account count, an account with no passkey", try cpuCost(20_000) {
+                fresh += 1
+                _ = try vault.countAccountPasskeys(rpID: "example.com", userHandle: Array("new\(fresh)".utf8), userName: "new\(fresh)", excluding: [])
+            }))
             rows.append(("account count", try cpuCost(20_000) {
                 _ = try vault.countAccountPasskeys(rpID: "example.com", userHandle: Array("u\(i)".utf8), userName: "u\(i)", excluding: [])
             }))
@@ -203,6 +221,20 @@ enum Bench {
         vault.close()
         print("µs of CPU per call (best of 5 rounds): process, calling thread")
         for (label, cost) in rows { print(pad(label, 64) + String(format: "%7.1f %7.1f", cost.process, cost.thread)) }
+        print(String(format: "a full batch of staged registrations (%d) moved in %.1f ms (wall), holding the vault", Vault.stagedLimit - 1, moveMillis))
+    }
+
+    static func createCost() throws {
+        try withBenchVault { _, engine in
+            let caller = try Caller(origin: "https://login.example.com")
+            let texts = (1...25_000).map { creationOptions(algorithm: .es256, user: $0) }
+            var n = 0
+            let cost = try cpuCost(5_000) {
+                n += 1
+                _ = try engine.create(try CreationOptions(json: texts[n % texts.count]), caller: caller)
+            }
+            print(String(format: "registration CPU µs: process %.1f thread %.1f", cost.process, cost.thread))
+        }
     }
 
     static func registrationRatio(seconds: Double) throws {

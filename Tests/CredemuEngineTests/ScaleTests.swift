@@ -77,7 +77,10 @@ final class ScaleTests: XCTestCase {
                 let events = try vault.events(limit: 10_000).map { "\($0.kind) \($0.outcome) \($0.reason) \($0.detail["signal"]?.stringValue ?? "")" }
                 let passkeys = try vault.allPasskeys().map { "\($0.userName) \($0.displayName) hidden=\($0.hidden) count=\($0.signCount) used=\($0.lastUsedAt != nil)" }
                 runs.append(outcomes + events + passkeys.sorted())
-                if held { XCTAssertTrue(s.vault.connection.staged.isEmpty, "listing the passkeys moved the staged ones") }
+                if held {
+                    XCTAssertTrue(s.vault.connection.staged.isEmpty, "listing the passkeys moved the staged ones")
+                    XCTAssertNotNil(s.vault.connection.accounts, "no write of the engine's drops the account filter")
+                }
             }
             XCTAssertEqual(runs[0], runs[1], "\(pack) \(platform?.rawValue ?? "")")
             XCTAssertGreaterThan(runs[0].count, 40)

@@ -76,4 +76,22 @@ final class COSEKeyTests: XCTestCase {
         XCTAssertThrowsError(try COSEKey(cbor: badCurve))
         XCTAssertThrowsError(try COSEKey(cbor: .map([(.int(1), .int(2)), (.int(3), .int(-35))])))
     }
+
+    func testP256KeysFixedLayoutIsItsCanonicalCBOR() throws {
+        let p256 = COSEKey.ec2P256(x: (0..<32).map { UInt8($0) }, y: (32..<64).map { UInt8($0) })
+        XCTAssertEqual(p256.encoded, p256.cbor.encoded())
+        XCTAssertEqual(try COSEKey(cbor: try CBOR.decode(p256.encoded)), p256)
+        var appended: [UInt8] = [0x99]
+        p256.encode(into: &appended)
+        XCTAssertEqual(appended, [0x99] + p256.cbor.encoded())
+    }
+
+    func testNoneAttestationObjectsFixedLayoutIsItsCanonicalCBOR() {
+        for length in [37, 23, 24, 255, 256, 300] {
+            let object = AttestationObject(authenticatorData: [UInt8](repeating: 0x5A, count: length), statement: .none)
+            XCTAssertEqual(object.encoded, object.cbor.encoded(), "authData of \(length) bytes")
+        }
+        let packed = AttestationObject(authenticatorData: [1, 2, 3], statement: .packedSelf(algorithm: .es256, signature: [4, 5]))
+        XCTAssertEqual(packed.encoded, packed.cbor.encoded())
+    }
 }

@@ -10,15 +10,17 @@
 /// An opaque P-256 key pair; safe to sign with from several threads at once.
 typedef struct credemu_p256_key credemu_p256_key;
 
-/// A fresh key pair: writes its big-endian scalar (32 bytes) and uncompressed point (65 bytes). NULL on failure.
-credemu_p256_key *credemu_p256_generate(uint8_t scalar[32], uint8_t point[65]);
+/// The key pair of a fresh big-endian scalar (32 random bytes from the caller, in 1..n-1): writes its uncompressed
+/// point (65 bytes). NULL for a scalar out of range (the caller draws again) or on failure. Its EC_KEY is made at
+/// its first signature.
+credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]);
 
 /// A key pair from a scalar and an uncompressed point; NULL unless the point is on the curve and the scalar
 /// is in 1..n-1. Like OpenSSL's own import, it does not check that the point is the scalar's.
 credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t point[65]);
 
 /// ECDSA over SHA-256 of `message`: a DER signature of at most 72 bytes into `signature`; its length, or 0 on failure.
-size_t credemu_p256_sign(const credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]);
+size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]);
 
 void credemu_p256_free(credemu_p256_key *key);
 
