@@ -1,21 +1,36 @@
 /// The accounts a held vault may have passkeys for: a Bloom filter over every passkey's (profile, RP ID, user
-/// handle) and (profile, user name), hidden ones and staged ones too, so that the account count of a create for
-/// an account the vault has never held (most creates) runs no SQL.
+/// handle) and (profile, user name), and its credential ID, hidden ones and staged ones too, so that the account
+/// count of a create for an account the vault has never held (most creates), and the lookup of a credential ID it
+/// has never held (a signal for another provider's passkey, an allow list naming a deleted one), run no SQL.
 ///
-/// It only ever says "no" for an account no passkey has: a false "maybe" (about 1% at the size it was built for,
-/// more as the vault grows past it) costs the count's SQL, as does a vault without a filter. Built when the file
+/// It only ever says "no" for an account no passkey has: a false "maybe" (about 1% per layer: a vault that grows
+/// past the size it was built for gets layers of twice the size, one per doubling) costs the count's SQL, as does a vault without a filter. Built when the file
 /// is held (`Vault.open(exclusive:)`, two index scans); every statement that adds a passkey or changes a name has
 /// its caller add the key, and any other write to passkeys drops the filter (`SQLiteDatabase.dropsAccountFilter`).
 final class AccountFilter {
-    private var words: [UInt64]
-    private let mask: UInt64
+    /// One Bloom filter of a fixed size; a full one is followed by one twice its size (a scalable Bloom filter), so a
+    /// vault that grows past the size it was opened at keeps a false-positive rate of about 1% a layer.
+    private struct Layer {
+        var words: [UInt64]
+        let mask: UInt64
+        /// Keys it takes at 12 bits each, and keys in it.
+        let capacity: Int
+        var count = 0
+
+        init(bits: Int) {
+            words = [UInt64](repeating: 0, count: bits / 64)
+            mask = UInt64(bits - 1)
+            capacity = bits / 12
+        }
+    }
+
+    private var layers: [Layer]
 
     /// Sized for `expected` keys at 12 bits each, at least 2^21 bits (256 KB).
     init(expected: Int) {
         var bits = 1 << 21
         while bits < 12 * expected + (1 << 21) { bits <<= 1 }
-        words = [UInt64](repeating: 0, count: bits / 64)
-        mask = UInt64(bits - 1)
+        layers = [Layer(bits: bits)]
     }
 
     func addHandle(profile: String, rpID: String, userHandle: [UInt8]) {
@@ -27,6 +42,21 @@ final class AccountFilter {
     }
 
     func addName(profile: String, userName: String) { add(AccountFilter.nameHash(profile, userName)) }
+
+    func addCredential(_ id: UnsafeRawBufferPointer) { add(AccountFilter.credentialHash(id)) }
+
+    func addCredential(_ id: [UInt8]) { id.withUnsafeBytes { addCredential($0) } }
+
+    /// Whether some passkey, of any profile, may have this credential ID.
+    func mayHoldCredential(_ id: [UInt8]) -> Bool { contains(id.withUnsafeBytes { AccountFilter.credentialHash($0) }) }
+
+    static func credentialHash(_ id: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(2 as UInt8)
+        hasher.combine(id.count)
+        hasher.combine(bytes: id)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
 
     /// Whether a passkey of the profile on the RP may have this user handle, or one of the profile this user name.
     func mayHold(profile: String, rpID: String, userHandle: [UInt8], userName: String) -> Bool {
@@ -51,25 +81,34 @@ final class AccountFilter {
         return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
-    /// Three bits per key, by double hashing of the two halves of one 64-bit hash.
+    /// Three bits per key, by double hashing of the two halves of one 64-bit hash, in the newest layer.
     private func add(_ hash: UInt64) {
+        if layers[layers.count - 1].count >= layers[layers.count - 1].capacity {
+            layers.append(Layer(bits: layers[layers.count - 1].words.count * 64 * 2))
+        }
+        let last = layers.count - 1
         let h2 = (hash >> 32) | 1
         var h = hash
         for _ in 0..<3 {
-            let bit = h & mask
-            words[Int(bit >> 6)] |= 1 << (bit & 63)
+            let bit = h & layers[last].mask
+            layers[last].words[Int(bit >> 6)] |= 1 << (bit & 63)
             h &+= h2
         }
+        layers[last].count += 1
     }
 
     private func contains(_ hash: UInt64) -> Bool {
         let h2 = (hash >> 32) | 1
-        var h = hash
-        for _ in 0..<3 {
-            let bit = h & mask
-            if words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { return false }
-            h &+= h2
+        for layer in layers {
+            var h = hash
+            var all = true
+            for _ in 0..<3 {
+                let bit = h & layer.mask
+                if layer.words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { all = false; break }
+                h &+= h2
+            }
+            if all { return true }
         }
-        return true
+        return false
     }
 }

@@ -1,9 +1,11 @@
 /// A held vault's `AccountFilter`: built when the file is held, kept by the writes that add accounts.
 extension Vault {
-    /// One index scan each (`passkeys_by_rp`, `passkeys_by_user_name`), at open: not on any ceremony's path.
+    /// One index scan each (`passkeys_by_rp`, `passkeys_by_user_name`, the primary key's), at open: not on any
+    /// ceremony's path.
     static let accountHandlesSQL = "SELECT profile, rp_id, user_handle FROM passkeys"
     static let accountNamesSQL = "SELECT profile, user_name FROM passkeys"
-    static let stagedAccountsSQL = "SELECT profile, rp_id, user_handle, user_name FROM staged_passkeys"
+    static let stagedAccountsSQL = "SELECT profile, rp_id, user_handle, user_name, credential_id FROM staged_passkeys"
+    static let credentialIDsSQL = "SELECT credential_id FROM passkeys"
     static let passkeyCountSQL = "SELECT count(*) FROM passkeys"
 
     /// The statements that write passkeys without dropping the filter: their callers add the accounts they write
@@ -19,14 +21,16 @@ extension Vault {
         try locked { () throws(VaultError) in
             var rows = 0
             try db.query(Vault.passkeyCountSQL) { row in rows = Int(row.int(0)) }
-            let filter = AccountFilter(expected: 2 * rows)
+            let filter = AccountFilter(expected: 3 * rows)
             try db.query(Vault.accountHandlesSQL) { row in
                 row.withBlob(2) { filter.addHandle(profile: row.text(0), rpID: row.text(1), userHandle: $0) }
             }
             try db.query(Vault.accountNamesSQL) { row in filter.addName(profile: row.text(0), userName: row.text(1)) }
+            try db.query(Vault.credentialIDsSQL) { row in row.withBlob(0) { filter.addCredential($0) } }
             try db.query(Vault.stagedAccountsSQL) { row in
                 row.withBlob(2) { filter.addHandle(profile: row.text(0), rpID: row.text(1), userHandle: $0) }
                 filter.addName(profile: row.text(0), userName: row.text(3))
+                row.withBlob(4) { filter.addCredential($0) }
             }
             connection.accounts = filter
         }
@@ -37,6 +41,12 @@ extension Vault {
         guard let accounts = connection.accounts else { return }
         accounts.addHandle(profile: profile, rpID: record.rpID, userHandle: record.userHandle)
         accounts.addName(profile: profile, userName: record.userName)
+        accounts.addCredential(record.credentialID)
+    }
+
+    /// Whether any passkey may have this credential ID: true without a filter (the caller holds the lock).
+    func mayHoldCredential(_ id: [UInt8]) -> Bool {
+        connection.accounts?.mayHoldCredential(id) ?? true
     }
 
     /// A user name some passkey of this profile now has (the caller holds the lock).

@@ -262,6 +262,8 @@ extension Vault {
             } else if let cached = connection.records.record(credentialID, profile: profile) {
                 found = cached
             } else {
+                // A credential ID no passkey has ever had, in a held vault: no SQL.
+                guard mayHoldCredential(credentialID) else { return nil }
                 var records: [PasskeyRecord] = []
                 try db.query(Vault.byIDSQL, [.blob(credentialID), .text(profile)]) { row throws(VaultError) in
                     records.append(try Vault.passkey(from: row))

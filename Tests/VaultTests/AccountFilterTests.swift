@@ -94,4 +94,46 @@ final class AccountFilterTests: XCTestCase {
         XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: [9], userName: "raw@example.com", excluding: []), 1)
         try assertCountsAgree(path, vault, accounts: [("example.com", "x", "raw@example.com")])
     }
+
+    /// A credential ID no passkey has is answered without SQL; every one the vault holds, stored before the file was
+    /// held, staged since or imported in bulk, is still found, in its own profile only.
+    func testACredentialIDTheVaultNeverHeldIsNotLookedUp() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("vault.db")
+        let before = record(1)
+        let shared = try Vault.open(path: path, key: .raw(key))
+        try shared.insertPasskey(before, privateKey: signing.pkcs8)
+        shared.close()
+        let vault = try Vault.open(path: path, key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let staged = record(2)
+        try vault.insertPasskey(staged, privateKey: signing.pkcs8)
+        let bulk = record(3)
+        try vault.insertPasskeys([(bulk, signing.pkcs8)])
+        for r in [before, staged, bulk] {
+            XCTAssertTrue(vault.mayHoldCredential(r.credentialID))
+            XCTAssertEqual(try vault.passkey(id: r.credentialID)?.credentialID, r.credentialID)
+            XCTAssertNil(try vault.scoped(to: "other").passkey(id: r.credentialID), "another profile's is not this one's")
+        }
+        var unheld = 0
+        for _ in 0..<1000 where !vault.mayHoldCredential(SecureRandom.bytes(16)) { unheld += 1 }
+        XCTAssertGreaterThan(unheld, 980, "random IDs are answered by the filter, almost never by SQL")
+        XCTAssertNil(try vault.passkey(id: SecureRandom.bytes(16)))
+    }
+
+    /// A vault that grows far past the size its filter was built for (a million passkeys after an empty open) keeps
+    /// answering "no" for keys it never held: the filter grows by layers instead of filling up.
+    func testTheFilterGrowsWithTheVault() {
+        let filter = AccountFilter(expected: 0)
+        var held: [[UInt8]] = []
+        for n in 0..<600_000 {
+            var id = [UInt8](repeating: 0, count: 16)
+            withUnsafeBytes(of: UInt64(n)) { id.replaceSubrange(0..<8, with: $0) }
+            filter.addCredential(id)
+            if n % 1000 == 0 { held.append(id) }
+        }
+        XCTAssertTrue(held.allSatisfy(filter.mayHoldCredential), "never a false no")
+        let misses = (0..<2000).filter { _ in !filter.mayHoldCredential(SecureRandom.bytes(16)) }.count
+        XCTAssertGreaterThan(misses, 1900, "about 1% a layer, not a saturated filter")
+    }
 }
