@@ -28,7 +28,9 @@ extension Context {
         } catch {
             throw UsageError(error.description)
         }
-        let termination = Termination()
+        guard let termination = Termination() else {
+            throw UsageError("Cannot catch SIGTERM and SIGINT: pipe() failed (\(String(cString: strerror(errno)))); the server would not stop cleanly.")
+        }
         // The server owns the vault while it runs: other processes use its API.
         let ops = try operations(exclusive: true)
         let vault = ops.vault
@@ -81,9 +83,10 @@ final class Termination: @unchecked Sendable {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     private let readEnd: Int32
 
-    init() {
+    /// Nil when no pipe can be made (no file descriptors left): `wait` could then never block.
+    init?() {
         var fds: [Int32] = [-1, -1]
-        if pipe(&fds) != 0 { fds = [-1, -1] }
+        guard pipe(&fds) == 0 else { return nil }
         readEnd = fds[0]
         Termination.writeEnd = fds[1]
         for sig in [SIGTERM, SIGINT] {

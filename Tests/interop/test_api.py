@@ -252,3 +252,17 @@ def test_registrations_survive_a_killed_server(tmp_path):
     verified, fido2_credential = registered[-1]
     options = generate_authentication_options(rp_id="example.com", allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
     verify_authentication_both(cli.get(ORIGIN, options), options, ORIGIN, "example.com", verified, fido2_credential)
+
+
+def test_a_server_that_cannot_catch_its_stop_signals_refuses_to_start(tmp_path):
+    """With no file descriptor left for the pipe SIGTERM and SIGINT write to, `serve` would never block in its wait,
+    or never stop on a signal: it says so and exits 2 before it opens the vault or a port."""
+    import subprocess
+    # Four descriptors: the three standard streams and one the loader needs for the shared libraries.
+    script = f'ulimit -n 4; exec "{BINARY}" --vault "{tmp_path / "v.db"}" serve --port 0'
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    if proc.returncode == 127:
+        pytest.skip("the dynamic loader needs more than four descriptors here: " + proc.stderr.strip()[:200])
+    assert proc.returncode == 2, proc.stderr
+    assert "Cannot catch SIGTERM and SIGINT: pipe() failed" in proc.stderr
+    assert not (tmp_path / "v.db").exists(), "nothing was created"
