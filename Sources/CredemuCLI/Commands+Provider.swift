@@ -20,9 +20,7 @@ extension Context {
             try args.noMorePositionals(after: 2)
             guard args.positionals.count == 2 else { throw UsageError("profile \(sub) needs a profile name.") }
             let name = args.positionals[1]
-            let settings: [(String, JSONValue)] = Profile.settingNames.compactMap { key in
-                args.value(key).map { (key, $0 == "null" ? .null : .string($0)) }
-            }
+            let settings = settingFlags(args, Profile.settingNames)
             printJSON(try perform { (ops) throws(OperationError) in
                 sub == "create" ? try ops.createProfile(name, settings: settings, allowPackPath: true).json
                     : try ops.updateProfile(name, settings: settings, allowPackPath: true).json
@@ -37,6 +35,11 @@ extension Context {
             throw UsageError("Unknown profile subcommand '\(sub)'.")
         }
         return .success
+    }
+
+    /// The settings given as `--NAME VALUE` flags, in `names`' order; the word `null` unsets one.
+    private func settingFlags(_ args: Arguments, _ names: [String]) -> [(String, JSONValue)] {
+        names.compactMap { key in args.value(key).map { (key, $0 == "null" ? .null : .string($0)) } }
     }
 
     /// `credemu device`: devices with their provider accounts.
@@ -60,9 +63,7 @@ extension Context {
             try args.noMorePositionals(after: 2)
             guard args.positionals.count == 2 else { throw UsageError("device \(sub) needs a device name.") }
             let name = args.positionals[1]
-            let settings: [(String, JSONValue)] = Device.settingNames.compactMap { key in
-                args.value(key).map { (key, $0 == "null" ? .null : .string($0)) }
-            }
+            let settings = settingFlags(args, Device.settingNames)
             printJSON(try perform { (ops) throws(OperationError) in
                 sub == "create" ? try ops.createDevice(name, settings: settings).json : try ops.updateDevice(name, settings: settings).json
             })

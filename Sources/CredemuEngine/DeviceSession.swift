@@ -63,17 +63,14 @@ public final class DeviceSession: @unchecked Sendable {
     /// A conditional get's dropdown on the device: each provider that lists passkeys in autofill, in the platform's
     /// order, at most `Engine.offerLimit` passkeys in all.
     public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
-        var rpID: String?
+        // The page's API checks the RP ID, whether or not any provider lists passkeys in the dropdown.
+        let rpID = try pageEngine().relyingPartyID(options.rpId, caller: caller)
         var out: [OfferedPasskey] = []
-        let order = routing.autofillOrder()
-        if order.isEmpty { _ = try pageEngine() }
-        for account in order where out.count < Engine.offerLimit {
-            let (id, offered) = try engine(account).autofillOffer(options, caller: caller)
-            rpID = rpID ?? id
+        for account in routing.autofillOrder() where out.count < Engine.offerLimit {
+            let offered = try engine(account).autofillOffer(options, caller: caller).passkeys
             out += offered.prefix(Engine.offerLimit - out.count).map { var p = $0; p.provider = account.name; return p }
         }
-        if let rpID { return (rpID, out) }
-        return (try pageEngine().usableCredentialsRPID(options, caller: caller), out)
+        return (rpID, out)
     }
 
     /// A signal on the device: the page's API checks its form, then every provider the platform sends it to acts
@@ -92,12 +89,5 @@ public final class DeviceSession: @unchecked Sendable {
         }
         if let failure { throw failure }
         return targets.map(\.name)
-    }
-}
-
-extension Engine {
-    /// The RP ID a request runs under, checked against the caller.
-    func usableCredentialsRPID(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> String {
-        try relyingPartyID(options.rpId, caller: caller)
     }
 }

@@ -108,7 +108,7 @@ extension Operations {
     public func create(device name: String, _ request: CeremonyRequest) throws(OperationError) -> (response: JSONValue, account: String) {
         try Operations.checkNoPlatform(request)
         let session = try session(name)
-        let engine = try routed(session) { () throws(CeremonyError) in try session.createEngine().engine }
+        let engine = try routed(session, .create) { () throws(CeremonyError) in try session.createEngine().engine }
         return (try create(on: engine, board: Operations.board(device: name), request), engine.profile.name)
     }
 
@@ -117,7 +117,7 @@ extension Operations {
     public func get(device name: String, _ request: CeremonyRequest) throws(OperationError) -> (response: JSONValue, account: String) {
         try Operations.checkNoPlatform(request)
         let session = try session(name)
-        let page = try routed(session) { () throws(CeremonyError) in try session.pageEngine() }
+        let page = try routed(session, .get) { () throws(CeremonyError) in try session.pageEngine() }
         let routing = GetRouting(page: page, offer: { (o, c) throws(CeremonyError) in try session.autofillOffer(o, caller: c) },
                                  answerer: { (o, c, pick) throws(CeremonyError) in try session.getEngine(o, caller: c, pick: pick) },
                                  queued: { () throws(OperationError) in
@@ -137,7 +137,7 @@ extension Operations {
         }
         try Operations.checkNoPlatform(request)
         let session = try session(name)
-        let page = try routed(session) { () throws(CeremonyError) in try session.pageEngine() }
+        let page = try routed(session, .signal) { () throws(CeremonyError) in try session.pageEngine() }
         let caller = try ceremonyCaller(request, nativeOrigin: nil, page, .signal)
         let signal = try options(request, page, .signal) { (document) throws(WebAuthnError) in try SignalRequest(kind: kind, document: document) }
         return try run(page, .signal) { () throws(CeremonyError) in try session.signal(signal, caller: caller) }
@@ -146,13 +146,13 @@ extension Operations {
     /// `getClientCapabilities()` on a device: the page's API (an extension's, else the browser's own).
     public func capabilities(device name: String) throws(OperationError) -> JSONValue {
         let session = try session(name)
-        return try routed(session) { () throws(CeremonyError) in try session.pageEngine() }.capabilities()
+        return try routed(session, .get) { () throws(CeremonyError) in try session.pageEngine() }.capabilities()
     }
 
     /// What a device's dropdown would offer a conditional get now, each passkey with its provider account.
     public func autofillOffer(device name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
         let session = try session(name)
-        let page = try routed(session) { () throws(CeremonyError) in try session.pageEngine() }
+        let page = try routed(session, .get) { () throws(CeremonyError) in try session.pageEngine() }
         let (options, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
         let (rpID, offered) = try run(page, .get) { () throws(CeremonyError) in try session.autofillOffer(options, caller: caller) }
@@ -195,12 +195,12 @@ extension Operations {
     }
 
     /// A routing failure (no reachable provider) as the ceremony's error, rendered in the device's first engine.
-    private func routed<T>(_ session: DeviceSession, _ body: () throws(CeremonyError) -> T) throws(OperationError) -> T {
+    private func routed<T>(_ session: DeviceSession, _ operation: Dialect.Operation, _ body: () throws(CeremonyError) -> T) throws(OperationError) -> T {
         do {
             return try body()
         } catch {
             guard let first = session.engines.first else { throw .invalidInput("The device \(session.device.name) has no providers.") }
-            throw .ceremony(error, .create, first)
+            throw .ceremony(error, operation, first)
         }
     }
 }

@@ -119,34 +119,35 @@ public final class Operations: @unchecked Sendable {
     public func engine(_ name: String, platform: String? = nil) throws(OperationError) -> Engine {
         var profile = try profile(name)
         if let platform, let p = Platform(rawValue: platform) { profile.platform = p }
-        let key = "\(name)|\(profile.platform.rawValue)"
-        cacheLock.lock()
-        let cached = engines[key]
-        cacheLock.unlock()
-        // A cached engine was made for a platform its pack models: the policy is looked up only on a miss.
-        if let cached, cached.profile == profile { return cached }
-        let policy = try policy(for: profile)
-        if let platform { profile.platform = try self.platform(platform, for: policy) }
-        cacheLock.lock()
-        defer { cacheLock.unlock() }
-        let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
-        engines[key] = engine
-        return engine
+        return try cachedEngine("\(name)|\(profile.platform.rawValue)", profile) { () throws(OperationError) in
+            let policy = try policy(for: profile)
+            // A platform the pack does not model is refused here, so a cached engine was made for one it models.
+            if let platform { _ = try self.platform(platform, for: policy) }
+            return policy
+        }
     }
 
     /// The engine of a profile running on a device (`Profile.on(_:)`), cached per (profile, device).
     func engine(_ name: String, on device: Device) throws(OperationError) -> Engine {
         let profile = try profile(name).on(device)
-        let key = "\(name)|\(device.platform.rawValue)|@\(device.name)"
+        return try cachedEngine("\(name)|\(device.platform.rawValue)|@\(device.name)", profile) { () throws(OperationError) in
+            let policy = try policy(for: profile)
+            guard policy.platforms.contains(device.platform) else {
+                throw .invalidInput("The profile '\(name)' of device \(device.name) plays the pack '\(policy.id)', which does not model the platform '\(device.platform.rawValue)'.")
+            }
+            return policy
+        }
+    }
+
+    /// The engine cached under `key` while it was made for `profile` as it is now; on a miss, one made with the
+    /// policy `policy` looks up (only then: packs are resolved once per settings change).
+    private func cachedEngine(_ key: String, _ profile: Profile,
+                              policy: () throws(OperationError) -> any ProviderPolicy) throws(OperationError) -> Engine {
         cacheLock.lock()
         let cached = engines[key]
         cacheLock.unlock()
         if let cached, cached.profile == profile { return cached }
-        let policy = try policy(for: profile)
-        guard policy.platforms.contains(device.platform) else {
-            throw .invalidInput("The profile '\(name)' of device \(device.name) plays the pack '\(policy.id)', which does not model the platform '\(device.platform.rawValue)'.")
-        }
-        let engine = Engine(vault: vault.scoped(to: name), profile: profile, policy: policy, clock: clock)
+        let engine = Engine(vault: vault.scoped(to: profile.name), profile: profile, policy: try policy(), clock: clock)
         cacheLock.lock()
         engines[key] = engine
         cacheLock.unlock()

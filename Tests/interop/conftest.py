@@ -1,10 +1,13 @@
 """Shared helpers for the interop suite: run the credemu CLI, build options with py_webauthn, verify with
 py_webauthn and python-fido2's Fido2Server."""
+import contextlib
 import importlib.metadata
 import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,28 @@ def example_rp():
     yield rp.stdout.readline().strip()
     rp.terminate()
     rp.wait(10)
+
+
+@contextlib.contextmanager
+def html_site(body, content_type="text/html"):
+    """A page served at every path of http://localhost:PORT (a secure context, so WebAuthn runs there); yields the
+    origin and stops the server after."""
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,9 +7,7 @@ own manager only; getClientCapabilities() is the extension's. Each answer's acco
 log (X-Credemu-Provider) and checked against the accounts' vaults."""
 import json
 import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from selenium import webdriver
@@ -17,6 +15,8 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from webauthn import generate_registration_options, verify_authentication_response, verify_registration_response
 from webauthn.helpers import base64url_to_bytes
+
+from conftest import html_site
 
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>two managers</title></head>
 <body><form><input id="username" autocomplete="username webauthn"><input id="password" type="password" autocomplete="current-password"></form></body></html>"""
@@ -36,25 +36,10 @@ def in_page(driver, body, path):
     return driver.execute_async_script(IN_PAGE % (body, json.dumps(path), json.dumps(path)))
 
 
-class Page(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with html_site(PAGE) as origin:
+        yield origin
 
 
 @pytest.fixture

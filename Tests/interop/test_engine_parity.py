@@ -8,13 +8,12 @@ each error, the shape of each parsed result. Messages are not compared: the shim
 platform decides what the page sees, and webauthn-spec on chrome-desktop is a Chromium page), Firefox its own.
 A subset of shim_parity_checks.js's concerns: nothing here needs a credential, a pending ceremony or a signal.
 """
-import http.server
-import socketserver
-import threading
 
 import pytest
 
 from credemu import browsers
+
+from conftest import html_site
 
 CHECKS = r"""(async () => {
   const out = {};
@@ -80,27 +79,10 @@ DIFFERENCES = {
 }
 
 
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"<!doctype html><title>engine parity</title>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def page_origin():
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://localhost:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with html_site(b"<!doctype html><title>engine parity</title>") as origin:
+        yield origin
 
 
 @pytest.mark.credemu(pack="webauthn-spec", platform="chrome-desktop")

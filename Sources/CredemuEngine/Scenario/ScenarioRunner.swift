@@ -80,6 +80,8 @@ public final class ScenarioRunner {
     /// The devices this column has, and why the others are absent.
     private var devices: [String: Device] = [:]
     private var absent: [String: String] = [:]
+    /// Accounts naming a pack the registry does not have: their steps fail, naming it.
+    private var missingPacks: [String: String] = [:]
     private var engines: [String: Engine] = [:]
     /// Scenario label to credential ID, and back.
     private var labels: [String: [UInt8]] = [:]
@@ -100,7 +102,7 @@ public final class ScenarioRunner {
         }
         for account in scenario.accounts {
             let chosen: any ProviderPolicy = account.pack.flatMap { id in packs.first { $0.id == id } } ?? policy
-            if let id = account.pack, chosen.id != id { absent["account " + account.label] = "no pack '\(id)'" }
+            if let id = account.pack, chosen.id != id { missingPacks[account.label] = id }
             let own = chosen.id == policy.id ? platform
                 : scenario.platforms[chosen.id] ?? (chosen as? PolicyPack)?.defaultPlatform ?? chosen.platforms.first ?? platform
             var profile = Profile(name: account.label, pack: chosen.id, platform: own)
@@ -280,7 +282,7 @@ public final class ScenarioRunner {
             return Cell(outcome: "n/a", summary: "no \(on) here: \(absent[on] ?? "absent")", vault: "")
         }
         let account = a["account"]?.stringValue ?? mainAccount
-        if let missing = absent["account " + account] { return Cell(outcome: "error", summary: "account \(account): \(missing)", vault: "") }
+        if let missing = missingPacks[account] { return Cell(outcome: "error", summary: "account \(account): no pack '\(missing)'", vault: "") }
         let device = a["on"]?.stringValue.flatMap { devices[$0] }
         var acting = engine(account)
         let user = a["user"]?.stringValue ?? scenario.userName
