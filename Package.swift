@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "CredemuProbe", dependencies: ["CredemuOperations", "CredemuEngine", "Vault", "WebAuthn"]),
         // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
         // Its Resources/ are compiled in through Shipped, not bundled: a resource bundle would have to sit beside the binary.
-        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Vault", "WebAuthn"],
+        .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Signing", "Vault", "WebAuthn"],
                 exclude: ["Resources"]),
         // The command-line interface, as a library so tests can drive it in-process.
         .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),

@@ -105,12 +105,12 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// Aborts a ceremony in flight; false when none has that ID (it answered already, or never began), or
-    /// when a page (`origin`) asks for a ceremony of another origin.
-    func abort(profile: String, id: String, origin: String?) -> Bool {
+    /// when a page asks for a ceremony of another origin.
+    func abort(profile: String, id: String, view: PageView) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         let key = CeremonyBoard.key(profile, id)
-        guard let entry = entries[key], entry.ending == nil, origin.map({ $0 == entry.origin }) ?? true else { return false }
+        guard let entry = entries[key], entry.ending == nil, view.sees(ceremonyOrigin: entry.origin) else { return false }
         entries[key]?.ending = .aborted
         condition.broadcast()
         return true
@@ -127,11 +127,11 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it).
-    func pick(profile: String, credentialID: [UInt8], ceremony: String?) -> String? {
+    func pick(profile: String, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
         condition.lock()
         defer { condition.unlock() }
         let waiting = entries.filter { _, e in
-            e.profile == profile && e.ending == nil && (ceremony.map { e.id == $0 } ?? true)
+            e.profile == profile && e.ending == nil && (ceremony.map { e.id == $0 } ?? true) && view.sees(ceremonyOrigin: e.origin)
                 && (e.offer?.contains { $0.credentialID == credentialID } ?? false)
         }.sorted { $0.value.since < $1.value.since }
         guard let (key, entry) = waiting.first else { return nil }
@@ -141,10 +141,10 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// The dropdowns open now for a profile, oldest first.
-    func offers(profile: String) -> [JSONValue] {
+    func offers(profile: String, view: PageView) -> [JSONValue] {
         condition.lock()
         defer { condition.unlock() }
-        return entries.values.filter { $0.profile == profile && $0.ending == nil && $0.offer != nil }.sorted { $0.since < $1.since }.map { e in
+        return entries.values.filter { $0.profile == profile && $0.ending == nil && $0.offer != nil && view.sees(ceremonyOrigin: $0.origin) }.sorted { $0.since < $1.since }.map { e in
             .object([("ceremony", .string(e.id)), ("origin", .string(e.origin)), ("rpId", e.rpID.map(JSONValue.string) ?? .null),
                      ("since", .string(Timestamp.format(e.since))), ("passkeys", .array((e.offer ?? []).map(\.json)))])
         }

@@ -169,17 +169,17 @@ extension Operations {
         return credentialID
     }
 
-    /// The autofill dropdowns open now (one per waiting conditional get).
-    public func offers(_ name: String) throws(OperationError) -> JSONValue {
+    /// The autofill dropdowns open now (one per waiting conditional get); a page sees only its own.
+    public func offers(_ name: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try profile(name)
-        return .object([("offers", .array(ceremonies.offers(profile: name)))])
+        return .object([("offers", .array(ceremonies.offers(profile: name, view: PageView(page))))])
     }
 
-    /// The simulated user picks a passkey from an open dropdown.
-    public func pickOffered(_ name: String, credentialID text: String, ceremony: String?) throws(OperationError) -> JSONValue {
+    /// The simulated user picks a passkey from an open dropdown; a page only from its own.
+    public func pickOffered(_ name: String, credentialID text: String, ceremony: String?, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try profile(name)
         guard let credentialID = Base64URL.decode(text), !credentialID.isEmpty else { throw .invalidInput("'\(text)' is not a base64url credential ID.") }
-        guard let id = ceremonies.pick(profile: name, credentialID: credentialID, ceremony: ceremony) else {
+        guard let id = ceremonies.pick(profile: name, credentialID: credentialID, ceremony: ceremony, view: PageView(page)) else {
             throw .notFound("No open autofill dropdown of profile \(name) offers \(text).")
         }
         return .object([("picked", .string(text)), ("ceremony", .string(id))])
@@ -200,7 +200,7 @@ extension Operations {
     public func abortCeremony(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try profile(name)
         guard CeremonyBoard.isValidID(id) else { throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.") }
-        return .object([("aborted", .bool(ceremonies.abort(profile: name, id: id, origin: page)))])
+        return .object([("aborted", .bool(ceremonies.abort(profile: name, id: id, view: PageView(page))))])
     }
 
     /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony.

@@ -160,16 +160,16 @@ extension Operations {
     }
 
     /// The device's open autofill dropdowns.
-    public func offers(device name: String) throws(OperationError) -> JSONValue {
+    public func offers(device name: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try device(name)
-        return .object([("offers", .array(ceremonies.offers(profile: Operations.board(device: name))))])
+        return .object([("offers", .array(ceremonies.offers(profile: Operations.board(device: name), view: PageView(page))))])
     }
 
     /// The simulated user picks a passkey from a device's open dropdown.
-    public func pickOffered(device name: String, credentialID text: String, ceremony: String?) throws(OperationError) -> JSONValue {
+    public func pickOffered(device name: String, credentialID text: String, ceremony: String?, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try device(name)
         guard let credentialID = Base64URL.decode(text), !credentialID.isEmpty else { throw .invalidInput("'\(text)' is not a base64url credential ID.") }
-        guard let id = ceremonies.pick(profile: Operations.board(device: name), credentialID: credentialID, ceremony: ceremony) else {
+        guard let id = ceremonies.pick(profile: Operations.board(device: name), credentialID: credentialID, ceremony: ceremony, view: PageView(page)) else {
             throw .notFound("No open autofill dropdown of device \(name) offers \(text).")
         }
         return .object([("picked", .string(text)), ("ceremony", .string(id))])
@@ -179,7 +179,7 @@ extension Operations {
     public func abortCeremony(device name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         _ = try device(name)
         guard CeremonyBoard.isValidID(id) else { throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.") }
-        return .object([("aborted", .bool(ceremonies.abort(profile: Operations.board(device: name), id: id, origin: page)))])
+        return .object([("aborted", .bool(ceremonies.abort(profile: Operations.board(device: name), id: id, view: PageView(page))))])
     }
 
     /// Whether the device's page has the signal methods (Firefox's has none), for the shim; nil for no such device.

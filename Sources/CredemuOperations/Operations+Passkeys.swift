@@ -8,8 +8,10 @@ extension Operations {
     public func listPasskeys(_ name: String, restrictedTo page: String? = nil) throws(OperationError) -> [JSONValue] {
         _ = try profile(name)
         let all = try stored { () throws(VaultError) in try vault.scoped(to: name).allPasskeys() }
-        let origin = try page.map { (p) throws(OperationError) in try Operations.pageOrigin(p) }
-        return all.filter { origin.map(Operations.usable(by: $0)) ?? true }.map { VaultFixture.passkeyJSON($0, privateKey: nil) }
+        let view = PageView(page)
+        var out: [JSONValue] = []
+        for record in all where try view.sees(record) { out.append(VaultFixture.passkeyJSON(record, privateKey: nil)) }
+        return out
     }
 
     public func passkey(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
@@ -51,10 +53,9 @@ extension Operations {
     private func record(_ name: String, _ id: String, restrictedTo page: String?) throws(OperationError) -> PasskeyRecord {
         _ = try profile(name)
         guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw .invalidInput("'\(id)' is not a base64url credential ID.") }
-        let origin = try page.map { (p) throws(OperationError) in try Operations.pageOrigin(p) }
         // A page is told nothing of another RP's passkey, not even that it exists.
         guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes) }),
-              origin.map(Operations.usable(by: record)) ?? true else {
+              try PageView(page).sees(record) else {
             throw .notFound("No passkey \(id) in profile \(name).")
         }
         return record

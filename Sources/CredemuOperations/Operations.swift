@@ -176,7 +176,6 @@ public final class Operations: @unchecked Sendable {
 
     /// Refuses a caller restricted to one origin (a page, by its `Origin` header) acting for another.
     static func checkSpeaksFor(_ origin: String, restrictedTo allowed: String?) throws(OperationError) {
-        guard let allowed, origin != allowed else { return }
-        throw .wrongOrigin("A request from \(allowed) cannot act for \(origin): a page acts only for its own origin.")
+        try PageView(allowed).checkActsFor(origin)
     }
 }

@@ -8,27 +8,27 @@ extension APIServer {
     /// Every route of the API, as `openapi.json` documents it (a test checks the two agree). Routing, 404
     /// versus 405 and the guards all follow from this table.
     static let routes: [Route] = [
-        Route("GET", "/health", open: true) { (s, _) throws(APIError) in s.json(200, s.health()) },
-        Route("GET", "/openapi.json", open: true) { (s, _) throws(APIError) in s.resource("openapi.json", type: "application/json") },
-        Route("GET", "/shim.js", open: true) { (s, r) throws(APIError) in s.shim(r.http) },
-        Route("GET", "/", open: true) { (s, r) throws(APIError) in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
-        Route("GET", "/console.js", open: true) { (s, r) throws(APIError) in s.console("console.js", type: "application/javascript", r.http) },
-        Route("GET", "/console.css", open: true) { (s, r) throws(APIError) in s.console("console.css", type: "text/css", r.http) },
-        Route("GET", "/providers") { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
-        Route("GET", "/clock") { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
-        Route("POST", "/clock") { (s, r) throws(APIError) in try s.setClock(r) },
-        Route("GET", "/origins") { (s, _) throws(APIError) in s.allowedOrigins() },
-        Route("POST", "/origins") { (s, r) throws(APIError) in try s.allowOrigin(r) },
-        Route("GET", "/holds") { (s, _) throws(APIError) in s.json(200, s.operations.listHolds()) },
-        Route("POST", "/holds/{id}/release") { (s, r) throws(APIError) in
+        Route("GET", "/health", .public) { (s, _) throws(APIError) in s.json(200, s.health()) },
+        Route("GET", "/openapi.json", .public) { (s, _) throws(APIError) in s.resource("openapi.json", type: "application/json") },
+        Route("GET", "/shim.js", .public) { (s, r) throws(APIError) in try s.shim(r.http) },
+        Route("GET", "/", .public) { (s, r) throws(APIError) in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
+        Route("GET", "/console.js", .public) { (s, r) throws(APIError) in s.console("console.js", type: "application/javascript", r.http) },
+        Route("GET", "/console.css", .public) { (s, r) throws(APIError) in s.console("console.css", type: "text/css", r.http) },
+        Route("GET", "/providers", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
+        Route("GET", "/clock", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
+        Route("POST", "/clock", .operator) { (s, r) throws(APIError) in try s.setClock(r) },
+        Route("GET", "/origins", .operator) { (s, _) throws(APIError) in s.allowedOrigins() },
+        Route("POST", "/origins", .driver) { (s, r) throws(APIError) in try s.allowOrigin(r) },
+        Route("GET", "/holds", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.listHolds()) },
+        Route("POST", "/holds/{id}/release", .operator) { (s, r) throws(APIError) in
             let body = try r.body(allowEmpty: true)
             let outcome = try body.string("outcome")
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.releaseHold(r.first, outcome: outcome) })
         },
-        Route("GET", "/profiles") { (s, _) throws(APIError) in
+        Route("GET", "/profiles", .operator) { (s, _) throws(APIError) in
             s.json(200, .object([("profiles", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listProfiles() }))]))
         },
-        Route("POST", "/profiles") { (s, r) throws(APIError) in
+        Route("POST", "/profiles", .operator) { (s, r) throws(APIError) in
             let body = try r.body()
             let name = try body.requiredString("name")
             let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
@@ -36,92 +36,54 @@ extension APIServer {
                 try s.operations.createProfile(name, settings: settings, allowPackPath: false).json
             })
         },
-        Route("GET", "/profiles/{profile}") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.profile(r.first).json })
         },
-        Route("PATCH", "/profiles/{profile}") { (s, r) throws(APIError) in
+        Route("PATCH", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
             let settings = try r.body().value.objectValue ?? []
             return s.json(200, try APIError.wrap { () throws(OperationError) in
                 try s.operations.updateProfile(r.first, settings: settings, allowPackPath: false).json
             })
         },
-        Route("DELETE", "/profiles/{profile}") { (s, r) throws(APIError) in
+        Route("DELETE", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
             try APIError.wrap { () throws(OperationError) in try s.operations.removeProfile(r.first) }
             return s.json(200, .object([("removed", .string(r.first))]))
         },
-        Route("POST", "/profiles/{profile}/credentials/create", mayBlock: true) { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/credentials/create", .page, mayBlock: true) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.create(r.first, request) })
         },
-        Route("POST", "/profiles/{profile}/credentials/get", mayBlock: true) { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/credentials/get", .page, mayBlock: true) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.get(r.first, request) })
         },
-        Route("POST", "/profiles/{profile}/ceremonies/{id}/abort") { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/ceremonies/{id}/abort", .page) { (s, r) throws(APIError) in
             _ = try r.body(allowEmpty: true)
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.abortCeremony(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
-        Route("GET", "/profiles/{profile}/offer") { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(r.first) })
+        Route("GET", "/profiles/{profile}/offer", .page) { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(r.first, restrictedTo: r.restrictedTo) })
         },
-        Route("POST", "/profiles/{profile}/offer/pick") { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/offer/pick", .page) { (s, r) throws(APIError) in
             let body = try r.body()
             let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pickOffered(r.first, credentialID: credentialID, ceremony: ceremony) })
+            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pickOffered(r.first, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo) })
         },
-        Route("POST", "/profiles/{profile}/signals/{kind}") { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/signals/{kind}", .page) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             try APIError.wrap { () throws(OperationError) in try s.operations.signal(r.first, kind: r.second, request) }
             return s.json(200, .object([("resolved", true)]))
         },
-        Route("GET", "/profiles/{profile}/capabilities") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/capabilities", .page) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(r.first, platform: r.query("platform")) })
         },
-        Route("GET", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
-            let reveal = r.query("reveal") == "true"
-            return s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in
-                try s.operations.listPasswords(r.first, reveal: reveal, restrictedTo: r.restrictedTo)
-            }))]))
-        },
-        Route("POST", "/profiles/{profile}/passwords") { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
-            let savedIn = try body.string("savedIn")
-            return s.json(201, try APIError.wrap { () throws(OperationError) in
-                try s.operations.savePassword(r.first, origin: origin, username: username, password: password, savedIn: savedIn, restrictedTo: r.restrictedTo)
-            })
-        },
-        Route("POST", "/profiles/{profile}/passwords/use") { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (origin, username) = (try body.requiredString("origin"), try body.requiredString("username"))
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.usePassword(r.first, origin: origin, username: username, restrictedTo: r.restrictedTo)
-            })
-        },
-        Route("POST", "/profiles/{profile}/passwords/report-unused") { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (domain, userName) = (try body.requiredString("domain"), try body.requiredString("userName"))
-            try APIError.wrap { () throws(OperationError) in
-                try s.operations.reportUnusedPassword(r.first, domain: domain, userName: userName, restrictedTo: r.restrictedTo)
-            }
-            return s.json(200, .object([("reported", true)]))
-        },
-        Route("POST", "/profiles/{profile}/autofill") { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
-            let (submit, ifSaved) = (try body.bool("submit") ?? false, try body.bool("ifSaved") ?? false)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.autofill(r.first, origin: origin, androidPackage: package, username: username, submit: submit,
-                                          ifSaved: ifSaved, restrictedTo: r.restrictedTo)
-            })
-        },
-        Route("GET", "/profiles/{profile}/passkeys") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/passkeys", .page) { (s, r) throws(APIError) in
             s.json(200, .object([("passkeys", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasskeys(r.first, restrictedTo: r.restrictedTo) }))]))
         },
-        Route("GET", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
-        Route("PATCH", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+        Route("PATCH", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
             let body = try r.body()
             try body.only(["hidden"])
             guard let hidden = try body.bool("hidden") else { throw APIError(.invalidInput("body.hidden is required: true hides the passkey, false restores it.")) }
@@ -129,10 +91,10 @@ extension APIServer {
                 try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo)
             })
         },
-        Route("DELETE", "/profiles/{profile}/passkeys/{id}") { (s, r) throws(APIError) in
+        Route("DELETE", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
         },
-        Route("GET", "/profiles/{profile}/events") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/events", .operator) { (s, r) throws(APIError) in
             let after = try r.query("after").map { (t) throws(APIError) in try APIError.wrap { () throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } } ?? 0
             let limit = try r.query("limit").map { (t) throws(APIError) in
                 try APIError.wrap { () throws(OperationError) in try Operations.count(t, "limit", in: 1...Int64(Operations.eventLimit)) }
@@ -140,75 +102,75 @@ extension APIServer {
             let list = try APIError.wrap { () throws(OperationError) in try s.operations.events(r.first, kind: r.query("kind"), after: after, limit: Int(limit)) }
             return s.json(200, .object([("events", .array(list))]))
         },
-        Route("GET", "/profiles/{profile}/findings") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/findings", .operator) { (s, r) throws(APIError) in
             s.json(200, .object([("findings", .array(try APIError.wrap { () throws(OperationError) in try s.operations.findings(r.first) }))]))
         },
-        Route("GET", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+        Route("GET", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pendingDecisions(r.first) })
         },
-        Route("POST", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
             let body = try r.body()
             guard let decisions = try body.strings("decisions") else { throw APIError(.invalidInput("body.decisions must be an array of decisions.")) }
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.queueDecisions(r.first, decisions) })
         },
-        Route("DELETE", "/profiles/{profile}/user") { (s, r) throws(APIError) in
+        Route("DELETE", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.clearDecisions(r.first) })
         },
-        Route("GET", "/devices") { (s, _) throws(APIError) in
+        Route("GET", "/devices", .operator) { (s, _) throws(APIError) in
             s.json(200, .object([("devices", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listDevices() }))]))
         },
-        Route("POST", "/devices") { (s, r) throws(APIError) in
+        Route("POST", "/devices", .operator) { (s, r) throws(APIError) in
             let body = try r.body()
             let name = try body.requiredString("name")
             let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
             return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.createDevice(name, settings: settings).json })
         },
-        Route("GET", "/devices/{device}") { (s, r) throws(APIError) in
+        Route("GET", "/devices/{device}", .operator) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.device(r.first).json })
         },
-        Route("PATCH", "/devices/{device}") { (s, r) throws(APIError) in
+        Route("PATCH", "/devices/{device}", .operator) { (s, r) throws(APIError) in
             let settings = try r.body().value.objectValue ?? []
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.updateDevice(r.first, settings: settings).json })
         },
-        Route("DELETE", "/devices/{device}") { (s, r) throws(APIError) in
+        Route("DELETE", "/devices/{device}", .operator) { (s, r) throws(APIError) in
             try APIError.wrap { () throws(OperationError) in try s.operations.removeDevice(r.first) }
             return s.json(200, .object([("removed", .string(r.first))]))
         },
-        Route("POST", "/devices/{device}/credentials/create", mayBlock: true) { (s, r) throws(APIError) in
+        Route("POST", "/devices/{device}/credentials/create", .page, mayBlock: true) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.create(device: r.first, request) }
             return s.json(200, response, provider: account)
         },
-        Route("POST", "/devices/{device}/credentials/get", mayBlock: true) { (s, r) throws(APIError) in
+        Route("POST", "/devices/{device}/credentials/get", .page, mayBlock: true) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.get(device: r.first, request) }
             return s.json(200, response, provider: account)
         },
-        Route("POST", "/devices/{device}/ceremonies/{id}/abort") { (s, r) throws(APIError) in
+        Route("POST", "/devices/{device}/ceremonies/{id}/abort", .page) { (s, r) throws(APIError) in
             _ = try r.body(allowEmpty: true)
             return s.json(200, try APIError.wrap { () throws(OperationError) in
                 try s.operations.abortCeremony(device: r.first, id: r.second, restrictedTo: r.restrictedTo)
             })
         },
-        Route("GET", "/devices/{device}/offer") { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(device: r.first) })
+        Route("GET", "/devices/{device}/offer", .page) { (s, r) throws(APIError) in
+            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(device: r.first, restrictedTo: r.restrictedTo) })
         },
-        Route("POST", "/devices/{device}/offer/pick") { (s, r) throws(APIError) in
+        Route("POST", "/devices/{device}/offer/pick", .page) { (s, r) throws(APIError) in
             let body = try r.body()
             let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
             return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.pickOffered(device: r.first, credentialID: credentialID, ceremony: ceremony)
+                try s.operations.pickOffered(device: r.first, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo)
             })
         },
-        Route("POST", "/devices/{device}/signals/{kind}") { (s, r) throws(APIError) in
+        Route("POST", "/devices/{device}/signals/{kind}", .page) { (s, r) throws(APIError) in
             let request = try s.ceremonyRequest(r)
             let accounts = try APIError.wrap { () throws(OperationError) in try s.operations.signal(device: r.first, kind: r.second, request) }
             return s.json(200, .object([("resolved", true)]), provider: accounts.joined(separator: ","))
         },
-        Route("GET", "/devices/{device}/capabilities") { (s, r) throws(APIError) in
+        Route("GET", "/devices/{device}/capabilities", .page) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(device: r.first) })
         },
-        Route("POST", "/scenarios/run") { (s, r) throws(APIError) in
+        Route("POST", "/scenarios/run", .operator) { (s, r) throws(APIError) in
             let body = try r.body()
             try body.only(["scenario", "providers"])
             guard let scenario = body.value["scenario"], scenario.objectValue != nil else {
@@ -217,11 +179,55 @@ extension APIServer {
             let providers = try body.string("providers")
             return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.runScenario(scenario, providers: providers) })
         },
-        Route("POST", "/profiles/{profile}/holds") { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/holds", .operator) { (s, r) throws(APIError) in
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
             return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.armHold(r.first, timeoutMillis: timeout) })
         },
-    ]
+    ] + passwordRoutes
+
+    /// A page's passwords, on a profile or on a device (where the account that takes the device's creates saves
+    /// and fills them, as the platform's password manager does).
+    static let passwordRoutes: [Route] = [
+        Route.onEveryTarget("GET", "/passwords", .page) { (s, r) throws(APIError) in
+            let reveal = r.query("reveal") == "true"
+            return s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in
+                try s.operations.listPasswords(try s.operations.passwordProfile(r.target!), reveal: reveal, restrictedTo: r.restrictedTo)
+            }))]))
+        },
+        Route.onEveryTarget("POST", "/passwords", .page) { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
+            let savedIn = try body.string("savedIn")
+            return s.json(201, try APIError.wrap { () throws(OperationError) in
+                try s.operations.savePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, password: password,
+                                              savedIn: savedIn, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route.onEveryTarget("POST", "/passwords/use", .page) { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, username) = (try body.requiredString("origin"), try body.requiredString("username"))
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.usePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, restrictedTo: r.restrictedTo)
+            })
+        },
+        Route.onEveryTarget("POST", "/passwords/report-unused", .page) { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (domain, userName) = (try body.requiredString("domain"), try body.requiredString("userName"))
+            try APIError.wrap { () throws(OperationError) in
+                try s.operations.reportUnusedPassword(try s.operations.passwordProfile(r.target!), domain: domain, userName: userName, restrictedTo: r.restrictedTo)
+            }
+            return s.json(200, .object([("reported", true)]))
+        },
+        Route.onEveryTarget("POST", "/autofill", .page) { (s, r) throws(APIError) in
+            let body = try r.body()
+            let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
+            let (submit, ifSaved) = (try body.bool("submit") ?? false, try body.bool("ifSaved") ?? false)
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.autofill(try s.operations.passwordProfile(r.target!), origin: origin, androidPackage: package, username: username,
+                                          submit: submit, ifSaved: ifSaved, restrictedTo: r.restrictedTo)
+            })
+        },
+    ].flatMap { $0 }
 
     /// The table's indices by the number of path segments a route has: a request is matched against those only.
     static let routesBySegmentCount: [Int: [Int]] = Dictionary(grouping: routes.indices) { routes[$0].segmentCount }
@@ -266,11 +272,8 @@ extension APIServer {
     }
 
     /// POST /origins: `{"origin": O}` lets pages of O call the API from now on, as `--allow-origin O` would have.
-    /// Only a caller that is not a page may widen the list: any request with an `Origin` header is refused.
+    /// Only a caller that is not a page may widen the list (the route's scope is `driver`).
     func allowOrigin(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
-        if let origin = r.http.headers["origin"] {
-            throw APIError(403, "Forbidden", "A page (here \(origin)) cannot allow origins; the test code or the command line does (POST /origins without an Origin header, or --allow-origin).")
-        }
         let origin = try r.body().requiredString("origin")
         guard AllowedOrigins.isSerializedOrigin(origin) else {
             throw APIError(.invalidInput("body.origin must be a serialized origin such as http://localhost:8000 (scheme, lower-case host, optional port; no path)."))
@@ -281,24 +284,37 @@ extension APIServer {
         return allowedOrigins()
     }
 
-    /// The browser shim, configured by its query: `profile`, and `autofill=0` to turn password filling off.
-    func shim(_ request: HTTPRequest) -> HTTPResponse {
+    /// The browser shim, configured by its query: `profile` or `device`, `autofill=0` to turn password filling off, and
+    /// `token`.
+    ///
+    /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
+    /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
+    /// the server's own, and the vault-dependent members (`signalMethods`). A device's script names the device
+    /// only: which profiles answer behind it stays on the server.
+    func shim(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         guard let data = APIServer.bundled("shim.js") else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource shim.js is missing from this build."))
         }
         let device = request.query["device"]
-        // A device's passwords are saved and filled by the provider that takes its creates.
-        let profile = request.query["profile"] ?? device.flatMap { operations.passwordProfile(device: $0) } ?? Vault.defaultProfile
+        let target: CeremonyTarget = device.map { .device($0) } ?? .profile(request.query["profile"] ?? Vault.defaultProfile)
+        var pageToken: String?
+        if let token = configuration.token, let given = request.query["token"] {
+            guard APIServer.constantTimeEqual(Array(given.utf8), Array(token.utf8)) else { throw APIError.unauthorized }
+            pageToken = PageToken.derive(from: token, kind: target.kind, name: target.name)
+        }
         let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
-        var members: [(String, JSONValue)] = [("server", .string(base)), ("profile", .string(profile)), ("autofill", .bool(request.query["autofill"] != "0")),
-                                              ("token", request.query["token"].map(JSONValue.string) ?? .null)]
-        // A device's page: ceremonies go to /devices/{device}, which routes them among its providers.
-        if let device { members.append(("device", .string(device))) }
+        var members: [(String, JSONValue)] = [("server", .string(base)), ("autofill", .bool(request.query["autofill"] != "0")),
+                                              ("token", pageToken.map(JSONValue.string) ?? .null)]
+        switch target {
+        case .device(let name): members.append(("device", .string(name)))
+        case .profile(let name): members.append(("profile", .string(name)))
+        }
         // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
-        // Told only to a caller the API would answer (the route is open).
-        let authorized = configuration.token.map { APIServer.constantTimeEqual(Array((request.query["token"] ?? "").utf8), Array($0.utf8)) } ?? true
-        let signalMethods = device.map { operations.pageHasSignalMethods(device: $0) } ?? operations.pageHasSignalMethods(profile)
-        if authorized, signalMethods == false { members.append(("signalMethods", false)) }
+        // Vault state, so only for a caller the API would answer.
+        if configuration.token == nil || pageToken != nil {
+            let signalMethods = device.map { operations.pageHasSignalMethods(device: $0) } ?? operations.pageHasSignalMethods(target.name)
+            if signalMethods == false { members.append(("signalMethods", false)) }
+        }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.
         let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"

@@ -105,15 +105,17 @@ public final class APIServer: @unchecked Sendable {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         var cors: [(String, String)] = []
         var response: HTTPResponse
+        let origin = request.headers["origin"]
+        var caller = CallerKind.operator
         do throws(APIError) {
             try hosts.check(request)
-            let origin = request.headers["origin"]
             if let origin, allowsCORS(origin) { cors = corsHeaders(origin, preflight: request.method == "OPTIONS") }
+            caller = callerKind(request, origin: origin, corsAllowed: !cors.isEmpty)
             if request.method == "OPTIONS" {
-                guard origin == nil || !cors.isEmpty else { throw APIError.forbiddenOrigin(origin!) }
+                if case .foreignPage(let origin) = caller { throw APIError.forbiddenOrigin(origin) }
                 response = HTTPResponse(status: 204, headers: [("Access-Control-Max-Age", "600")])
             } else {
-                response = try dispatch(request, origin: origin, corsAllowed: !cors.isEmpty)
+                response = try dispatch(request, caller: caller)
             }
         } catch {
             response = HTTPResponse(status: error.status, headers: error.headers, body: Array(error.body.serialized().utf8))
@@ -121,23 +123,32 @@ public final class APIServer: @unchecked Sendable {
         if !response.headers.contains(where: { $0.0 == "Content-Type" }) && response.status != 204 {
             response.headers.append(("Content-Type", "application/json"))
         }
+        // Which account answered is the test code's to know: a page is never told the profiles behind a device.
+        if caller.restrictedTo != nil { response.headers.removeAll { $0.0 == APIServer.providerHeader } }
         // The shim's requests ask for refusals in the body (X-Credemu-Errors: body): 200, with the status in
         // X-Credemu-Status, so the page's console shows no failed fetch where a browser shows none.
-        if request.headers["x-credemu-errors"] == "body", response.status >= 400, !cors.isEmpty || request.headers["origin"] == nil {
+        if request.headers["x-credemu-errors"] == "body", response.status >= 400, !cors.isEmpty || origin == nil {
             response.headers.append(("X-Credemu-Status", String(response.status)))
             response.status = 200
         }
         response.headers += [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")] + cors
-        if !cors.isEmpty { response.headers.append(("Access-Control-Expose-Headers", "X-Credemu-Status, Retry-After, X-Credemu-Provider")) }
+        if !cors.isEmpty { response.headers.append(("Access-Control-Expose-Headers", "X-Credemu-Status, Retry-After")) }
         return response
     }
 
-    /// The front door after the host check: route, origin, token, media type, size; then the handler.
-    private func dispatch(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) throws(APIError) -> HTTPResponse {
+    /// The caller's kind, from its `Origin` alone: none or the server's own is an operator, an allowed one a page.
+    func callerKind(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) -> CallerKind {
+        guard let origin else { return .operator }
+        if origin == hosts.ownOrigin(request) { return .console }
+        return corsAllowed ? .page(origin) : .foreignPage(origin)
+    }
+
+    /// The route the request names: its entry and parameters, or the 404 or 405 the table implies.
+    static func route(for request: HTTPRequest) throws(APIError) -> (Route, [String]) {
         let segments = request.segments
         let candidates = APIServer.routesBySegmentCount[segments.count] ?? []
         let matches = candidates.compactMap { i in APIServer.routes[i].match(segments).map { (APIServer.routes[i], $0) } }
-        guard let (route, parameters) = matches.first(where: { $0.0.method == request.method }) else {
+        guard let found = matches.first(where: { $0.0.method == request.method }) else {
             guard matches.isEmpty else {
                 let allowed = Set(matches.map(\.0.method)).sorted().joined(separator: ", ")
                 throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
@@ -145,29 +156,35 @@ public final class APIServer: @unchecked Sendable {
             }
             throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
         }
-        // A page that is not allowed gets nothing but the public resources (which hold no secret).
-        if let origin, !corsAllowed, !route.open, origin != hosts.ownOrigin(request) { throw APIError.forbiddenOrigin(origin) }
-        if !route.open { try authorize(request) }
+        return found
+    }
+
+    /// The front door after the host check: route, the route's scope against the caller, token, media type,
+    /// size; then the handler. No handler runs for a caller its route's scope does not admit.
+    private func dispatch(_ request: HTTPRequest, caller: CallerKind) throws(APIError) -> HTTPResponse {
+        let (route, parameters) = try APIServer.route(for: request)
+        guard route.scope.admits(caller) else { throw APIError.outOfScope(route, caller) }
+        if route.scope != .public { try authorize(request, route, parameters) }
         if request.method != "GET" { try APIServer.checkMediaType(request) }
         if request.bodyTooLarge {
             throw APIError(413, "PayloadTooLarge", "The request body exceeds \(configuration.maxBodyBytes) bytes.")
         }
-        // The server's own pages are first-party; any other page acts only for its own origin.
-        let restricted = origin == hosts.ownOrigin(request) ? nil : origin
-        return try route.handler(self, RouteRequest(http: request, parameters: parameters, restrictedTo: restricted))
+        return try route.handler(self, RouteRequest(http: request, route: route, parameters: parameters, caller: caller))
     }
 
-    /// `Authorization: Bearer TOKEN`, the scheme matched case-insensitively (RFC 7235 §2.1).
-    private func authorize(_ request: HTTPRequest) throws(APIError) {
+    /// `Authorization: Bearer TOKEN`, the scheme matched case-insensitively (RFC 7235 §2.1): the server's token,
+    /// or on a page route the page token (`PageToken`) of the route's own profile or device.
+    private func authorize(_ request: HTTPRequest, _ route: Route, _ parameters: [String]) throws(APIError) {
         guard let token = configuration.token else { return }
         let given = request.headers["authorization"] ?? ""
         let parts = given.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        let ok = parts.count == 2 && parts[0].lowercased() == "bearer"
-            && APIServer.constantTimeEqual(Array(parts[1].utf8).drop(while: { $0 == 0x20 }), Array(token.utf8))
-        guard ok else {
-            throw APIError(401, "Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required (the token given to credemu serve --token).",
-                           headers: [("WWW-Authenticate", "Bearer")])
+        if parts.count == 2 && parts[0].lowercased() == "bearer" {
+            let credential = Substring(parts[1].drop(while: { $0 == " " }))
+            if APIServer.constantTimeEqual(Array(credential.utf8), Array(token.utf8)) { return }
+            if route.scope == .page, let kind = route.targetKind, let name = parameters.first,
+               credential.hasPrefix(PageToken.prefix), PageToken.opens(credential, token: token, kind: kind, name: name) { return }
         }
+        throw APIError.unauthorized
     }
 
     static func constantTimeEqual<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
@@ -215,9 +232,12 @@ public final class APIServer: @unchecked Sendable {
     /// accounts) it went to.
     func json(_ status: Int, _ value: JSONValue, provider: String) -> HTTPResponse {
         var response = json(status, value)
-        response.headers.append(("X-Credemu-Provider", provider))
+        response.headers.append((APIServer.providerHeader, provider))
         return response
     }
+
+    /// Names the provider account that answered a device's ceremony; sent to operators only.
+    static let providerHeader = "X-Credemu-Provider"
 
     /// A file of the server's `Resources/`, compiled into the executable (`ShippedFile`).
     static func bundled(_ name: String) -> [UInt8]? {
@@ -235,6 +255,21 @@ public final class APIServer: @unchecked Sendable {
 extension APIError {
     static func forbiddenOrigin(_ origin: String) -> APIError {
         APIError(403, "Forbidden", "The origin \(origin) is not allowed to call this API; start the server with --allow-origin \(origin).")
+    }
+
+    static let unauthorized = APIError(401, "Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required (the token given to credemu serve --token).",
+                                       headers: [("WWW-Authenticate", "Bearer")])
+
+    /// A caller the route's scope does not admit: a page the server does not allow, or a page on an operator route.
+    static func outOfScope(_ route: Route, _ caller: CallerKind) -> APIError {
+        switch caller {
+        case .foreignPage(let origin): return forbiddenOrigin(origin)
+        case .page(let origin):
+            return APIError(403, "Forbidden", "A page (here \(origin)) may not call \(route.method) \(route.template): it is the test code's (a request without an Origin header), the CLI's or the console's. A page acts only through its own ceremonies, signals, passkeys and passwords.")
+        case .console:
+            return APIError(403, "Forbidden", "The console may not call \(route.method) \(route.template): only the test code may (a request without an Origin header), or the command line.")
+        case .operator: return APIError(500, "InternalError", "The route \(route.method) \(route.template) admits no caller.")
+        }
     }
 
 }

@@ -81,7 +81,8 @@ final class APIServerTests: XCTestCase {
         let added = api.handle(request("POST", "/origins", #"{"origin": "http://localhost:9000"}"#))
         XCTAssertEqual(added.status, 200)
         XCTAssertEqual(try json(added)["allowedOrigins"], .array(["http://localhost:8000", "http://localhost:9000"]))
-        XCTAssertEqual(api.handle(request("GET", "/profiles", headers: page)).status, 200)
+        XCTAssertEqual(api.handle(request("GET", "/profiles/default/passkeys", headers: page)).status, 200)
+        XCTAssertEqual(api.handle(request("GET", "/profiles", headers: page)).status, 403, "an allowed page reaches page routes only")
         XCTAssertEqual(try json(api.handle(request("GET", "/origins")))["allowedOrigins"], .array(["http://localhost:8000", "http://localhost:9000"]))
         for bad in [#"{"origin": "http://localhost:9000/"}"#, #"{"origin": "HTTP://x"}"#, #"{"origin": "ftp://x"}"#, #"{"origin": "http://X.example"}"#,
                     #"{"origin": "http://x:0"}"#, #"{"origin": "http://x:65536"}"#, #"{"origin": "*"}"#, #"{"origin": "http://"}"#, #"{"origin": 1}"#, "{}"] {

@@ -19,11 +19,6 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(routed.count, APIServer.routes.count, "no route is in the table twice")
     }
 
-    func testOnlyTheShimHealthDocumentAndConsoleFilesAreServedWithoutTheToken() {
-        XCTAssertEqual(Set(APIServer.routes.filter(\.open).map(\.template)), ["/health", "/openapi.json", "/shim.js", "/", "/console.js", "/console.css"])
-        XCTAssertTrue(APIServer.routes.filter(\.open).allSatisfy { $0.method == "GET" })
-    }
-
     func testTheCeremonyRoutesAreTheOnesThatMayWait() {
         XCTAssertEqual(APIServer.blockingTails, ["/credentials/create", "/credentials/get"])
     }

@@ -1,8 +1,10 @@
 // Replaces the page's credential manager with credemu: navigator.credentials.create/get for public keys, the
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
-// The server wraps this file in a function whose parameter __credemuConfig ({server, profile, autofill, token})
-// it passes, so no global of credemu's is left for the page to find but the debug handle below.
+// The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
+// token, signalMethods}) it passes, so no global of credemu's is left for the page to find but the debug handle
+// below, which holds the calls' log and never the configuration: the token (a page token, good for this profile's
+// or device's page routes only) stays in this closure, out of reach of the page's scripts.
 //
 // The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
 // instances of the page's real interfaces with the attributes as getters on the prototypes; arguments go through
@@ -15,7 +17,7 @@
   'use strict';
   if (Object.prototype.hasOwnProperty.call(window, '__credemuShim')) return;
   const config = __credemuConfig;
-  const debug = { config: config, log: [] };
+  const debug = { log: [] };
   Object.defineProperty(window, '__credemuShim', { value: debug, configurable: true });
 
   // ---- what the page may replace later: captured now ----
@@ -568,11 +570,10 @@
   }
 
   // ---- the server ----
-  // On a device (/shim.js?device=NAME) the ceremonies go to the device, which routes them among its providers;
-  // passwords stay with the profile that saves and fills them there.
+  // On a device (/shim.js?device=NAME) everything goes to the device: it routes the ceremonies among its
+  // providers, and its passwords to the account that saves and fills them there.
   function serverURL(path) {
-    const device = config.device && !/^\/(passwords|autofill)/.test(path);
-    return config.server + (device ? '/devices/' + encodeURIComponent(config.device) : '/profiles/' + encodeURIComponent(config.profile)) + path;
+    return config.server + (config.device ? '/devices/' + encodeURIComponent(config.device) : '/profiles/' + encodeURIComponent(config.profile)) + path;
   }
   /** A failure to set credemu up (not a WebAuthn outcome): one console line naming the fix, a browser-like error. */
   const reported = new Set();
@@ -617,15 +618,14 @@
     let json = null;
     try { json = await response.json(); } catch (e) { /* not JSON */ }
     const status = Number(response.headers.get('X-Credemu-Status')) || response.status;
-    // On a device, X-Credemu-Provider names the account that answered (for a signal, every account it reached).
-    debug.log.push({ path: path, status: status, body: json, provider: response.headers.get('X-Credemu-Provider') });
+    debug.log.push({ path: path, status: status, body: json });
     return { status: status, body: json };
   }
   /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
   function failure(result, at, rpId) {
     const error = (result.body && result.body.error) || {};
     const status = result.status;
-    if (status === 401) return setupFailure('tokenMissing', 'credemu: the server requires its token: load the shim as ' + config.server + '/shim.js?profile=' + encodeURIComponent(config.profile) + '&token=<token>', { status: status, server: error });
+    if (status === 401) return setupFailure('tokenMissing', 'credemu: the server requires its token: load the shim as ' + config.server + '/shim.js?' + (config.device ? 'device=' + encodeURIComponent(config.device) : 'profile=' + encodeURIComponent(config.profile)) + '&token=<token>', { status: status, server: error });
     if (status === 403 && error.name !== 'SecurityError') return setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' refuses this page: start it with --allow-origin ' + location.origin, { status: status, server: error });
     if (status === 404 && config.device) return setupFailure('unknownDevice', "credemu: the server has no device '" + config.device + "': create it (credemu device create " + config.device + ' --providers PROFILE,..., or POST /devices) or load /shim.js?device=<name>', { status: status, server: error });
     if (status === 404) return setupFailure('unknownProfile', "credemu: the server has no profile '" + config.profile + "': create it (credemu profile create " + config.profile + ', or POST /profiles) or load /shim.js?profile=<name>', { status: status, server: error });
@@ -665,7 +665,6 @@
   // ---- navigator.credentials: one request at a time, abortable at any moment ----
   const pending = new WeakMap();   // container -> the request in flight
   function tellServerAborted(ceremony) {
-    // Until the server has the route this answers 404, which changes nothing.
     call('POST', '/ceremonies/' + encodeURIComponent(ceremony) + '/abort', {}, { keepalive: true }).catch(function () { /* nothing to do */ });
   }
   function ceremony(container, kind, body, signal, at, rpId) {

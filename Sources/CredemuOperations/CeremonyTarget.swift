@@ -1,0 +1,48 @@
+/// What a ceremony, a signal or a page's password runs on: a profile (one provider account) or a device (a
+/// platform with its ordered provider accounts).
+public enum CeremonyTarget: Hashable, Sendable {
+    case profile(String)
+    case device(String)
+
+    public enum Kind: String, Sendable, CaseIterable {
+        case profile
+        case device
+    }
+
+    public init(_ kind: Kind, _ name: String) {
+        switch kind {
+        case .profile: self = .profile(name)
+        case .device: self = .device(name)
+        }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .profile: return .profile
+        case .device: return .device
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .profile(let name), .device(let name): return name
+        }
+    }
+}
+
+extension Operations {
+    /// The profile that saves and fills a target's passwords: the profile itself, or the account a device's
+    /// creates go to.
+    public func passwordProfile(_ target: CeremonyTarget) throws(OperationError) -> String {
+        switch target {
+        case .profile(let name):
+            return name
+        case .device(let name):
+            _ = try device(name)
+            guard let profile = passwordProfile(device: name) else {
+                throw .notFound("The device \(name) has no provider account that saves passwords.")
+            }
+            return profile
+        }
+    }
+}

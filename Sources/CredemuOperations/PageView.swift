@@ -1,0 +1,31 @@
+import Vault
+import WebAuthn
+
+/// What a caller may see and act for: a page (restricted to its `Origin`) only its own origin, the passkeys
+/// that origin could use and its own ceremonies; an operator (no restriction) everything. Every listing a page
+/// route returns, and every act a page asks for, is checked here (README "Security model").
+struct PageView {
+    /// The page's origin; nil for an operator.
+    let page: String?
+
+    init(_ restrictedTo: String?) { page = restrictedTo }
+
+    /// Refuses a page acting for an origin other than its own.
+    func checkActsFor(_ origin: String) throws(OperationError) {
+        guard let page, origin != page else { return }
+        throw .wrongOrigin("A request from \(page) cannot act for \(origin): a page acts only for its own origin.")
+    }
+
+    /// Whether the caller may see a ceremony begun for `origin` (its dropdown, its pick, its abort).
+    func sees(ceremonyOrigin origin: String) -> Bool { page.map { $0 == origin } ?? true }
+
+    /// Whether the caller may see a saved password of `origin`.
+    func sees(passwordOrigin origin: String) -> Bool { sees(ceremonyOrigin: origin) }
+
+    /// Whether the caller may see a passkey: a page only one its origin could use (the RP ID is its host or a
+    /// registrable suffix of it).
+    func sees(_ record: PasskeyRecord) throws(OperationError) -> Bool {
+        guard let page else { return true }
+        return Operations.usable(by: record)(try Operations.pageOrigin(page))
+    }
+}
