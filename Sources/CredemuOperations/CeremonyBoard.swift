@@ -146,7 +146,7 @@ public final class CeremonyBoard: @unchecked Sendable {
         defer { condition.unlock() }
         return entries.values.filter { $0.profile == profile && $0.ending == nil && $0.offer != nil && view.sees(ceremonyOrigin: $0.origin) }.sorted { $0.since < $1.since }.map { e in
             .object([("ceremony", .string(e.id)), ("origin", .string(e.origin)), ("rpId", e.rpID.map(JSONValue.string) ?? .null),
-                     ("since", .string(Timestamp.format(e.since))), ("passkeys", .array((e.offer ?? []).map(\.json)))])
+                     ("since", .string(Timestamp.format(e.since))), ("passkeys", .array((e.offer ?? []).map(view.listing)))])
         }
     }
 }

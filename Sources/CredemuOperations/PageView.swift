@@ -1,3 +1,4 @@
+import CredemuEngine
 import Vault
 import WebAuthn
 
@@ -21,6 +22,14 @@ struct PageView {
 
     /// Whether the caller may see a saved password of `origin`.
     func sees(passwordOrigin origin: String) -> Bool { sees(ceremonyOrigin: origin) }
+
+    /// A dropdown's passkey as the caller may see it: a page is not told which account of a device holds it.
+    func listing(_ passkey: OfferedPasskey) -> JSONValue {
+        guard page != nil, passkey.provider != nil else { return passkey.json }
+        var copy = passkey
+        copy.provider = nil
+        return copy.json
+    }
 
     /// Whether the caller may see a passkey: a page only one its origin could use (the RP ID is its host or a
     /// registrable suffix of it).

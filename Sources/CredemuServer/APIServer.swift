@@ -169,7 +169,26 @@ public final class APIServer: @unchecked Sendable {
         if request.bodyTooLarge {
             throw APIError(413, "PayloadTooLarge", "The request body exceeds \(configuration.maxBodyBytes) bytes.")
         }
-        return try route.handler(self, RouteRequest(http: request, route: route, parameters: parameters, caller: caller))
+        let routed = RouteRequest(http: request, route: route, parameters: parameters, caller: caller)
+        // A page is never told which account behind a device answered: not in a body, not in an error.
+        guard caller.restrictedTo != nil, case .device? = routed.target else { return try route.handler(self, routed) }
+        do {
+            var response = try route.handler(self, routed)
+            if let body = try? JSONValue.parse(response.body), body["profile"] != nil {
+                response.body = Array(APIServer.withoutProfile(body).serialized().utf8)
+            }
+            return response
+        } catch {
+            var refusal = error
+            refusal.body = APIServer.withoutProfile(error.body)
+            throw refusal
+        }
+    }
+
+    /// A device's answer as a page sees it: no `profile` member, at the top or in `error`.
+    static func withoutProfile(_ body: JSONValue) -> JSONValue {
+        guard let members = body.objectValue else { return body }
+        return .object(members.filter { $0.0 != "profile" }.map { ($0.0, $0.0 == "error" ? withoutProfile($0.1) : $0.1) })
     }
 
     /// `Authorization: Bearer TOKEN`, the scheme matched case-insensitively (RFC 7235 §2.1): the server's token,

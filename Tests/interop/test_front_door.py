@@ -148,7 +148,7 @@ def test_an_origin_allowed_while_serving_is_answered_and_no_page_can_allow_one(r
         status, error = s.call("POST", "/origins", {"origin": bad})
         assert status == 400 and error["error"]["name"] == "TypeError", (bad, error)
     assert s.call("POST", "/origins", {"origin": "https://evil.example"}) == (200, {"allowedOrigins": ["https://evil.example", RP]})
-    status, _, response = raw(s, "GET", "/profiles", headers=evil)
+    status, _, response = raw(s, "GET", "/profiles/default/passkeys", headers=evil)
     assert status == 200 and response.getheader("Access-Control-Allow-Origin") == "https://evil.example"
     # Now allowed, it still acts only for itself.
     status, error, _ = post_json(s, "/profiles/default/passwords", {"origin": RP, "username": "x", "password": "y"}, **evil)

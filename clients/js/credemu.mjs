@@ -68,6 +68,11 @@ export const ROUTES = {
   'POST /devices/{device}/ceremonies/{id}/abort': ['abort'],
   'GET /devices/{device}/offer': ['offers'],
   'POST /devices/{device}/offer/pick': ['pick'],
+  'GET /devices/{device}/passwords': ['passwords'],
+  'POST /devices/{device}/passwords': ['savePassword'],
+  'POST /devices/{device}/passwords/use': ['usePassword'],
+  'POST /devices/{device}/passwords/report-unused': ['reportUnusedPassword'],
+  'POST /devices/{device}/autofill': ['autofill'],
   'POST /devices/{device}/signals/{kind}': ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'],
   'GET /devices/{device}/capabilities': ['getClientCapabilities'],
 };
@@ -225,11 +230,12 @@ export class Client {
   /** GET /openapi.json: the API's OpenAPI 3.1 document. */
   openapi() { return this.request('GET', '/openapi.json'); }
   /**
-   * GET /shim.js: the browser shim's source for `profile`, this server's URL and token baked in. For a `device` (given,
-   * or the client's when no profile is given) the page's ceremonies go to the device and its passwords to the
-   * account that takes the device's creates, unless `profile` names another.
+   * GET /shim.js: the browser shim's source for `profile`, this server's URL and a page token (good for that profile's
+   * page routes only) baked in. For a `device` (given, or the client's when no profile is given) the page's
+   * ceremonies and passwords go to the device, which routes them among its accounts.
    */
   shim(profile, { autofill = true, device } = {}) {
+    if (profile && device) throw new TypeError('a shim runs on a profile or on a device, not both');
     device = device || (profile ? undefined : this.device || undefined);
     return this.request('GET', '/shim.js', undefined, dropUndefined({ device, profile: profile || (device ? undefined : this.profile),
       autofill: autofill ? undefined : '0', token: this.token || undefined }));
@@ -341,17 +347,18 @@ export class Client {
   }
 
   // ---- passwords ----
-  async passwords({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/passwords'))).passwords; }
-  savePassword(username, password, { origin, profile } = {}) {
-    return this.request('POST', this.profilePath(profile, '/passwords'), { origin: origin ?? this.origin, username, password });
+  // A device's passwords are the account's that takes its creates (/devices/{d}/passwords...).
+  async passwords({ profile, device } = {}) { return (await this.request('GET', this.scopedPath(profile, device, '/passwords'))).passwords; }
+  savePassword(username, password, { origin, profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, '/passwords'), { origin: origin ?? this.origin, username, password });
   }
   /** The filled password was submitted (what makes an automatic upgrade eligible). */
-  usePassword(username, { origin, profile } = {}) {
-    return this.request('POST', this.profilePath(profile, '/passwords/use'), { origin: origin ?? this.origin, username });
+  usePassword(username, { origin, profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, '/passwords/use'), { origin: origin ?? this.origin, username });
   }
   /** The provider fills the sign-in form of `origin`; `submit: true` also records the sign-in. */
-  autofill({ origin, username, submit = false, ifSaved = false, androidPackage, profile } = {}) {
-    return this.request('POST', this.profilePath(profile, '/autofill'),
+  autofill({ origin, username, submit = false, ifSaved = false, androidPackage, profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, '/autofill'),
       { ...dropUndefined({ origin: origin ?? this.origin, username, androidPackage }), submit, ifSaved });
   }
 
@@ -369,8 +376,8 @@ export class Client {
     return this.request('PATCH', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`), { hidden: false });
   }
   /** Apple's reportUnusedPasswordCredential(domain:userName:): the account moved to passkeys. */
-  reportUnusedPassword(domain, userName, { profile } = {}) {
-    return this.request('POST', this.profilePath(profile, '/passwords/report-unused'), { domain, userName });
+  reportUnusedPassword(domain, userName, { profile, device } = {}) {
+    return this.request('POST', this.scopedPath(profile, device, '/passwords/report-unused'), { domain, userName });
   }
   /** POST /scenarios/run: a scenario (an object, or JSON text) across packs in temporary vaults; its matrix. */
   runScenario(scenario, { providers } = {}) {

@@ -112,6 +112,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     assert on_device.provider == "reach"
     assert call("get", generate_authentication_options(rp_id=RP_ID), device="reach-laptop").provider == "reach"
     call("get_client_capabilities", device="reach-laptop")
+    call("save_password", "dana", "pw", device="reach-laptop"), call("passwords", device="reach-laptop")
+    call("use_password", "dana", device="reach-laptop"), call("autofill", username="dana", device="reach-laptop")
+    with pytest.raises(CredemuError):  # GPM has no reportUnusedPasswordCredential, on a device either
+        call("report_unused_password", "example.com", "dana", device="reach-laptop")
     assert call("signal_unknown_credential", RP_ID, b"\x02" * 16, device="reach-laptop") == ["reach"]
     call("signal_all_accepted_credentials", RP_ID, b"other-user", [], device="reach-laptop")
     call("signal_current_user_details", RP_ID, b"user", "alice@example.com", "Alice", device="reach-laptop")
@@ -269,9 +273,11 @@ def test_the_shim_for_a_device_routes_its_ceremonies_and_keeps_passwords_with_th
     client.create_device("shim-desk", providers=["shim-gpm", "shim-bw"])
     script = client.for_device("shim-desk").shim()
     config = shim_config(script)
-    assert (config["device"], config["profile"]) == ("shim-desk", "shim-bw")
-    assert shim_config(client.shim(device="shim-desk", profile="shim-gpm"))["profile"] == "shim-gpm"
+    # The page's script names the device only; the server sends its passwords to the account behind it.
+    assert config["device"] == "shim-desk" and "profile" not in config and "shim-" not in json.dumps({k: v for k, v in config.items() if k != "device"})
     assert "device" not in shim_config(client.shim("shim-gpm"))
+    client.for_device("shim-desk").save_password("ann", "pw", origin="https://shop.example")
+    assert [p["username"] for p in client.passwords(profile="shim-bw")] == ["ann"]
 
 
 def shim_config(script):

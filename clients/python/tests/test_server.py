@@ -42,7 +42,7 @@ def test_origins_given_at_start_and_later_are_allowed_to_pages():
     with Server(allow_origins=["http://localhost:8001/login"]) as server:
         server.allow_origin("http://localhost:8002")
         assert server.client().allowed_origins() == ["http://localhost:8001", "http://localhost:8002"]
-        request = urllib.request.Request(server.url + "/profiles", headers={"Origin": "http://localhost:8002"})
+        request = urllib.request.Request(server.url + "/profiles/default/passkeys", headers={"Origin": "http://localhost:8002"})
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.headers["Access-Control-Allow-Origin"] == "http://localhost:8002"
 
@@ -50,7 +50,9 @@ def test_origins_given_at_start_and_later_are_allowed_to_pages():
 def test_a_token_is_sent_by_the_client_and_put_in_the_shim():
     with Server(token="s3cret-token") as server:
         assert server.client().profiles()[0]["name"] == "default"
-        assert "s3cret-token" in server.client().shim()
+        # The page's script carries a page token for its own profile, never the server's token.
+        script = server.client().shim()
+        assert "s3cret-token" not in script and '"token":"page.' in script
         with pytest.raises(CredemuError) as caught:
             credemu.Client(server.url).profiles()
         assert (caught.value.status, caught.value.name) == (401, "Unauthorized")

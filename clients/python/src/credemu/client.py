@@ -65,6 +65,11 @@ ROUTES = {
     ("POST", "/devices/{device}/signals/{kind}"): ["signal_unknown_credential", "signal_all_accepted_credentials",
                                                     "signal_current_user_details"],
     ("GET", "/devices/{device}/capabilities"): ["get_client_capabilities"],
+    ("GET", "/devices/{device}/passwords"): ["passwords"],
+    ("POST", "/devices/{device}/passwords"): ["save_password"],
+    ("POST", "/devices/{device}/passwords/use"): ["use_password"],
+    ("POST", "/devices/{device}/passwords/report-unused"): ["report_unused_password"],
+    ("POST", "/devices/{device}/autofill"): ["autofill"],
 }
 
 # The header a device's ceremony answer names its answering provider account in (a signal's: every account it
@@ -230,13 +235,13 @@ class Client:
         return self.request("GET", "/openapi.json")
 
     def shim(self, profile=None, *, autofill=True, device=None):
-        """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and token baked in. For a
-        `device` (given, or the client's when no profile is given) the page's ceremonies go to the device and its
-        passwords to the account that takes the device's creates, unless `profile` names another."""
+        """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and a page token (good for
+        that profile's page routes only) baked in. For a `device` (given, or the client's when no profile is given)
+        the page's ceremonies and passwords go to the device, which routes them among its accounts."""
+        if profile is not None and device is not None:
+            raise TypeError("a shim runs on a profile or on a device, not both")
         device = device or (self.device if profile is None else None)
-        query = {"device": device} if device else {}
-        if profile or not device:
-            query["profile"] = profile or self.profile
+        query = {"device": device} if device else {"profile": profile or self.profile}
         if not autofill:
             query["autofill"] = "0"
         if self.token:
@@ -420,25 +425,28 @@ class Client:
 
     # ---- passwords ----
 
-    def passwords(self, *, profile=None):
-        """`GET /profiles/{p}/passwords`: saved passwords, without the secrets."""
-        return self.request("GET", self._profile_path(profile, "/passwords"))["passwords"]
+    # A device's passwords are the account's that takes its creates (`/devices/{d}/passwords`...).
 
-    def save_password(self, username, password, *, origin=None, profile=None):
-        """`POST /profiles/{p}/passwords`: the user saves a password for `origin`."""
+    def passwords(self, *, profile=None, device=None):
+        """`GET /profiles/{p}/passwords` (or a device's): saved passwords, without the secrets."""
+        return self.request("GET", self._scoped_path(profile, device, "/passwords"))["passwords"]
+
+    def save_password(self, username, password, *, origin=None, profile=None, device=None):
+        """`POST /profiles/{p}/passwords` (or a device's): the user saves a password for `origin`."""
         body = {"origin": self._origin(origin), "username": username, "password": password}
-        return self.request("POST", self._profile_path(profile, "/passwords"), body)
+        return self.request("POST", self._scoped_path(profile, device, "/passwords"), body)
 
-    def use_password(self, username, *, origin=None, profile=None):
-        """`POST /profiles/{p}/passwords/use`: the filled password was submitted (what makes an upgrade eligible)."""
-        return self.request("POST", self._profile_path(profile, "/passwords/use"), {"origin": self._origin(origin), "username": username})
+    def use_password(self, username, *, origin=None, profile=None, device=None):
+        """`POST /profiles/{p}/passwords/use` (or a device's): the filled password was submitted (what makes an
+        upgrade eligible)."""
+        return self.request("POST", self._scoped_path(profile, device, "/passwords/use"), {"origin": self._origin(origin), "username": username})
 
-    def autofill(self, *, origin=None, username=None, submit=False, if_saved=False, android_package=None, profile=None):
-        """`POST /profiles/{p}/autofill`: the provider fills the sign-in form of `origin`; `submit=True` also
-        records the sign-in."""
+    def autofill(self, *, origin=None, username=None, submit=False, if_saved=False, android_package=None, profile=None, device=None):
+        """`POST /profiles/{p}/autofill` (or a device's): the provider fills the sign-in form of `origin`;
+        `submit=True` also records the sign-in."""
         body = _drop_none({"origin": self._origin(origin), "username": username, "androidPackage": android_package})
         body.update(submit=submit, ifSaved=if_saved)
-        return self.request("POST", self._profile_path(profile, "/autofill"), body)
+        return self.request("POST", self._scoped_path(profile, device, "/autofill"), body)
 
     # ---- the vault's passkeys ----
 
@@ -458,9 +466,9 @@ class Client:
         """`PATCH /profiles/{p}/passkeys/{id}` `{"hidden": false}`: the user shows a hidden passkey again."""
         return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"), {"hidden": False})
 
-    def report_unused_password(self, domain, user_name, *, profile=None):
+    def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
-        return self.request("POST", self._profile_path(profile, "/passwords/report-unused"), {"domain": domain, "userName": user_name})
+        return self.request("POST", self._scoped_path(profile, device, "/passwords/report-unused"), {"domain": domain, "userName": user_name})
 
     def run_scenario(self, scenario, *, providers=None):
         """`POST /scenarios/run`: a scenario (a dict, or JSON text, in the scenarios/ format) across packs, in
