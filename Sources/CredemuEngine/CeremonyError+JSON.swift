@@ -9,8 +9,8 @@ extension CeremonyError {
             ("reason", .string(reason.rawValue)),
             ("silent", .bool(silent)),
         ]
-        if let retryAfterMillis { members.append(("retryMillis", .number(Double(retryAfterMillis)))) }
-        if let afterTimeoutMillis { members.append(("settlesAfterMillis", .number(Double(afterTimeoutMillis)))) }
+        if let retryMillis { members.append(("retryMillis", .number(Double(retryMillis)))) }
+        if let settlesAfterMillis { members.append(("settlesAfterMillis", .number(Double(settlesAfterMillis)))) }
         members += [
             ("profile", .string(engine.profile.name)),
             ("platform", .string(engine.profile.platform.rawValue)),

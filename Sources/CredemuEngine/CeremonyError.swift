@@ -58,16 +58,16 @@ public struct CeremonyError: Error, Equatable, Sendable, CustomStringConvertible
     /// An expected no-op that shows the user nothing (an ineligible conditional create).
     public var silent: Bool
     /// For a rate-limited call that is rejected: how long to wait before retrying.
-    public var retryAfterMillis: Int?
+    public var retryMillis: Int?
     /// The operation's timeout, for failures that surface only when it runs out.
-    public var afterTimeoutMillis: Int?
+    public var settlesAfterMillis: Int?
 
-    public init(_ error: WebAuthnError, reason: Reason, silent: Bool = false, retryAfterMillis: Int? = nil, afterTimeoutMillis: Int? = nil) {
+    public init(_ error: WebAuthnError, reason: Reason, silent: Bool = false, retryMillis: Int? = nil, settlesAfterMillis: Int? = nil) {
         self.error = error
         self.reason = reason
         self.silent = silent
-        self.retryAfterMillis = retryAfterMillis
-        self.afterTimeoutMillis = afterTimeoutMillis
+        self.retryMillis = retryMillis
+        self.settlesAfterMillis = settlesAfterMillis
     }
 
     /// A client-rule failure, with the reason its name implies.

@@ -64,7 +64,7 @@ public enum Dialect {
                 return .object([
                     ("exception", "androidx.credentials.exceptions.publickeycredential.SignalCredentialRateLimitExceededException"),
                     ("type", "androidx.credentials.SignalCredentialStateException.RATE_LIMIT_EXCEEDED"),
-                    ("retryMillis", .number(Double(failure.retryAfterMillis ?? 0))),
+                    ("retryMillis", .number(Double(failure.retryMillis ?? 0))),
                     ("message", .string(failure.error.message)),
                 ])
             }

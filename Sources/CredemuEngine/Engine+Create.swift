@@ -141,7 +141,7 @@ extension Engine {
         case .noAnswer:
             let millis = Int(saturating: timeout ?? 300_000)
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider showed an 'already registered' notice and never answered; the promise settled at the \(millis) ms timeout."),
-                                 reason: .noAnswerUntilTimeout, afterTimeoutMillis: millis)
+                                 reason: .noAnswerUntilTimeout, settlesAfterMillis: millis)
         }
     }
 

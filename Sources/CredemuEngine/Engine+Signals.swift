@@ -189,7 +189,7 @@ extension Engine {
             let (tokens, last) = try bucket(quotaDomain(caller), capacity: capacity, refillSeconds: refill, now: now)
             if tokens >= 1 { return true }
             let wait = Int(saturating: (last.addingTimeInterval(TimeInterval(refill)).timeIntervalSince(now) * 1000).rounded(.up))
-            return try overQuotaOutcome(overQuota, retryAfterMillis: max(wait, 0))
+            return try overQuotaOutcome(overQuota, retryMillis: max(wait, 0))
         case let .window(max, windowSeconds, overQuota):
             let key = "window"
             var calls = (try store { () throws(VaultError) in try vault.quotaState(key) })?
@@ -198,7 +198,7 @@ extension Engine {
             calls = calls.filter { Double($0) > cutoff }
             if calls.count >= max {
                 let wait = Int(saturating: (Double(calls[0]) - cutoff).rounded(.up))
-                return try overQuotaOutcome(overQuota, retryAfterMillis: wait)
+                return try overQuotaOutcome(overQuota, retryMillis: wait)
             }
             calls.append(Timestamp.millis(now))
             let state = calls.map(String.init).joined(separator: ",")
@@ -207,12 +207,12 @@ extension Engine {
         }
     }
 
-    private func overQuotaOutcome(_ overQuota: PolicyKnobs.OverQuota, retryAfterMillis: Int) throws(CeremonyError) -> Bool {
+    private func overQuotaOutcome(_ overQuota: PolicyKnobs.OverQuota, retryMillis: Int) throws(CeremonyError) -> Bool {
         switch overQuota {
         case .drop: return false
         case .reject:
-            throw CeremonyError(.notAllowed("The app has exceeded the number of allowed signal API calls; retry after \(retryAfterMillis) ms."),
-                                reason: .rateLimited, retryAfterMillis: retryAfterMillis)
+            throw CeremonyError(.notAllowed("The app has exceeded the number of allowed signal API calls; retry after \(retryMillis) ms."),
+                                reason: .rateLimited, retryMillis: retryMillis)
         }
     }
 

@@ -52,7 +52,7 @@ extension Engine {
         case .timeout:
             let millis = Int(saturating: timeout ?? 300_000)
             return CeremonyError(.notAllowed("The operation either timed out or was not allowed: the prompt timed out after \(millis) ms."),
-                                 reason: .timedOut, afterTimeoutMillis: millis)
+                                 reason: .timedOut, settlesAfterMillis: millis)
         default:
             return nil
         }

@@ -33,7 +33,7 @@ struct APIError: Error {
             case .unknownError? where ceremony?.reason == .storage: status = 500
             default: status = ceremony?.reason == .rateLimited ? 429 : 422
             }
-            if let retry = ceremony?.retryAfterMillis { headers.append(("Retry-After", String((retry + 999) / 1000))) }
+            if let retry = ceremony?.retryMillis { headers.append(("Retry-After", String((retry + 999) / 1000))) }
         }
     }
 

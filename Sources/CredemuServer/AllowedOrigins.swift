@@ -29,7 +29,7 @@ final class AllowedOrigins: Sendable {
     }
 
     /// Whether `text` is an origin as a browser serializes it in an `Origin` header: `http` or `https`, an ASCII
-    /// host in lower case (IDNs in punycode), an optional port, nothing else (HTML §7.1.1 "serialization of an
+    /// host in lower case (IDNs in punycode), an optional port other than the scheme's default, nothing else (HTML §7.1.1 "serialization of an
     /// origin").
     static func isSerializedOrigin(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
@@ -40,8 +40,10 @@ final class AllowedOrigins: Sendable {
         var host = rest
         if let colon = rest.lastIndex(of: UInt8(ascii: ":")), rest.last != UInt8(ascii: "]") {
             let port = rest[(colon + 1)...]
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let number = Int(String(decoding: port, as: UTF8.self)), (1...65535).contains(number) else { return false }
+            // A browser leaves the scheme's default port out and writes no leading zero (URL §4.4 "port state").
+            let defaultPort = bytes.starts(with: "https://".utf8) ? 443 : 80
+            guard !port.isEmpty, port.count <= 5, port.first != UInt8(ascii: "0"), port.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let number = Int(String(decoding: port, as: UTF8.self)), (1...65535).contains(number), number != defaultPort else { return false }
             host = rest[..<colon]
         }
         guard !host.isEmpty, host.first != UInt8(ascii: "."), host.first != UInt8(ascii: "-") else { return false }

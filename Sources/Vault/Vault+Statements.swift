@@ -2,7 +2,7 @@ extension Vault {
     /// Every statement a ceremony, an autofill, a signal, a finding or the event log's writer runs, by name: the
     /// cost-independent-of-size rule says each is answered from an index (a primary key, an index or the rowid),
     /// never by scanning passkeys, events or marks. `QueryPlanTests` asks SQLite's `EXPLAIN QUERY PLAN` about each,
-    /// and `CeremonyStatementTests` checks that the statements the engine actually runs are all listed here.
+    /// and `ScaleTests` checks that the statements the engine actually runs are all listed here.
     static let pathStatements: [String: String] = [
         // Passkeys: creation, exclusion, a get, its dropdown, a pick.
         "insertPasskey": insertPasskeySQL,

@@ -20,7 +20,7 @@ final class ModalCreateTests: XCTestCase {
             XCTAssertEqual(failure?.error.name, name, pack)
             XCTAssertEqual(failure?.reason, reason, pack)
             XCTAssertEqual(try scenario.passkeys().count, 1, pack)
-            if reason == .noAnswerUntilTimeout { XCTAssertEqual(failure?.afterTimeoutMillis, 60000, "settles at the RP's timeout") }
+            if reason == .noAnswerUntilTimeout { XCTAssertEqual(failure?.settlesAfterMillis, 60000, "settles at the RP's timeout") }
         }
     }
 
@@ -52,12 +52,12 @@ final class ModalCreateTests: XCTestCase {
         var options = try scenario.creationOptions(exclude: [first.credentialID], conditional: false)
         options.timeout = 1e300
         let engine = scenario.engine()
-        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.afterTimeoutMillis, Int.max,
+        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.settlesAfterMillis, Int.max,
                        "the no-answer timeout saturates")
         options.excludeCredentials = []
         try engine.queue(.timeout)
         options.timeout = -1e300
-        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.afterTimeoutMillis, Int.min)
+        XCTAssertEqual(scenario.failure { try engine.create(options, caller: try Caller(origin: scenario.origin)) }?.settlesAfterMillis, Int.min)
         scenario.advance(1e300)
         XCTAssertNil(scenario.failure { try scenario.signIn() }, "times past 9999 are stored as 9999-12-31T23:59:59.999Z")
         XCTAssertEqual(try scenario.passkeys().first?.lastUsedAt, Timestamp.latest)

@@ -121,7 +121,7 @@ final class SignalTests: XCTestCase {
             try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: self.userID(), name: "a", displayName: "A"))
         }
         XCTAssertEqual(failure?.reason, .rateLimited)
-        XCTAssertEqual(failure?.retryAfterMillis, 110_000, "the oldest call leaves the 120 s window 110 s from now")
+        XCTAssertEqual(failure?.retryMillis, 110_000, "the oldest call leaves the 120 s window 110 s from now")
         let android = Dialect.android(failure!, operation: .signal, knobs: scenario.engine().knobs)
         XCTAssertEqual(android["type"], .string("androidx.credentials.SignalCredentialStateException.RATE_LIMIT_EXCEEDED"))
         XCTAssertEqual(android["retryMillis"], .number(110_000))

@@ -93,6 +93,10 @@ final class APIServerTests: XCTestCase {
         XCTAssertTrue(AllowedOrigins.isSerializedOrigin("https://[::1]:8443"))
         XCTAssertTrue(AllowedOrigins.isSerializedOrigin("http://xn--bcher-kva.example"))
         XCTAssertFalse(AllowedOrigins.isSerializedOrigin("http://a b"))
+        for unsent in ["https://a.test:443", "http://a.test:80", "http://a.test:08000"] {
+            XCTAssertFalse(AllowedOrigins.isSerializedOrigin(unsent), "no browser sends \(unsent)")
+        }
+        XCTAssertTrue(AllowedOrigins.isSerializedOrigin("https://a.test:80"))
     }
 
     func testTheAllowedOriginsAreBounded() {

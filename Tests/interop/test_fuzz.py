@@ -379,7 +379,8 @@ WRITE_OPERATIONS = {"POST /profiles/{profile}/passwords", "POST /profiles/{profi
                     "POST /profiles/{profile}/autofill", "POST /profiles/{profile}/credentials/create",
                     "POST /profiles/{profile}/credentials/get", "POST /profiles/{profile}/signals/{kind}",
                     "DELETE /profiles/{profile}/passkeys/{id}", "POST /devices/{device}/credentials/create",
-                    "POST /devices/{device}/credentials/get", "POST /devices/{device}/signals/{kind}"}
+                    "POST /devices/{device}/credentials/get", "POST /devices/{device}/signals/{kind}",
+                    "POST /devices/{device}/passwords", "POST /devices/{device}/passwords/use", "POST /devices/{device}/autofill"}
 
 
 class ApiFuzz:
@@ -457,7 +458,7 @@ class ApiFuzz:
                 continue  # the same answer, already reported more precisely by check_clock
             self.add(signature, case_id, request, response, detail, replay if signature[0] == "5xx" else None)
         if status is not None:
-            if key == "POST /profiles/{profile}/passwords" and status == 201:
+            if key in ("POST /profiles/{profile}/passwords", "POST /devices/{device}/passwords") and status == 201:
                 sent, got = fz.loads(raw), fz.loads(payload)
                 if isinstance(sent, dict) and isinstance(got, dict) and isinstance(sent.get("username"), str) \
                         and got.get("username") != sent["username"]:
