@@ -62,7 +62,7 @@ public struct CeremonyRequest: Sendable {
         do {
             return try Caller(origin: origin, topOrigin: topOrigin, androidPackageName: androidPackage)
         } catch {
-            throw OperationError(.ceremony, error.name.rawValue, error.message)
+            throw OperationError(.ceremony, .web(error.name), error.message)
         }
     }
 }

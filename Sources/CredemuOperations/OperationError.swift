@@ -22,9 +22,32 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case storage
     }
 
+    /// The error's name in the body, as a typed value: a WebAuthn or DOMException name, a kind of invalid
+    /// configuration, or credemu's own. Compared as values, never as strings; `rawValue` is what a body says.
+    public enum Name: Sendable, Equatable, CustomStringConvertible {
+        case web(WebAuthnError.Name)
+        case configuration(InvalidConfiguration.Kind)
+        case notFound
+        case conflict
+        case vaultError
+        case internalError
+
+        public var rawValue: String {
+            switch self {
+            case .web(let name): return name.rawValue
+            case .configuration(let kind): return kind.rawValue
+            case .notFound: return "NotFound"
+            case .conflict: return "Conflict"
+            case .vaultError: return "VaultError"
+            case .internalError: return "InternalError"
+            }
+        }
+
+        public var description: String { rawValue }
+    }
+
     public var code: Code
-    /// The error's name in the body: a WebAuthn or DOMException name, or credemu's own (`NotFound`, ...).
-    public var name: String
+    public var name: Name
     public var message: String
     /// The complete `{"error": {...}}` body when it carries more than name and message (ceremonies).
     public var body: JSONValue?
@@ -33,20 +56,21 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
     /// For a ceremony: the web error's name and whether a rate limit asks the caller to wait.
     public var ceremony: CeremonyError?
 
-    public init(_ code: Code, _ name: String, _ message: String) {
+    public init(_ code: Code, _ name: Name, _ message: String) {
         self.code = code
         self.name = name
         self.message = message
     }
 
-    public static func invalidInput(_ message: String) -> OperationError { .init(.invalidInput, "TypeError", message) }
-    public static func notFound(_ message: String) -> OperationError { .init(.notFound, "NotFound", message) }
-    public static func conflict(_ message: String) -> OperationError { .init(.conflict, "Conflict", message) }
-    public static func wrongOrigin(_ message: String) -> OperationError { .init(.wrongOrigin, "SecurityError", message) }
+    public static func invalidInput(_ message: String) -> OperationError { .init(.invalidInput, .web(.typeError), message) }
+    public static func notFound(_ message: String) -> OperationError { .init(.notFound, .notFound, message) }
+    public static func conflict(_ message: String) -> OperationError { .init(.conflict, .conflict, message) }
+    public static func wrongOrigin(_ message: String) -> OperationError { .init(.wrongOrigin, .web(.securityError), message) }
+    public static func internalError(_ message: String) -> OperationError { .init(.storage, .internalError, message) }
 
     /// A ceremony failure, rendered with the engine's profile and dialects.
     public static func ceremony(_ failure: CeremonyError, _ operation: Dialect.Operation, _ engine: Engine) -> OperationError {
-        var e = OperationError(.ceremony, failure.error.name.rawValue, failure.error.message)
+        var e = OperationError(.ceremony, .web(failure.error.name), failure.error.message)
         e.body = failure.json(operation: operation, engine: engine)
         e.ceremony = failure
         return e
@@ -54,7 +78,7 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
 
     /// A profile setting, pack or scenario that cannot be used.
     public static func configuration(_ error: InvalidConfiguration) -> OperationError {
-        OperationError(.configuration, error.kind.rawValue, error.message)
+        OperationError(.configuration, .configuration(error.kind), error.message)
     }
 
     /// A vault failure: missing and duplicate rows are the caller's; the rest is the store's.
@@ -64,7 +88,7 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case .notFound: e = .notFound(error.message)
         case .duplicate: e = .conflict(error.message)
         case .invalidInput: e = .invalidInput(error.message)
-        default: e = OperationError(.storage, "VaultError", error.message)
+        default: e = OperationError(.storage, .vaultError, error.message)
         }
         e.vaultCode = error.code
         return e
@@ -73,7 +97,7 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
     /// The error body: `{"error": {"name", "message", ...}}`, the one shape every front end prints.
     public var json: JSONValue {
         if let body { return body }
-        var members: [(String, JSONValue)] = [("name", .string(name)), ("message", .string(message))]
+        var members: [(String, JSONValue)] = [("name", .string(name.rawValue)), ("message", .string(message))]
         if let vaultCode, code == .storage { members.append(("code", .string(vaultCode.rawValue))) }
         return ErrorBody.json(members)
     }

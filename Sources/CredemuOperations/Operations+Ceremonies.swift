@@ -114,8 +114,7 @@ extension Operations {
             }
             return caller
         } catch {
-            guard error.code == .ceremony else { throw error }
-            let name = WebAuthnError.Name(rawValue: error.name) ?? .typeError
+            guard error.code == .ceremony, case .web(let name) = error.name else { throw error }
             throw .ceremony(CeremonyError(WebAuthnError(name, error.message)), operation, engine)
         }
     }

@@ -18,7 +18,7 @@ extension Operations {
         do {
             return try Device(name: name, json: settings)
         } catch {
-            throw OperationError(.configuration, error.kind.rawValue, "The stored settings of device '\(name)' are unreadable: \(error.message)")
+            throw OperationError(.configuration, .configuration(error.kind), "The stored settings of device '\(name)' are unreadable: \(error.message)")
         }
     }
 

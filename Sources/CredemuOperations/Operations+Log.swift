@@ -34,7 +34,7 @@ extension Operations {
         } catch let error as VaultError {
             throw .vault(error)
         } catch {
-            throw OperationError(.storage, "VaultError", "\(error)")
+            throw OperationError(.storage, .vaultError, "\(error)")
         }
     }
 

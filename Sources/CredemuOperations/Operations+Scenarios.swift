@@ -29,7 +29,7 @@ extension Operations {
         } catch let error as VaultError {
             throw .vault(error)
         } catch {
-            throw OperationError(.storage, "InternalError", "The scenario could not be run: \(error)")
+            throw OperationError.internalError("The scenario could not be run: \(error)")
         }
     }
 }

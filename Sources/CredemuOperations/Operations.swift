@@ -81,7 +81,7 @@ public final class Operations: @unchecked Sendable {
             do {
                 profile = try Profile(name: name, json: settings)
             } catch {
-                throw OperationError(.configuration, error.kind.rawValue, "The stored settings of profile '\(name)' are unreadable: \(error.message)")
+                throw OperationError(.configuration, .configuration(error.kind), "The stored settings of profile '\(name)' are unreadable: \(error.message)")
             }
         } else if name == Vault.defaultProfile {
             profile = Profile(name: name)

@@ -23,7 +23,7 @@ struct APIError: Error {
         case .wrongOrigin: status = 403
         case .notFound: status = 404
         case .conflict: status = 409
-        case .configuration: status = ["InvalidPolicyPack", "UnansweredExtension"].contains(failure.name) ? 422 : 400
+        case .configuration: status = [.configuration(.policyPack), .configuration(.unansweredExtension)].contains(failure.name) ? 422 : 400
         case .storage: status = 500
         case .ceremony:
             let ceremony = failure.ceremony

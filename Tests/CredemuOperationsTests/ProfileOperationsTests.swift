@@ -76,7 +76,7 @@ final class ProfileOperationsTests: XCTestCase {
         _ = _d
         _ = try ops.savePassword("default", origin: "https://a.example", username: "u", password: "p")
         XCTAssertThrowsError(try ops.autofill("default", origin: "https://a.example", username: nil, submit: false, restrictedTo: "https://b.example")) { error in
-            XCTAssertEqual((error as? OperationError)?.name, "SecurityError")
+            XCTAssertEqual((error as? OperationError)?.name, .web(.securityError))
         }
         XCTAssertThrowsError(try ops.autofill("default", origin: nil, username: nil, submit: false, restrictedTo: "https://b.example"),
                              "b has no password of its own")
