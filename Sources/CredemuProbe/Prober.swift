@@ -15,17 +15,28 @@ public final class Prober {
     public let adapter: ProbeAdapter
     /// The origin the responses' client data names (the server must expect it).
     public let origin: String
+    /// How long a whole run may take; past it, the exchange under way ends in `RunTimedOut`.
+    public let timeLimit: Duration
+    public let limits: HTTPLimits
     let ops: Operations
+    private var deadline: Deadline?
 
-    public init(base: HTTPURL, adapter: ProbeAdapter, origin: String, operations: Operations) {
+    public static let defaultTimeLimit: Duration = .seconds(600)
+
+    public init(base: HTTPURL, adapter: ProbeAdapter, origin: String, operations: Operations,
+                timeLimit: Duration = Prober.defaultTimeLimit, limits: HTTPLimits = .standard) {
         self.base = base
         self.adapter = adapter
         self.origin = origin
+        self.timeLimit = timeLimit
+        self.limits = limits
         ops = operations
     }
 
     /// Runs every variant for each (pack, platform) and diagnoses the rejections.
     public func run(_ providers: [(any ProviderPolicy, Platform)]) throws(ProbeError) -> ProbeReport {
+        deadline = Deadline(after: timeLimit, ProbeError(.runTimedOut, "The probe of \(base) did not finish within \(Deadline.text(timeLimit)) (--max-time)."))
+        defer { deadline = nil }
         var columns: [ProbeColumn] = []
         var cells: [[ProbeCell]] = []
         for (policy, platform) in providers {
@@ -99,7 +110,7 @@ public final class Prober {
     private func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
                           username: String) throws(ProbeError) -> (ProbeCell, Account?) {
         if let why = notApplicable(variant, knobs) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
-        let client = HTTPClient()
+        let client = HTTPClient(limits: limits, runDeadline: deadline)
         let userVerification = variant == .userVerificationDiscouraged ? "discouraged" : "preferred"
         let attestation = variant == .packedAttestation ? "direct" : "none"
         let values = ["username": username, "displayName": "Probe \(variant.rawValue)", "userVerification": userVerification, "attestation": attestation]
@@ -258,15 +269,16 @@ public final class Prober {
         return true
     }
 
-    /// The server's words for a refusal: `errorMessage`, `error`, `message` or `detail`, else the body.
+    /// The server's words for a refusal: `errorMessage`, `error`, `message` or `detail`, else the body; at most
+    /// 300 characters, with control characters (a terminal's escape sequences) shown escaped.
     static func message(_ exchange: Exchange) -> String {
         let json = exchange.json
         for key in ["errorMessage", "error", "message", "detail"] {
-            if let text = json?[key]?.stringValue, !text.isEmpty { return text }
-            if let text = json?[key]?["message"]?.stringValue, !text.isEmpty { return text }
+            if let text = json?[key]?.stringValue, !text.isEmpty { return ProbeError.quote(text, limit: 300) }
+            if let text = json?[key]?["message"]?.stringValue, !text.isEmpty { return ProbeError.quote(text, limit: 300) }
         }
         let text = exchange.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return "HTTP \(exchange.status)" + (text.isEmpty ? "" : ": " + String(text.prefix(300)))
+        return "HTTP \(exchange.status)" + (text.isEmpty ? "" : ": " + ProbeError.quote(text, limit: 300))
     }
 
     static func authData(_ response: JSONValue) -> [UInt8]? {
