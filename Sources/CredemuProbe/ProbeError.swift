@@ -16,6 +16,8 @@ public struct ProbeError: Error, Sendable, CustomStringConvertible {
         case responseTooLarge = "ResponseTooLarge"
         /// The server set more cookies, or a larger one, than `HTTPLimits` allows.
         case cookieOverLimit = "CookieOverLimit"
+        /// The origin the responses would name is not a web origin in a secure context.
+        case badOrigin = "BadOrigin"
         /// The adapter file is unreadable or malformed.
         case badAdapter = "BadAdapter"
         /// The vault the probe logs to could not be made or written.

@@ -35,6 +35,9 @@ public final class Prober {
 
     /// Runs every variant for each (pack, platform) and diagnoses the rejections.
     public func run(_ providers: [(any ProviderPolicy, Platform)]) throws(ProbeError) -> ProbeReport {
+        guard case .web = try? Origin(origin) else {
+            throw ProbeError(.badOrigin, "'\(ProbeError.quote(origin))' is not an origin a browser runs WebAuthn in (https://HOST[:PORT], or http://localhost[:PORT]); pass --origin with the origin the server expects in client data.")
+        }
         deadline = Deadline(after: timeLimit, ProbeError(.runTimedOut, "The probe of \(base) did not finish within \(Deadline.text(timeLimit)) (--max-time)."))
         defer { deadline = nil }
         var columns: [ProbeColumn] = []
@@ -134,9 +137,15 @@ public final class Prober {
         }
         if variant == .upgrade {
             // The automatic upgrade's condition: a password for this account just used (seed 000 N2.6-AC05).
-            try operation { () throws(OperationError) in
-                _ = try ops.savePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username, password: "probe-" + username)
-                _ = try ops.usePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username)
+            // The user name is the server's: a refusal of it rules the upgrade out; only the vault failing stops the run.
+            let name = options["user"]?["name"]?.stringValue ?? username
+            do {
+                _ = try ops.savePassword(profile, origin: origin, username: name, password: "probe-" + username)
+                _ = try ops.usePassword(profile, origin: origin, username: name)
+            } catch where error.code != .storage {
+                return (ProbeCell(outcome: .ruledOut, message: "the provider refused the saved password the upgrade starts from: \(error.name): \(ProbeError.quote(error.message))"), nil)
+            } catch {
+                throw ProbeError(.vault, "The probe's vault refused: \(error.message)")
             }
         }
         let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue,

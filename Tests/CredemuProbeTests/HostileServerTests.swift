@@ -141,7 +141,7 @@ final class HostileServerTests: XCTestCase {
         _ = directory
         defer { vault.close() }
         let registry = try PolicyRegistry()
-        let prober = Prober(base: server.url, adapter: .conformance, origin: server.url.origin,
+        let prober = Prober(base: server.url, adapter: .conformance, origin: "http://localhost:\(server.port)",
                             operations: try Operations(vault: vault, registry: registry), timeLimit: .seconds(1))
         let started = Date()
         XCTAssertThrowsError(try prober.run(try Prober.select("gpm", from: registry))) { error in

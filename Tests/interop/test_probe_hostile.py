@@ -28,8 +28,10 @@ HOSTILE = {
 
 
 def probe(url, tmp_path, *extra, timeout=120):
+    """`credemu probe URL` for one pack, naming the origin a browser would give a page there (127.0.0.1 is not a
+    secure context; localhost is)."""
     started = time.monotonic()
-    proc = subprocess.run([BINARY, "probe", url, "--log", str(tmp_path / "probe.db"), "--providers", "gpm", *extra],
+    proc = subprocess.run([BINARY, "probe", url, "--origin", "http://localhost", "--log", str(tmp_path / "probe.db"), "--providers", "gpm", *extra],
                           capture_output=True, text=True, timeout=timeout)
     return proc, time.monotonic() - started
 
@@ -84,3 +86,20 @@ def test_a_hostile_url_is_a_named_usage_error(url, tmp_path):
     proc, _ = probe(url, tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith("credemu: BadURL: "), proc.stderr[:500]
     assert len(proc.stderr) < 2000
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:8000", "http://rp.example", "android:apk-key-hash:" + "A" * 43, "https://rp.example/path",
+                                    "\u001b[2J"])
+def test_an_origin_no_browser_runs_webauthn_in_is_named_before_any_request(origin, tmp_path):
+    with HostileHTTP(OK + b"Content-Length: 2\r\n\r\n{}") as server:
+        proc = subprocess.run([BINARY, "probe", server.url, "--origin", origin, "--log", str(tmp_path / "probe.db"), "--providers", "gpm"],
+                              capture_output=True, text=True, timeout=60)
+        assert server.requests == 0
+    assert proc.returncode == 2 and proc.stderr.startswith("credemu: BadOrigin: "), proc.stderr
+    assert "\x1b" not in proc.stderr
+
+
+def test_without_origin_a_127_0_0_1_target_is_named_bad_origin(tmp_path):
+    proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--log", str(tmp_path / "probe.db"), "--providers", "gpm"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith("credemu: BadOrigin: ") and "--origin" in proc.stderr, proc.stderr
