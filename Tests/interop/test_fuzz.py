@@ -1,8 +1,9 @@
-"""A bounded, seeded fuzz test (issue 9, item 3) in three parts:
+"""A bounded, seeded fuzz test (issue 9, item 3) in four parts:
 
 1. API bodies and parameters generated from openapi.json for every documented operation, then mutated;
 2. WebAuthn creation/request options from py_webauthn, mutated, through the API and the CLI;
-3. mutated argument vectors for every subcommand of the README's CLI contract.
+3. mutated argument vectors for every subcommand of the README's CLI contract;
+4. `credemu probe` against a server (hostile_http.py) whose every answer is a mutated HTTP/1.1 response.
 
 Each part runs a fixed sweep (every member against every interesting value: the same corpus whatever the seed),
 then CREDEMU_FUZZ_CASES random cases from CREDEMU_FUZZ_SEED, within CREDEMU_FUZZ_BUDGET seconds. A part collects
@@ -17,12 +18,14 @@ failure: its smallest reproduction (request or argv), the response, and how many
     CREDEMU_FUZZ_CASES   random cases per part after the sweep (default 300)
     CREDEMU_FUZZ_BUDGET  wall-clock seconds per part (default 30); past it a part stops and says so
 
-About 60-70 s for the three parts on 2 cores (cases that crash cost more: a backtrace and a restart each).
+About 90-100 s for the four parts on 2 cores (cases that crash cost more: a backtrace and a restart each).
 The oracles: for the API, the server stays up (GET /health after every request), no 5xx, a status the document
 lists for the operation (404/405 off the document), `{"error": {"name", "message"}}` bodies, responses that match
 their schemas, the vault unchanged by a refused write, times that round-trip; for ceremonies also a WebAuthn
 error name with a 4xx, and successes that py_webauthn verifies; for the CLI exit 0-3 and no Swift fatal error,
-JSON errors on stdout for exits 1 and 3 (and the vault file as it was), a message on stderr for exit 2.
+JSON errors on stdout for exits 1 and 3 (and the vault file as it was), a message on stderr for exit 2; for the
+probe exit 0-2 within its --max-time, a ProbeError's name on stderr for exit 2, and no control character the
+server sent on the terminal.
 A violation found after some earlier request changed the server's state says so: the smallest case of every
 5xx and crash is replayed alone on a fresh server.
 """
