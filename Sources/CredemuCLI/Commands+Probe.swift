@@ -5,26 +5,31 @@ import Foundation
 import Vault
 
 extension Context {
-    /// `credemu probe URL [--adapter FILE] [--origin O] [--providers ...] [--format table|json|html] [--out F] [--log VAULT]`.
+    /// `credemu probe URL [--adapter FILE] [--origin O] [--providers ...] [--format table|json|html] [--out F] [--log VAULT] [--max-time S]`.
     func probeCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["adapter", "origin", "providers", "format", "out", "log"])
+        let args = try Arguments(words, valued: ["adapter", "origin", "providers", "format", "out", "log", "max-time"])
         guard args.positionals.count == 1 else {
-            throw UsageError("Usage: credemu probe URL [--adapter FILE] [--origin ORIGIN] [--providers all|every|ID[@platform],...] [--format table|json|html] [--out FILE] [--log VAULT]")
+            throw UsageError("Usage: credemu probe URL [--adapter FILE] [--origin ORIGIN] [--providers all|every|ID[@platform],...] [--format table|json|html] [--out FILE] [--log VAULT] [--max-time SECONDS]")
         }
         let format = args.value("format") ?? "table"
         guard ["table", "json", "html"].contains(format) else { throw UsageError("--format takes table, json or html, not '\(format)'.") }
+        var timeLimit = Prober.defaultTimeLimit
+        if let text = args.value("max-time") {
+            guard text.utf8.count <= 5, text.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(text), (1...86_400).contains(seconds) else {
+                throw UsageError("--max-time takes whole seconds, 1 to 86400.")
+            }
+            timeLimit = .seconds(seconds)
+        }
         let base: HTTPURL
         let adapter: ProbeAdapter
         do {
             base = try HTTPURL(args.positionals[0])
             adapter = try args.value("adapter").map { (path) throws(ProbeError) in try ProbeAdapter.load(path: path) } ?? .conformance
         } catch {
-            throw UsageError(error.message)
+            throw UsageError(error.description)
         }
         let providers = try Prober.select(args.value("providers") ?? "all", from: try self.registry())
         let logPath = args.value("log") ?? ".credemu/probe.db"
-        let directory = (logPath as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         let vault = try Vault.open(path: logPath, key: .keyFile(path: Vault.defaultKeyFile(forVault: logPath)))
         defer { vault.close() }
         let registry = try registry()
@@ -36,9 +41,10 @@ extension Context {
         }
         let report: ProbeReport
         do {
-            report = try Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops).run(providers)
+            report = try Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops,
+                            timeLimit: timeLimit).run(providers)
         } catch {
-            terminal.writeError("credemu: \(error.message)\n")
+            terminal.writeError("credemu: \(error.description)\n")
             return error.kind == .vault ? .vaultError : .usage
         }
         let text = format == "json" ? report.json.pretty() : format == "html" ? report.html : report.table

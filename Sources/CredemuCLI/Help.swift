@@ -281,7 +281,7 @@ enum Help {
 
     static let probe = """
     Usage: credemu [GLOBAL OPTIONS] probe URL [--adapter FILE] [--origin ORIGIN] [--providers all|every|ID[@platform],...]
-                                              [--format table|json|html] [--out FILE] [--log VAULT]
+                                              [--format table|json|html] [--out FILE] [--log VAULT] [--max-time SECONDS]
 
     Drives the RP server at URL (plain http://) with what every pack would send: a modal registration, an
     automatic upgrade (UP=0, UV=0), a UV=0 registration, a not-yet-synced passkey (BE=1, BS=0), packed
@@ -290,14 +290,18 @@ enum Help {
     (POST URL/attestation/options, /attestation/result, /assertion/options, /assertion/result) unless
     --adapter names a JSON file with its own paths (README, "Check your RP server").
 
-    --origin is the origin the server expects in client data (default: URL's own). --providers: all (every
-    pack on its default platform, the default), every (every platform), or a list. --log is the vault whose
-    event log keeps every request and response (default .credemu/probe.db; profiles probe-PACK-PLATFORM are
-    replaced at each run). With --out, the report goes to FILE and the table to standard output.
+    --origin is the origin the server expects in client data (default: URL's own; it must be https:// or
+    http://localhost). --providers: all (every pack on its default platform, the default), every (every
+    platform), or a list. --log is the vault whose event log keeps every request and response (default
+    .credemu/probe.db; profiles probe-PACK-PLATFORM are replaced at each run). With --out, the report goes to
+    FILE and the table to standard output. --max-time bounds the whole run (default 600 s); each exchange has
+    30 s, and answers are bounded (README, "Check your RP server").
 
     Exit status: 0 the server accepted every response a correct server must accept; 1 it rejected at least
-    one (each tied to its seed criterion or spec rule, with the fix); 2 usage, an unreachable server or a bad
-    adapter; 3 the log vault failed.
+    one (each tied to its seed criterion or spec rule, with the fix); 2 usage, a bad adapter, or a server that
+    fails: unreachable, too slow or sending what HTTP/1.1 or the bounds do not allow (credemu: NAME: message,
+    NAME Unreachable, ExchangeTimedOut, RunTimedOut, MalformedResponse, ResponseTooLarge, CookieOverLimit);
+    3 the log vault failed.
 
     """
 

@@ -55,20 +55,20 @@ public struct ProbeAdapter: Sendable {
             optionsPath: "", finish: Step(path: "/assertion/result", body: .object([])), responsePath: ""))
 
     public static func load(path: String) throws(ProbeError) -> ProbeAdapter {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ProbeError(.adapter, "Cannot read the adapter file \(path).") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ProbeError(.badAdapter, "Cannot read the adapter file \(path).") }
         let json: JSONValue
         do {
             json = try JSONValue.parse(Array(data))
         } catch {
-            throw ProbeError(.adapter, "The adapter file \(path) is not JSON: \(error.description).")
+            throw ProbeError(.badAdapter, "The adapter file \(path) is not JSON: \(error.description).")
         }
         return try ProbeAdapter(json: json, name: path)
     }
 
     public init(json: JSONValue, name: String) throws(ProbeError) {
-        guard json.objectValue != nil else { throw ProbeError(.adapter, "\(name): the adapter must be a JSON object.") }
+        guard json.objectValue != nil else { throw ProbeError(.badAdapter, "\(name): the adapter must be a JSON object.") }
         for (key, _) in json.objectValue! where !["signIn", "registration", "authentication"].contains(key) {
-            throw ProbeError(.adapter, "\(name): unknown member '\(key)' (signIn, registration, authentication).")
+            throw ProbeError(.badAdapter, "\(name): unknown member '\(key)' (signIn, registration, authentication).")
         }
         self.name = name
         signIn = try json["signIn"].map { (v) throws(ProbeError) in try ProbeAdapter.step(v, "signIn", name) }
@@ -84,20 +84,20 @@ public struct ProbeAdapter: Sendable {
     }
 
     private static func ceremony(_ value: JSONValue?, _ at: String, _ file: String) throws(ProbeError) -> Ceremony {
-        guard let value, value.objectValue != nil else { throw ProbeError(.adapter, "\(file): '\(at)' must be an object with begin, options, finish.") }
-        guard let begin = value["begin"], let finish = value["finish"] else { throw ProbeError(.adapter, "\(file): '\(at)' needs begin and finish.") }
+        guard let value, value.objectValue != nil else { throw ProbeError(.badAdapter, "\(file): '\(at)' must be an object with begin, options, finish.") }
+        guard let begin = value["begin"], let finish = value["finish"] else { throw ProbeError(.badAdapter, "\(file): '\(at)' needs begin and finish.") }
         let options = value["options"] ?? .string("")
-        guard let optionsPath = options.stringValue else { throw ProbeError(.adapter, "\(file): '\(at).options' must be a dotted path string.") }
+        guard let optionsPath = options.stringValue else { throw ProbeError(.badAdapter, "\(file): '\(at).options' must be a dotted path string.") }
         let response = finish["response"] ?? .string("")
-        guard let responsePath = response.stringValue else { throw ProbeError(.adapter, "\(file): '\(at).finish.response' must be a dotted path string.") }
+        guard let responsePath = response.stringValue else { throw ProbeError(.badAdapter, "\(file): '\(at).finish.response' must be a dotted path string.") }
         return Ceremony(begin: try step(begin, at + ".begin", file), optionsPath: optionsPath,
                         finish: try step(finish, at + ".finish", file), responsePath: responsePath)
     }
 
     private static func step(_ value: JSONValue, _ at: String, _ file: String) throws(ProbeError) -> Step {
-        guard let path = value["path"]?.stringValue, !path.isEmpty else { throw ProbeError(.adapter, "\(file): '\(at).path' must be a non-empty string.") }
+        guard let path = value["path"]?.stringValue, !path.isEmpty else { throw ProbeError(.badAdapter, "\(file): '\(at).path' must be a non-empty string.") }
         let body = value["body"] ?? .object([])
-        guard body.objectValue != nil else { throw ProbeError(.adapter, "\(file): '\(at).body' must be an object.") }
+        guard body.objectValue != nil else { throw ProbeError(.badAdapter, "\(file): '\(at).body' must be an object.") }
         return Step(path: path, body: body)
     }
 

@@ -15,17 +15,31 @@ public final class Prober {
     public let adapter: ProbeAdapter
     /// The origin the responses' client data names (the server must expect it).
     public let origin: String
+    /// How long a whole run may take; past it, the exchange under way ends in `RunTimedOut`.
+    public let timeLimit: Duration
+    public let limits: HTTPLimits
     let ops: Operations
+    private var deadline: Deadline?
 
-    public init(base: HTTPURL, adapter: ProbeAdapter, origin: String, operations: Operations) {
+    public static let defaultTimeLimit: Duration = .seconds(600)
+
+    public init(base: HTTPURL, adapter: ProbeAdapter, origin: String, operations: Operations,
+                timeLimit: Duration = Prober.defaultTimeLimit, limits: HTTPLimits = .standard) {
         self.base = base
         self.adapter = adapter
         self.origin = origin
+        self.timeLimit = timeLimit
+        self.limits = limits
         ops = operations
     }
 
     /// Runs every variant for each (pack, platform) and diagnoses the rejections.
     public func run(_ providers: [(any ProviderPolicy, Platform)]) throws(ProbeError) -> ProbeReport {
+        guard case .web = try? Origin(origin) else {
+            throw ProbeError(.badOrigin, "'\(ProbeError.quote(origin))' is not an origin a browser runs WebAuthn in (https://HOST[:PORT], or http://localhost[:PORT]); pass --origin with the origin the server expects in client data.")
+        }
+        deadline = Deadline(after: timeLimit, ProbeError(.runTimedOut, "The probe of \(base) did not finish within \(Deadline.text(timeLimit)) (--max-time)."))
+        defer { deadline = nil }
         var columns: [ProbeColumn] = []
         var cells: [[ProbeCell]] = []
         for (policy, platform) in providers {
@@ -99,7 +113,7 @@ public final class Prober {
     private func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
                           username: String) throws(ProbeError) -> (ProbeCell, Account?) {
         if let why = notApplicable(variant, knobs) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
-        let client = HTTPClient()
+        let client = HTTPClient(limits: limits, runDeadline: deadline)
         let userVerification = variant == .userVerificationDiscouraged ? "discouraged" : "preferred"
         let attestation = variant == .packedAttestation ? "direct" : "none"
         let values = ["username": username, "displayName": "Probe \(variant.rawValue)", "userVerification": userVerification, "attestation": attestation]
@@ -123,9 +137,15 @@ public final class Prober {
         }
         if variant == .upgrade {
             // The automatic upgrade's condition: a password for this account just used (seed 000 N2.6-AC05).
-            try operation { () throws(OperationError) in
-                _ = try ops.savePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username, password: "probe-" + username)
-                _ = try ops.usePassword(profile, origin: origin, username: options["user"]?["name"]?.stringValue ?? username)
+            // The user name is the server's: a refusal of it rules the upgrade out; only the vault failing stops the run.
+            let name = options["user"]?["name"]?.stringValue ?? username
+            do {
+                _ = try ops.savePassword(profile, origin: origin, username: name, password: "probe-" + username)
+                _ = try ops.usePassword(profile, origin: origin, username: name)
+            } catch where error.code != .storage {
+                return (ProbeCell(outcome: .ruledOut, message: "the provider refused the saved password the upgrade starts from: \(error.name): \(ProbeError.quote(error.message))"), nil)
+            } catch {
+                throw ProbeError(.vault, "The probe's vault refused: \(error.message)")
             }
         }
         let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue,
@@ -258,15 +278,16 @@ public final class Prober {
         return true
     }
 
-    /// The server's words for a refusal: `errorMessage`, `error`, `message` or `detail`, else the body.
+    /// The server's words for a refusal: `errorMessage`, `error`, `message` or `detail`, else the body; at most
+    /// 300 characters, with control characters (a terminal's escape sequences) shown escaped.
     static func message(_ exchange: Exchange) -> String {
         let json = exchange.json
         for key in ["errorMessage", "error", "message", "detail"] {
-            if let text = json?[key]?.stringValue, !text.isEmpty { return text }
-            if let text = json?[key]?["message"]?.stringValue, !text.isEmpty { return text }
+            if let text = json?[key]?.stringValue, !text.isEmpty { return ProbeError.quote(text, limit: 300) }
+            if let text = json?[key]?["message"]?.stringValue, !text.isEmpty { return ProbeError.quote(text, limit: 300) }
         }
         let text = exchange.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return "HTTP \(exchange.status)" + (text.isEmpty ? "" : ": " + String(text.prefix(300)))
+        return "HTTP \(exchange.status)" + (text.isEmpty ? "" : ": " + ProbeError.quote(text, limit: 300))
     }
 
     static func authData(_ response: JSONValue) -> [UInt8]? {

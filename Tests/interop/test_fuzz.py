@@ -1,8 +1,9 @@
-"""A bounded, seeded fuzz test (issue 9, item 3) in three parts:
+"""A bounded, seeded fuzz test (issue 9, item 3) in four parts:
 
 1. API bodies and parameters generated from openapi.json for every documented operation, then mutated;
 2. WebAuthn creation/request options from py_webauthn, mutated, through the API and the CLI;
-3. mutated argument vectors for every subcommand of the README's CLI contract.
+3. mutated argument vectors for every subcommand of the README's CLI contract;
+4. `credemu probe` against a server (hostile_http.py) whose every answer is a mutated HTTP/1.1 response.
 
 Each part runs a fixed sweep (every member against every interesting value: the same corpus whatever the seed),
 then CREDEMU_FUZZ_CASES random cases from CREDEMU_FUZZ_SEED, within CREDEMU_FUZZ_BUDGET seconds. A part collects
@@ -17,12 +18,14 @@ failure: its smallest reproduction (request or argv), the response, and how many
     CREDEMU_FUZZ_CASES   random cases per part after the sweep (default 300)
     CREDEMU_FUZZ_BUDGET  wall-clock seconds per part (default 30); past it a part stops and says so
 
-About 60-70 s for the three parts on 2 cores (cases that crash cost more: a backtrace and a restart each).
+About 90-100 s for the four parts on 2 cores (cases that crash cost more: a backtrace and a restart each).
 The oracles: for the API, the server stays up (GET /health after every request), no 5xx, a status the document
 lists for the operation (404/405 off the document), `{"error": {"name", "message"}}` bodies, responses that match
 their schemas, the vault unchanged by a refused write, times that round-trip; for ceremonies also a WebAuthn
 error name with a 4xx, and successes that py_webauthn verifies; for the CLI exit 0-3 and no Swift fatal error,
-JSON errors on stdout for exits 1 and 3 (and the vault file as it was), a message on stderr for exit 2.
+JSON errors on stdout for exits 1 and 3 (and the vault file as it was), a message on stderr for exit 2; for the
+probe exit 0-2 within its --max-time, a ProbeError's name on stderr for exit 2, and no control character the
+server sent on the terminal.
 A violation found after some earlier request changed the server's state says so: the smallest case of every
 5xx and crash is replayed alone on a fresh server.
 """
@@ -1154,6 +1157,14 @@ KINDS = {
     "profiles": ["default", "default,ios", "ios", "", ",", "default,", "default,default", "nobody", ",".join("abcdefghi"),
                  "a" * 100_000, "null", "[\"default\"]", b"\xff"],
 }
+# The probe's target in the argv part: a refused port (every run is exit 2 at its first exchange, no DNS); the URLs
+# its mutations try are hostile to the parser, never names to resolve.
+PROBE_URL = "http://127.0.0.1:9/"
+KINDS["url"] = [PROBE_URL, "http://127.0.0.1:99999/", "http://127.0.0.1:0/", "http://127.0.0.1:+9/", "http://127.0.0.1:９/",
+                "http://[::1]:9/", "http://[::1/", "http://[::1]junk/", "http://::1/", "https://127.0.0.1:9/", "HTTP://127.0.0.1:9",
+                "http://127.0.0.1:9/a\r\nX-Injected: 1", "http://127.0.0.1:9/a b", "http://user@127.0.0.1:9/", "http://127.0.0.1:9?x#y",
+                "http://" + "a" * 100_000, "http://１２７.0.0.1/", "http://", "", b"http://127.0.0.1:9/\xff", "http://\u202e/"]
+KINDS["maxtime"] = ["1", "5", "86400", "0", "-1", "86401", "1.5", "1e3", "99999999999999999999", "９", "", " 5", "0x10"]
 # Files the template holds beside the vault: a scenario whose "advance" step is mutated, and vault fixtures with
 # one field mutated (what `scenario run FILE` and `vault import FILE` read).
 SCENARIO_ADVANCES = [("1e300", Raw("1e300")), ("-1e300", Raw("-1e300")), ("1e20", Raw("1e20")), ("'1e300s'", "1e300s"),
@@ -1243,6 +1254,9 @@ def commands():
         ("vault import", [Lit("vault", "import"), P("fixture.json", "fixture")], None),
         ("vault export", [Lit("vault", "export")], None),
         ("demo", [Lit("demo"), O("origin", "https://shop.example.com", "origin")], None),
+        ("probe", [Lit("probe"), P(PROBE_URL, "url"), O("log", "probe.db", "path"), O("providers", "gpm", "providers"),
+                   O("adapter", "adapter.json", "path"), O("origin", "http://localhost:9", "origin"), O("format", "json", "format"),
+                   O("out", "report.out", "path"), O("max-time", "5", "maxtime")], None),
         ("--help", [Lit("--help")], None),
         ("help", [Lit("help"), P("clock", "text", False)], None),
         ("no command", [], None),
@@ -1250,7 +1264,7 @@ def commands():
 
 
 GLOBALS = [("profile", "name"), ("vault", "path"), ("key-file", "path"), ("passphrase-file", "path"), ("providers", "path")]
-NOT_JSON_OUTPUT = {"scenario run", "serve", "--help", "help", "no command", "demo"}
+NOT_JSON_OUTPUT = {"scenario run", "serve", "--help", "help", "no command", "demo", "probe"}
 
 
 class ArgvCase:
@@ -1384,6 +1398,8 @@ def make_template(directory):
         "pack.json": (ROOT_DIR / "providers" / "gpm.json").read_bytes(),
         "scenario.json": (ROOT_DIR / "scenarios" / "upgrade-after-autofill.json").read_bytes(),
         "passphrase.txt": b"secret\n",
+        "adapter.json": fz.encode({"registration": {"begin": {"path": "/r/begin"}, "finish": {"path": "/r/finish"}},
+                                   "authentication": {"begin": {"path": "/a/begin"}, "finish": {"path": "/a/finish"}}}),
     }
     scenario = json.loads(files["scenario.json"])
     advance = next(step for step in scenario["steps"] if step["do"] == "advance")
@@ -1592,6 +1608,165 @@ def test_fuzz_cli_argument_vectors(tmp_path):
             fuzz.run(*item)
 
     with ThreadPoolExecutor(2) as pool:  # each case has its own copy of the vault: order does not matter
+        list(pool.map(run, cases))
+    print(fuzz.log.summary())
+    if fuzz.log.groups:
+        pytest.fail(fuzz.log.report(), pytrace=False)
+
+
+# ======================================================================================================
+# Part 4: the probe's HTTP client against mutated answers
+# ======================================================================================================
+
+PROBE_ERROR_NAMES = {"Unreachable", "ExchangeTimedOut", "RunTimedOut", "MalformedResponse", "ResponseTooLarge", "CookieOverLimit"}
+FAILED_BODY = b'{"status": "failed", "errorMessage": "fuzzed"}'
+STATUS_LINES = [b"HTTP/1.1 200", b"HTTP/1.0 200 OK", b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 999 X", b"HTTP/1.1 -20 X", b"HTTP/1.1 2000 OK",
+                b"HTTP/2 200", b"http/1.1 200 OK", b"HTTP/1.1 200 OK\x00", b"HTTP/1.1 100 Continue", b"HTTP/1.1 101 Switching",
+                b"HTTP/1.1 204 No Content", b"HTTP/1.1 200 " + b"O" * 10_000, b"", b" HTTP/1.1 200 OK", b"HTTP/1.1  200 OK", "HTTP/1.1 ２00 OK".encode()]
+LENGTHS = [b"-1", b"+1", b"1e3", b"0x10", b"99999999999999999999", b"9223372036854775807", b"9223372036854775808", b"18446744073709551616",
+           b"4294967297", b"8388608", b"8388609", b" 5", b"", b"\xef\xbc\x91", b"5, 5", b"0", b"1", b"1000"]
+CHUNK_SIZES = [b"7fffffffffffffff", b"8000000000000000", b"ffffffffffffffff", b"10000000000000000", b"f" * 64, b"-1", b"+1", b"0x1", b"",
+               b" 1", b"1 ", b"1;" + b"x" * 5000, b"fffffff", b"800001", b"0" * 1000 + b"1", b"A", b"g", b"1\x00"]
+CODINGS = [b"chunked", b"chunked, gzip", b"gzip", b"CHUNKED", b"chunked, chunked", b"identity", b"", b"gzip, chunked"]
+
+
+def probe_answer(status=b"HTTP/1.1 200 OK", headers=None, body=FAILED_BODY, chunked=None, eol=b"\r\n", cut=None):
+    """An answer's bytes: `headers` after the status line (a Content-Length for `body` when None), the body as it
+    is or `chunked` (a list of (size line, data)) with a last chunk, lines ended by `eol`, cut to `cut` bytes."""
+    if headers is None:
+        headers = [b"Content-Type: application/json", b"Content-Length: %d" % len(body)]
+    out = status + eol + b"".join(h + eol for h in headers) + eol
+    if chunked is not None:
+        out += b"".join(size + eol + data + eol for size, data in chunked) + b"0" + eol + eol
+    else:
+        out += body
+    return out[:cut] if cut is not None else out
+
+
+@functools.lru_cache(maxsize=None)
+def probe_sweep():
+    """(label, answer bytes): each mutation alone on a failed conformance-API answer."""
+    cases = [("as a correct server refuses", probe_answer())]
+    cases += [(f"status line {fz.short(s, 40)}", probe_answer(status=s)) for s in STATUS_LINES]
+    cases += [(f"Content-Length: {fz.short(v, 40)}", probe_answer(headers=[b"Content-Length: " + v])) for v in LENGTHS]
+    cases += [("two Content-Lengths that differ", probe_answer(headers=[b"Content-Length: 2", b"Content-Length: %d" % len(FAILED_BODY)])),
+              ("two Content-Lengths that agree", probe_answer(headers=[b"Content-Length: %d" % len(FAILED_BODY)] * 2))]
+    cases += [(f"chunk size {fz.short(v, 40)}", probe_answer(headers=[b"Transfer-Encoding: chunked"], chunked=[(v, FAILED_BODY)])) for v in CHUNK_SIZES]
+    cases += [(f"Transfer-Encoding: {c.decode()}", probe_answer(headers=[b"Transfer-Encoding: " + c, b"Content-Length: 3"],
+                                                                 chunked=[(b"%x" % len(FAILED_BODY), FAILED_BODY)])) for c in CODINGS]
+    cases += [("a chunk longer than its size", probe_answer(headers=[b"Transfer-Encoding: chunked"], chunked=[(b"2", FAILED_BODY)])),
+              ("trailers after the last chunk", probe_answer(headers=[b"Transfer-Encoding: chunked"], chunked=[(b"%x" % len(FAILED_BODY), FAILED_BODY)])
+               .replace(b"\r\n0\r\n\r\n", b"\r\n0\r\nX-T: 1\r\n\r\n"))]
+    for count in (99, 100, 101, 1000, 100_000):
+        cases.append((f"{count} header fields", probe_answer(headers=[b"X-%d: v" % n for n in range(count)] + [b"Content-Length: 2"], body=b"{}")))
+    for size in (60_000, 70_000, 1 << 20):
+        cases.append((f"a header line of {size} bytes", probe_answer(headers=[b"X: " + b"v" * size, b"Content-Length: 2"], body=b"{}")))
+    for label, line in [("no colon", b"no colon"), ("a space before the colon", b"Bad : v"), ("a folded line", b" folded"), ("a NUL", b"X: a\x00b"),
+                        ("an empty name", b": v"), ("a bare CR", b"X: a\rb")]:
+        cases.append((f"a header line with {label}", probe_answer(headers=[line, b"Content-Length: 2"], body=b"{}")))
+    cases.append(("lines ending in a bare LF", probe_answer(eol=b"\n")))
+    cases.append(("lines ending in a bare CR", probe_answer(eol=b"\r")))
+    for count, size in [(99, 10), (100, 10), (1, 4096), (1, 4097), (1, 60_000)]:
+        cookies = [b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * size) for n in range(count)]
+        cases.append((f"{count} cookie(s) of {size} bytes", probe_answer(headers=cookies + [b"Content-Length: 2"], body=b"{}")))
+    for label, cookie in [("Max-Age of 10^30", b"a=1; Max-Age=1" + b"0" * 30), ("Max-Age of -10^30", b"a=1; Max-Age=-1" + b"0" * 30),
+                          ("a foreign Domain", b"a=1; Domain=evil.example"), ("a NUL in its Path", b"a=1; Path=/\x00"),
+                          ("no name", b"=1"), ("no value", b"a"), ("1000 attributes", b"a=1" + b"; x" * 1000)]:
+        cases.append((f"a cookie with {label}", probe_answer(headers=[b"Set-Cookie: " + cookie, b"Content-Length: 2"], body=b"{}")))
+    for label, body in [("a body that is not JSON", b"<html>"), ("JSON nested 100k deep", b"[" * 100_000),
+                        ("an errorMessage of escape sequences", b'{"status": "failed", "errorMessage": "\\u001b[2J\\u001b]0;owned\\u0007"}'),
+                        ("raw escape bytes", b"\x1b[2J\x1b]0;owned\x07\x9b31m"), ("invalid UTF-8", b'{"status": "failed", "errorMessage": "\xff\xfe"}'),
+                        ("a body of 9 MiB", b" " * (9 << 20)), ("ok without options", b'{"status": "ok"}')]:
+        cases.append((label, probe_answer(body=body)))
+        cases.append((label + " to the close", probe_answer(headers=[], body=body)))
+    whole = probe_answer()
+    cases += [(f"cut at byte {n}", whole[:n]) for n in (1, 8, 12, 17, len(whole) - len(FAILED_BODY) - 2, len(whole) - 1)]
+    return tuple(cases)
+
+
+def probe_random_case(number):
+    rng = fz.case_rng("probe", number)
+    label, answer = rng.choice(probe_sweep())
+    labels = [label]
+    data = bytearray(answer)
+    for _ in range(rng.randint(1, 4)):
+        roll = rng.random()
+        position = rng.randrange(len(data) + 1)
+        if roll < 0.35 and data:
+            data[min(position, len(data) - 1)] = rng.choice([0, 9, 10, 13, 32, 48, 58, 59, 0x7f, 0x80, 0xff, rng.randrange(256)])
+            labels.append(f"byte {position} changed")
+        elif roll < 0.6:
+            piece = rng.choice([b"\r\n", b"\n", b":", b";", b"0", b"f" * 17, b"\r\n\r\n", b"Transfer-Encoding: chunked\r\n", b"Content-Length: 9\r\n",
+                                b"Set-Cookie: x=1\r\n", b"\x00", b"-"])
+            data[position:position] = piece
+            labels.append(f"{fz.short(piece, 20)} inserted at {position}")
+        elif roll < 0.8:
+            del data[position:position + rng.randint(1, 16)]
+            labels.append(f"bytes deleted at {position}")
+        else:
+            data = data[:position]
+            labels.append(f"cut at byte {position}")
+    return "; ".join(labels), bytes(data)
+
+
+class ProbeFuzz:
+    def __init__(self, tmp):
+        self.tmp = Path(tmp)
+        self.log = fz.Log("probe", "part 4, the probe's HTTP client against mutated answers",
+                          "CREDEMU_BIN=$PWD/.build/debug/credemu .venv/bin/python -m pytest Tests/interop/test_fuzz.py::test_fuzz_probe_against_mutated_answers")
+        self.count_lock = fz.threading.Lock()
+
+    def run(self, case_id, label, answer):
+        from hostile_http import HostileHTTP
+        with self.count_lock:
+            self.log.cases += 1
+        directory = self.tmp / case_id
+        directory.mkdir()
+        argv = [fz.BINARY, "probe", None, "--origin", "http://localhost", "--log", "probe.db", "--providers", "gpm", "--max-time", "10"]
+        try:
+            with HostileHTTP(answer) as server:
+                argv[2] = server.url
+                try:
+                    proc = subprocess.run(argv, capture_output=True, timeout=40, cwd=directory, env=fz.clean_env(directory))
+                except subprocess.TimeoutExpired:
+                    proc = None
+            self.check(case_id, label, answer, argv, proc)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def check(self, case_id, label, answer, argv, proc):
+        shown = f"{fz.show_argv(argv[1:])}\nagainst a server answering every request with {len(answer)} bytes: {fz.short(answer, 300)}\nmutation: {label}"
+        if proc is None:
+            self.log.add(("probe hangs (no exit in 40 s, with --max-time 10)",), case_id, shown, "killed after 40 s")
+            return
+        response = f"exit {proc.returncode}; stdout: {fz.short(proc.stdout, 300)}; stderr: {fz.short(proc.stderr, 300)}"
+        fatal, frame = fz.fatal_line(proc.stderr)
+        if proc.returncode < 0 or proc.returncode > 2 or fatal:
+            self.log.add(("probe crashed" if proc.returncode < 0 or proc.returncode > 3 or fatal else f"probe exit {proc.returncode}",
+                          frame or fatal or f"exit {proc.returncode}"), case_id, shown,
+                         response + (f"\n{fatal}" if fatal else "") + (f"\n   at {frame}" if frame else ""))
+            return
+        name = re.match(rb"credemu: (\w+): ", proc.stderr)
+        if proc.returncode == 2 and not (name and name.group(1).decode() in PROBE_ERROR_NAMES):
+            self.log.add(("probe exit 2 without a ProbeError's name on stderr",), case_id, shown, response)
+        if len(proc.stderr) > 4000:
+            self.log.add(("probe's message is over 4000 bytes",), case_id, shown, response)
+        terminal = proc.stdout + proc.stderr
+        if re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", terminal):
+            self.log.add(("probe prints a control character the server sent (a terminal escape)",), case_id, shown, response)
+
+
+def test_fuzz_probe_against_mutated_answers(tmp_path):
+    sweep = probe_sweep()
+    fuzz = ProbeFuzz(tmp_path)
+    cases = [(f"sweep-{n}", lambda case=case: case) for n, case in enumerate(sweep)]
+    cases += [(f"random-{n}", lambda n=n: probe_random_case(n)) for n in range(fz.CASES)]
+
+    def run(item):
+        if not fuzz.log.over_budget():
+            fuzz.run(item[0], *item[1]())
+
+    with ThreadPoolExecutor(2) as pool:  # each case has its own server and log vault
         list(pool.map(run, cases))
     print(fuzz.log.summary())
     if fuzz.log.groups:

@@ -124,9 +124,9 @@ def test_every_exchange_is_in_the_event_log(tmp_path):
 
 
 def test_an_unreachable_server_or_a_bad_adapter_is_a_usage_error(tmp_path):
-    proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--log", str(tmp_path / "l.db"), "--providers", "gpm"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "Cannot connect" in proc.stderr
+    proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--origin", "http://localhost:9", "--log", str(tmp_path / "l.db"),
+                           "--providers", "gpm"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith("credemu: Unreachable: Cannot connect"), proc.stderr
     (tmp_path / "bad.json").write_text('{"registration": 1}')
     proc = subprocess.run([BINARY, "probe", "http://127.0.0.1:9/", "--adapter", str(tmp_path / "bad.json")],
                           capture_output=True, text=True, timeout=60)
