@@ -152,11 +152,33 @@ def test_a_device_that_does_not_exist_is_404_on_every_route(server):
         ("POST", "/devices/ghost/ceremonies/c-1/abort", {}), ("GET", "/devices/ghost/offer", None),
         ("POST", "/devices/ghost/offer/pick", {"credentialId": "AAAA"}),
         ("POST", "/devices/ghost/signals/unknown", {"origin": ORIGIN, "options": {"rpId": RP_ID, "credentialId": "AAAA"}}),
-        ("GET", "/devices/ghost/capabilities", None),
+        ("GET", "/devices/ghost/capabilities", None), ("GET", "/devices/ghost/passwords", None),
+        ("POST", "/devices/ghost/passwords", {"origin": ORIGIN, "username": "u", "password": "p"}),
+        ("POST", "/devices/ghost/passwords/use", {"origin": ORIGIN, "username": "u"}),
+        ("POST", "/devices/ghost/passwords/report-unused", {"domain": RP_ID, "userName": "u"}),
+        ("POST", "/devices/ghost/autofill", {"origin": ORIGIN}),
     ]:
         status, error = server.call(method, path, payload)
         assert status == 404 and error["error"]["name"] == "NotFound", (method, path, status, error)
     assert server.call("GET", "/devices")[1] == {"devices": []}
+
+
+def test_a_devices_passwords_are_the_account_that_takes_its_creates(server):
+    # Android 14 with GPM and a third-party provider, that one preferred: its creates and its passwords are its own.
+    profiles(server, ("phone-gpm", "gpm"), ("phone-bw", "generic-third-party"))
+    status, body = server.call("POST", "/devices", {"name": "phone", "platform": "android", "providers": ["phone-gpm", "phone-bw"],
+                                                    "preferred": "phone-bw", "osVersion": "14"})
+    assert status == 201, body
+    status, saved = server.call("POST", "/devices/phone/passwords", {"origin": ORIGIN, "username": "ann", "password": "pw"})
+    assert status == 201 and saved["username"] == "ann", saved
+    assert [p["username"] for p in server.call("GET", "/devices/phone/passwords")[1]["passwords"]] == ["ann"]
+    assert [p["username"] for p in server.call("GET", "/profiles/phone-bw/passwords")[1]["passwords"]] == ["ann"]
+    assert server.call("GET", "/profiles/phone-gpm/passwords")[1]["passwords"] == []
+    status, filled = server.call("POST", "/devices/phone/autofill", {"origin": ORIGIN, "submit": True})
+    assert status == 200 and filled["username"] == "ann", filled
+    assert server.call("POST", "/devices/phone/passwords/use", {"origin": ORIGIN, "username": "ann"})[0] == 200
+    status, reported = server.call("POST", "/devices/phone/passwords/report-unused", {"domain": RP_ID, "userName": "ann"})
+    assert status in (200, 422), reported
 
 
 def device_state(server):
