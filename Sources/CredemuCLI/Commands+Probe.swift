@@ -23,8 +23,6 @@ extension Context {
         }
         let providers = try Prober.select(args.value("providers") ?? "all", from: try self.registry())
         let logPath = args.value("log") ?? ".credemu/probe.db"
-        let directory = (logPath as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         let vault = try Vault.open(path: logPath, key: .keyFile(path: Vault.defaultKeyFile(forVault: logPath)))
         defer { vault.close() }
         let registry = try registry()
