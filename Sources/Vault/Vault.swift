@@ -158,9 +158,9 @@ public final class Vault: @unchecked Sendable {
         meta.append(("key_check", box.seal(keyCheckPlaintext, context: "key-check")))
         let (temporary, fd) = try VaultFiles.makeTemporary(beside: path)
         Glibc.close(fd)
-        // Everything under the temporary name is this process's own: removed whatever happens (-wal, -shm are
-        // gone after a clean close; -journal is never made in WAL mode).
-        defer { for suffix in ["-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }
+        // Everything under the temporary name is this process's own: its -wal and -shm (a clean close has removed
+        // them already) go whatever happens; the file itself, once it is in place or has failed.
+        defer { for suffix in ["-wal", "-shm"] { unlink(temporary + suffix) } }
         do throws(VaultError) {
             // SQLite makes the -wal and -shm with the main file's mode, 0600, whatever the umask.
             let db = try SQLiteDatabase(path: temporary, create: false)
