@@ -108,9 +108,12 @@ public final class Vault: @unchecked Sendable {
     /// - Parameter exclusive: hold the file for this process until `close()`, as a long-running owner such as
     ///   `credemu serve` does: each transaction then skips the file locking that sharing needs (about a tenth of
     ///   an assertion's cost), and other processes get a clear `locked` error instead of access.
+    ///
+    /// Processes that open one new path at once all end up on the same file: each makes its own under a temporary
+    /// name, one links it into place, the others open that one (`create`). A failed open removes nothing.
     public static func open(path: String, key source: VaultKeySource, exclusive: Bool = false) throws(VaultError) -> Vault {
-        let exists = FileManager.default.fileExists(atPath: path)
-        let vault = exists ? try openExisting(path: path, source: source) : try create(path: path, source: source)
+        let madeKey = FileManager.default.fileExists(atPath: path) ? nil : try create(path: path, source: source)
+        let vault = try openExisting(path: path, source: source, key: madeKey)
         if exclusive {
             vault.connection.exclusive = true
             do throws(VaultError) {
@@ -130,16 +133,11 @@ public final class Vault: @unchecked Sendable {
     /// The default key file for a vault: beside it, with `.key` appended.
     public static func defaultKeyFile(forVault path: String) -> String { path + ".key" }
 
-    private static func create(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
-        // By hand: Foundation's deletingLastPathComponent traps on some one-character paths ("-").
-        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? ""
-        if !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw VaultError(.storage, "Cannot create the directory \(directory): \(error.localizedDescription)")
-            }
-        }
+    /// Puts a new, fully initialised vault at `path` (files 0600, directories 0700), unless another process
+    /// puts one there first. Returns the key when the file at `path` is the one made here, so opening it derives
+    /// no key again; nil when another process's is there.
+    private static func create(path: String, source: VaultKeySource) throws(VaultError) -> [UInt8]? {
+        try VaultFiles.makeDirectories(VaultFiles.directory(of: path))
         var meta: [(String, [UInt8])] = [("key_kind", Array(source.kind.utf8))]
         let key: [UInt8]
         switch source {
@@ -158,27 +156,35 @@ public final class Vault: @unchecked Sendable {
         }
         let box = SecretBox(key: key)
         meta.append(("key_check", box.seal(keyCheckPlaintext, context: "key-check")))
-        let db = try SQLiteDatabase(path: path, create: true)
+        let (temporary, fd) = try VaultFiles.makeTemporary(beside: path)
+        Glibc.close(fd)
+        // Everything under the temporary name is this process's own: its -wal and -shm (a clean close has removed
+        // them already) go whatever happens; the file itself, once it is in place or has failed.
+        defer { for suffix in ["-wal", "-shm"] { unlink(temporary + suffix) } }
         do throws(VaultError) {
+            // SQLite makes the -wal and -shm with the main file's mode, 0600, whatever the umask.
+            let db = try SQLiteDatabase(path: temporary, create: false)
+            defer { db.close() }
             try db.execute(Vault.connectionPragmas)
-            db.startWALWriteback()
             try db.transaction { () throws(VaultError) in
                 try VaultMigrations.migrate(db, from: 0)
                 for (k, v) in meta {
                     try db.query("INSERT INTO meta (key, value) VALUES (?, ?)", [.text(k), .blob(v)])
                 }
             }
+            // All of it into the main file: only that is linked into place.
+            var busy: Int64 = 1
+            try db.query("PRAGMA wal_checkpoint(TRUNCATE)") { row in busy = row.int(0) }
+            guard busy == 0 else { throw VaultError(.storage, "The new vault at \(temporary) could not be checkpointed.") }
         } catch {
-            db.close()
-            try? FileManager.default.removeItem(atPath: path)
+            unlink(temporary)
             throw error
         }
-        let vault = Vault(path: path, db: db, box: box)
-        try vault.loadEventLogLimit()
-        return vault
+        return try VaultFiles.publish(temporary, as: path) ? key : nil
     }
 
-    private static func openExisting(path: String, source: VaultKeySource) throws(VaultError) -> Vault {
+    /// Opens the vault at `path`; `key`, when given, is the one `create` made it with.
+    private static func openExisting(path: String, source: VaultKeySource, key known: [UInt8]?) throws(VaultError) -> Vault {
         let db = try SQLiteDatabase(path: path, create: false)
         do throws(VaultError) {
             // Read-only checks first: schema version, then the key.
@@ -194,7 +200,7 @@ public final class Vault: @unchecked Sendable {
                 throw VaultError(.corrupt, "The file at \(path) is a SQLite database but not a credemu vault.")
             }
             try db.query("SELECT key, value FROM meta") { row in meta[row.text(0)] = row.blob(1) }
-            let key = try deriveKey(meta: meta, source: source, path: path)
+            let key = try deriveKey(meta: meta, source: source, path: path, known: known)
             let box = SecretBox(key: key)
             guard let check = meta["key_check"], box.open(check, context: "key-check") == keyCheckPlaintext else {
                 throw VaultError(.wrongKey, "The key does not open the vault at \(path): wrong passphrase or key file.")
@@ -214,11 +220,12 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    private static func deriveKey(meta: [String: [UInt8]], source: VaultKeySource, path: String) throws(VaultError) -> [UInt8] {
+    private static func deriveKey(meta: [String: [UInt8]], source: VaultKeySource, path: String, known: [UInt8]?) throws(VaultError) -> [UInt8] {
         let kind = meta["key_kind"].map { String(decoding: $0, as: UTF8.self) } ?? "?"
         guard kind == source.kind else {
             throw VaultError(.keyUnavailable, "The vault at \(path) is protected by a \(kind), but a \(source.kind) was given.")
         }
+        if let known { return known }
         switch source {
         case .passphrase(let passphrase):
             guard let salt = meta["kdf_salt"],

@@ -7,7 +7,7 @@ public enum VaultKeySource: Sendable {
     /// Derived from a passphrase with Argon2id (libsodium `crypto_pwhash`, interactive limits); the salt and
     /// limits are stored in the vault.
     case passphrase(String)
-    /// 32 random bytes in a file, created with mode 0600 when the vault is created.
+    /// 32 random bytes in a file, created with mode 0600 (whatever the umask) when the vault is created.
     case keyFile(path: String)
     /// A raw 32-byte key, for tests and benchmarks that want no key file.
     case raw([UInt8])
@@ -49,18 +49,17 @@ enum VaultKeyDerivation {
         return Array(data)
     }
 
-    /// Creates a key file with mode 0600, refusing to overwrite one that exists.
+    /// The key in a new key file at `path`, mode 0600, made whole before it appears (`VaultFiles`); when another
+    /// process put one there first, that one's key. An existing key file is never overwritten.
     static func createKeyFile(_ path: String) throws(VaultError) -> [UInt8] {
         let key = SecureRandom.bytes(SecretBox.keyLength)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            throw VaultError(.storage, "Cannot create the key file \(path): \(String(cString: strerror(errno))).")
-        }
-        defer { close(fd) }
+        let (temporary, fd) = try VaultFiles.makeTemporary(beside: path)
         let written = key.withUnsafeBytes { write(fd, $0.baseAddress, key.count) }
-        guard written == key.count, fsync(fd) == 0 else {
+        close(fd)
+        guard written == key.count else {
+            unlink(temporary)
             throw VaultError(.storage, "Cannot write the key file \(path).")
         }
-        return key
+        return try VaultFiles.publish(temporary, as: path) ? key : readKeyFile(path)
     }
 }
