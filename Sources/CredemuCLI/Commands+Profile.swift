@@ -67,21 +67,13 @@ extension Commands {
                 context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.profile(name).json })
                 return .success
             },
-            Command("create", summary: "A new profile; --pack defaults to gpm, --platform to chrome-desktop.",
-                    positionals: [.profileName], options: Option.profileSettings) { context, args in
-                let (name, settings) = (args.argument("NAME") ?? "", context.settingFlags(args, Option.profileSettings))
-                context.printJSON(try context.perform { (ops) throws(OperationError) in
-                    try ops.createProfile(name, settings: settings, allowPackPath: true).json
-                })
-                return .success
+            settingsCommand("create", summary: "A new profile; --pack defaults to gpm, --platform to chrome-desktop.",
+                            .profileName, Option.profileSettings) { (ops, name, settings) throws(OperationError) in
+                try ops.createProfile(name, settings: settings, allowPackPath: true).json
             },
-            Command("set", summary: "Change settings (logged as a setting event).",
-                    positionals: [.profileName], options: Option.profileSettings) { context, args in
-                let (name, settings) = (args.argument("NAME") ?? "", context.settingFlags(args, Option.profileSettings))
-                context.printJSON(try context.perform { (ops) throws(OperationError) in
-                    try ops.updateProfile(name, settings: settings, allowPackPath: true).json
-                })
-                return .success
+            settingsCommand("set", summary: "Change settings (logged as a setting event).",
+                            .profileName, Option.profileSettings) { (ops, name, settings) throws(OperationError) in
+                try ops.updateProfile(name, settings: settings, allowPackPath: true).json
             },
             Command("remove", summary: "Delete a profile with its passwords, passkeys and events.", positionals: [.profileName]) { context, args in
                 let name = args.argument("NAME") ?? ""
@@ -114,17 +106,13 @@ extension Commands {
                 context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.device(name).json })
                 return .success
             },
-            Command("create", summary: "A new device; --providers names its provider accounts.",
-                    positionals: [.deviceName], options: Option.deviceSettings) { context, args in
-                let (name, settings) = (args.argument("NAME") ?? "", context.settingFlags(args, Option.deviceSettings))
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.createDevice(name, settings: settings).json })
-                return .success
+            settingsCommand("create", summary: "A new device; --providers names its provider accounts.",
+                            .deviceName, Option.deviceSettings) { (ops, name, settings) throws(OperationError) in
+                try ops.createDevice(name, settings: settings).json
             },
-            Command("set", summary: "Change settings (logged in each provider account).",
-                    positionals: [.deviceName], options: Option.deviceSettings) { context, args in
-                let (name, settings) = (args.argument("NAME") ?? "", context.settingFlags(args, Option.deviceSettings))
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.updateDevice(name, settings: settings).json })
-                return .success
+            settingsCommand("set", summary: "Change settings (logged in each provider account).",
+                            .deviceName, Option.deviceSettings) { (ops, name, settings) throws(OperationError) in
+                try ops.updateDevice(name, settings: settings).json
             },
             Command("remove", summary: "Delete the device; its accounts stay.",
                     positionals: [Positional("NAME", "a device name (default: --device)", optional: true)]) { context, args in
@@ -134,6 +122,18 @@ extension Commands {
                 return .success
             },
         ])
+
+    /// `create` or `set` of a profile or device: its NAME and settings, given as options, to `apply`; prints its answer.
+    private static func settingsCommand(
+        _ name: String, summary: String, _ target: Positional, _ settings: [Option],
+        _ apply: @escaping @Sendable (Operations, String, [(String, JSONValue)]) throws(OperationError) -> JSONValue
+    ) -> Command {
+        Command(name, summary: summary, positionals: [target], options: settings) { context, args in
+            let (named, values) = (args.argument(target.name) ?? "", context.settingFlags(args, settings))
+            context.printJSON(try context.perform { (ops) throws(OperationError) in try apply(ops, named, values) })
+            return .success
+        }
+    }
 }
 
 extension Context {
