@@ -69,10 +69,10 @@ extension Command {
         var lines = [lead]
         let indent = String(repeating: " ", count: lead.count + 1)
         for word in words {
-            if lines[lines.count - 1].count + 1 + word.count > Self.helpWidth, lines[lines.count - 1] != lead, lines[lines.count - 1] != indent {
+            if lines[lines.count - 1].count + 1 + word.count > Self.helpWidth, lines[lines.count - 1] != lead {
                 lines.append(indent + word)
             } else {
-                lines[lines.count - 1] += (lines[lines.count - 1] == indent ? "" : " ") + word
+                lines[lines.count - 1] += " " + word
             }
         }
         return lines.joined(separator: "\n")
@@ -88,12 +88,11 @@ extension Command {
         let width = width ?? Self.labelWidth(rows.map(\.0))
         var out = ""
         for (label, text) in rows {
-            let pad = String(repeating: " ", count: width + 2)
+            let body = wrap(text, indent: width + 2)
             if label.count + 2 > width {
-                out += "  \(label)\n" + wrap(text, indent: width + 2) + "\n"
+                out += "  \(label)\n" + body + "\n"
             } else {
-                let body = wrap(text, indent: width + 2)
-                out += "  " + label + String(repeating: " ", count: width - label.count) + body.dropFirst(pad.count) + "\n"
+                out += "  " + label + String(repeating: " ", count: width - label.count) + body.dropFirst(width + 2) + "\n"
             }
         }
         return out
