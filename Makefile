@@ -13,7 +13,8 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
 # make dist: dpkg-shlibdeps derives the .deb's Depends; binutils strips and reads the binary.
 DIST_PACKAGES := dpkg-dev binutils
-VERSION     := 0.1.0
+# The one version (VERSION, also compiled into the binary: `credemu --version`, GET /health).
+VERSION     := $(strip $(file < VERSION))
 GIT_STAMP   := $(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null)
 DEB_VERSION := $(VERSION)$(if $(GIT_STAMP),+git$(GIT_STAMP))
 STATIC_BUILD := .build/static

@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "CredemuTestSupport", targets: ["CredemuTestSupport"]),
     ],
     targets: [
-        // C libraries from Debian (see ../shared/reference/platform-notes.md); the Makefile installs them.
+        // C libraries from Debian; `make deps-debian` installs them.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Signing", "Vault", "WebAuthn"],
                 exclude: ["Resources"]),
         // The command-line interface, as a library so tests can drive it in-process.
-        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuEngine", "CredemuServer", "Vault", "WebAuthn", "Signing"]),
+        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuEngine", "CredemuServer", "Shipped", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
         .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
@@ -54,5 +54,6 @@ let package = Package(
         .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
         .testTarget(name: "CredemuProbeTests", dependencies: ["CredemuProbe", "CredemuTestSupport"]),
         .testTarget(name: "CredemuOperationsTests", dependencies: ["CredemuOperations", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuCLITests", dependencies: ["CredemuCLI", "CredemuServer", "CredemuTestSupport"]),
     ]
 )

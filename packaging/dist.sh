@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make dist: the release binary as a self-contained tar.gz and a Debian package, in OUT_DIR.
-# Usage: packaging/dist.sh BINARY OUT_DIR VERSION
+# Usage: packaging/dist.sh BINARY OUT_DIR VERSION (the VERSION file's, with a +gitDATE.HASH suffix or none)
 # BINARY is built with --static-swift-stdlib (make release); this refuses one that needs a library no Debian
 # package provides. The .deb's Depends: is what dpkg-shlibdeps derives from the binary, plus publicsuffix.
 set -euo pipefail
@@ -33,6 +33,13 @@ while read -r library; do
         exit 1
     fi
 done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux')
+
+# The package is named by the version the binary reports: both come from the repository's VERSION file.
+reported=$("$binary" --version)
+if [ "$reported" != "${version%%+*}" ]; then
+    echo "dist: $binary reports version $reported, not ${version%%+*}; rebuild it (make release)" >&2
+    exit 1
+fi
 
 # The archive: credemu-VERSION-linux-ARCH/{bin,share}.
 stage "$work/$name"

@@ -1,4 +1,4 @@
-// The files credemu needs at run time (packs, shim, OpenAPI document, the console's page), compiled in with C23 `#embed`, so the executable runs from anywhere.
+// The files credemu needs at run time (packs, shim, OpenAPI document, the console's page) and its VERSION, compiled in with C23 `#embed`, so the executable runs from anywhere.
 // Clang lists each embedded file in the object's dependency file, so SwiftPM recompiles this file when one
 // changes. A file added to providers/ must be added here too: ShippedFileTests fails until it is.
 #include "shipped.h"
@@ -41,6 +41,9 @@ static const unsigned char console_js[] = {
 static const unsigned char console_css[] = {
 #embed "../CredemuServer/Resources/console.css"
 };
+static const unsigned char version[] = {
+#embed "../../VERSION"
+};
 
 #define FILE_ENTRY(path, name) { path, name, sizeof name }
 
@@ -57,6 +60,7 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("Sources/CredemuServer/Resources/console.html", console_html),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.js", console_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.css", console_css),
+    FILE_ENTRY("VERSION", version),
 };
 
 const credemu_shipped_file *credemu_shipped_files(size_t *count) {

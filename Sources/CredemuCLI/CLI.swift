@@ -1,6 +1,7 @@
 import CredemuEngine
 import CredemuOperations
 import Foundation
+import Shipped
 import Vault
 import WebAuthn
 
@@ -54,8 +55,8 @@ final class Context {
         self.terminal = terminal
     }
 
+    /// Applies the global options, then runs the command the words name.
     func dispatch(_ words: [String]) throws -> ExitStatus {
-        var rest = words
         vaultPath = environment["CREDEMU_VAULT"] ?? vaultPath
         keyFile = environment["CREDEMU_KEY_FILE"]
         passphrase = environment["CREDEMU_PASSPHRASE"]
@@ -63,67 +64,48 @@ final class Context {
         // Packs over the shipped ones: --providers, else $CREDEMU_PROVIDERS (empty counts as unset).
         providersDirectory = environment["CREDEMU_PROVIDERS"].flatMap { $0.isEmpty ? nil : $0 }
         // Global options come before the command.
-        while let first = rest.first, first.hasPrefix("--") {
-            rest.removeFirst()
-            let (name, inline) = split(first)
-            func value() throws(UsageError) -> String {
-                if let inline { return inline }
-                guard !rest.isEmpty else { throw UsageError("--\(name) needs a value.") }
-                return rest.removeFirst()
-            }
-            switch name {
-            case "help": terminal.write(Help.main); return .success
-            case "vault": vaultPath = try value()
-            case "key-file": keyFile = try value()
-            case "profile": profileName = try value()
-            case "device": deviceName = try value()
-            case "providers": providersDirectory = try value()
-            case "passphrase-file":
-                let file = try value()
-                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                    throw UsageError("Cannot read the passphrase file \(file).")
-                }
-                passphrase = text.trimmingCharacters(in: .newlines)
-            default: throw UsageError("Unknown global option --\(name).")
-            }
+        let (globals, rest) = try Arguments.leading(words[...], for: Commands.root)
+        if globals.flag("help") { return help(Commands.root.help([])) }
+        if globals.flag("version") {
+            terminal.write(CredemuVersion.current + "\n")
+            return .success
         }
-        guard let command = rest.first else {
-            terminal.writeError("credemu: no command given.\n\n" + Help.main)
+        vaultPath = globals.value("vault") ?? vaultPath
+        keyFile = globals.value("key-file") ?? keyFile
+        profileName = globals.value("profile") ?? profileName
+        deviceName = globals.value("device")
+        providersDirectory = globals.value("providers") ?? providersDirectory
+        if let file = globals.value("passphrase-file") {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw UsageError("Cannot read the passphrase file \(file).")
+            }
+            passphrase = text.trimmingCharacters(in: .newlines)
+        }
+        guard let name = rest.first else {
+            terminal.writeError("credemu: no command given.\n\n" + Commands.root.help([]))
             return .usage
         }
-        let args = Array(rest.dropFirst())
-        let wantsHelp = args.contains("--help")
-        switch command {
-        case "create": return wantsHelp ? help(Help.create) : try create(args)
-        case "get": return wantsHelp ? help(Help.get) : try get(args)
-        case "vault": return wantsHelp ? help(Help.vault) : try vaultCommand(args)
-        case "password": return wantsHelp ? help(Help.password) : try passwordCommand(args)
-        case "demo": return wantsHelp ? help(Help.demo) : try demo(args)
-        case "profile": return wantsHelp ? help(Help.profile) : try profileCommand(args)
-        case "device": return wantsHelp ? help(Help.device) : try deviceCommand(args)
-        case "autofill": return wantsHelp ? help(Help.autofill) : try autofill(args)
-        case "offer": return wantsHelp ? help(Help.offer) : try offerCommand(args)
-        case "signal": return wantsHelp ? help(Help.signal) : try signalCommand(args)
-        case "capabilities": return wantsHelp ? help(Help.capabilities) : try capabilitiesCommand(args)
-        case "clock": return wantsHelp ? help(Help.clock) : try clockCommand(args)
-        case "providers": return wantsHelp ? help(Help.providers) : try providersCommand(args)
-        case "events": return wantsHelp ? help(Help.events) : try eventsCommand(args)
-        case "user": return wantsHelp ? help(Help.user) : try userCommand(args)
-        case "serve": return wantsHelp ? help(Help.serve) : try serve(args)
-        case "scenario": return wantsHelp ? help(Help.scenario) : try scenarioCommand(args)
-        case "findings": return wantsHelp ? help(Help.findings) : try findingsCommand(args)
-        case "probe": return wantsHelp ? help(Help.probe) : try probeCommand(args)
-        case "help":
-            let topic = args.first.flatMap { Help.topics[$0] }
-            return help(topic ?? Help.main)
-        default: throw UsageError("Unknown command '\(command)'.")
-        }
+        guard let command = Commands.root.subcommand(name) else { throw UsageError("Unknown command '\(name)'.") }
+        return try run(command, path: [name], rest.dropFirst())
     }
 
-    private func split(_ word: String) -> (String, String?) {
-        let body = String(word.dropFirst(2))
-        guard let eq = body.firstIndex(of: "=") else { return (body, nil) }
-        return (String(body[..<eq]), String(body[body.index(after: eq)...]))
+    /// Runs `command` (named by `path`) with its words: a subcommand they name, its help when they hold `--help`,
+    /// else its action over the words read against its declaration.
+    private func run(_ command: Command, path: [String], _ words: ArraySlice<String>) throws -> ExitStatus {
+        if let first = words.first, let sub = command.subcommand(first) {
+            return try run(sub, path: path + [first], words.dropFirst())
+        }
+        if words.contains("--help") { return help(command.help(path)) }
+        guard let action = command.action else {
+            if let name = command.defaultSubcommand, let sub = command.subcommand(name), words.first?.hasPrefix("--") ?? true {
+                return try run(sub, path: path + [name], words)
+            }
+            let names = spokenList(command.subcommands.map(\.name))
+            let spoken = path.joined(separator: " ")
+            guard let first = words.first else { throw UsageError("\(spoken) needs a subcommand: \(names).") }
+            throw UsageError("Unknown \(spoken) subcommand '\(first)': \(names).")
+        }
+        return try action(self, try Arguments(words, for: command, path: path))
     }
 
     func help(_ text: String) -> ExitStatus {

@@ -3,11 +3,20 @@ import Signing
 import Vault
 import WebAuthn
 
+extension Commands {
+    static let demo: Command = Command(
+        "demo", summary: "Register with an example RP, sign in to it, and print both responses.",
+        discussion: """
+        Registers a passkey with an example RP, signs in with it, checks both responses the way an RP does, and prints
+        them.
+        """,
+        options: [Option("origin", .text("ORIGIN"), "The example RP's origin (default https://shop.example.com, RP ID example.com).")]
+    ) { context, args in try context.demo(args) }
+}
+
 extension Context {
     /// Registers with an example RP, signs in, checks both responses as an RP would, and prints them.
-    func demo(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["origin"])
-        try args.noMorePositionals(after: 0)
+    func demo(_ args: Arguments) throws -> ExitStatus {
         let caller = try Caller(origin: args.value("origin") ?? "https://shop.example.com")
         let rpID = try RelyingPartyID.defaultID(for: caller.origin).split(separator: ".").suffix(2).joined(separator: ".")
         let vault = try openVault()

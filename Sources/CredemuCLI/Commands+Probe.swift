@@ -4,15 +4,42 @@ import CredemuProbe
 import Foundation
 import Vault
 
+extension Commands {
+    static let probe: Command = Command(
+        "probe", summary: "Check an RP server: send what every pack would, report which responses it rejects and why.",
+        discussion: """
+        Drives the RP server at URL (plain http://) with what every pack would send: a modal registration, an automatic
+        upgrade (UP=0, UV=0), a UV=0 registration, a not-yet-synced passkey (BE=1, BS=0), packed attestation where the
+        pack does it, and two sign-ins with signCount 0. Each response is made by the real engine for the options the
+        server issued. The server speaks the FIDO2 Conformance Test API (POST URL/attestation/options,
+        /attestation/result, /assertion/options, /assertion/result) unless --adapter names a JSON file with its own paths
+        (README, "Check your RP server").
+
+        Exit status: 0 the server accepted every response a correct server must accept; 1 it rejected at least one (each
+        tied to its seed criterion or spec rule, with the fix); 2 usage, an unreachable server or a bad adapter; 3 the log
+        vault failed.
+        """,
+        positionals: [Positional("URL", "the RP server's URL (plain http://)")],
+        options: [
+            Option("adapter", .text("FILE"), "A JSON file with the server's own paths, instead of the Conformance Test API's."),
+            Option("origin", .text("ORIGIN"), "The origin the server expects in client data (default: URL's own)."),
+            Option("providers", .text("all|every|ID[@platform],..."), """
+                all (every pack on its default platform, the default), every (every platform), or a list.
+                """),
+            Option("format", .oneOf(["table", "json", "html"]), "The report's form (default: table)."),
+            Option("out", .text("FILE"), "Write the report to FILE; the table still goes to standard output."),
+            Option("log", .text("VAULT"), """
+                The vault whose event log keeps every request and response (default .credemu/probe.db; profiles
+                probe-PACK-PLATFORM are replaced at each run).
+                """),
+            Option("max-time", .text("SECONDS"), "The whole run's time limit, 1 to 86400 seconds (default 600); each exchange has its own 30 s."),
+        ]
+    ) { context, args in try context.probe(args) }
+}
+
 extension Context {
-    /// `credemu probe URL [--adapter FILE] [--origin O] [--providers ...] [--format table|json|html] [--out F] [--log VAULT] [--max-time S]`.
-    func probeCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["adapter", "origin", "providers", "format", "out", "log", "max-time"])
-        guard args.positionals.count == 1 else {
-            throw UsageError("Usage: credemu probe URL [--adapter FILE] [--origin ORIGIN] [--providers all|every|ID[@platform],...] [--format table|json|html] [--out FILE] [--log VAULT] [--max-time SECONDS]")
-        }
+    func probe(_ args: Arguments) throws -> ExitStatus {
         let format = args.value("format") ?? "table"
-        guard ["table", "json", "html"].contains(format) else { throw UsageError("--format takes table, json or html, not '\(format)'.") }
         var timeLimit = Prober.defaultTimeLimit
         if let text = args.value("max-time") {
             guard text.utf8.count <= 5, text.utf8.allSatisfy({ (48...57).contains($0) }), let seconds = Int(text), (1...86_400).contains(seconds) else {
@@ -23,7 +50,7 @@ extension Context {
         let base: HTTPURL
         let adapter: ProbeAdapter
         do {
-            base = try HTTPURL(args.positionals[0])
+            base = try HTTPURL(args.argument("URL") ?? "")
             adapter = try args.value("adapter").map { (path) throws(ProbeError) in try ProbeAdapter.load(path: path) } ?? .conformance
         } catch {
             throw UsageError(error.description)

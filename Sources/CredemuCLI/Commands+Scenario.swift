@@ -4,14 +4,29 @@ import Foundation
 import Vault
 import WebAuthn
 
+extension Commands {
+    static let scenario: Command = Command(
+        "scenario", summary: "Run a scenario across providers: the divergence matrix (table, markdown, json, html).",
+        subcommands: [
+            Command("run", summary: "Run a scenario once per provider and print the divergence matrix.",
+                    discussion: """
+                    Runs a scenario (format: scenarios/README.md) once per provider, each in a fresh vault with a virtual
+                    clock, and prints the divergence matrix: rows are steps, columns providers, cells the outcome in the RP's
+                    terms and what changed in the vault; rows that differ are marked, every cell names the pack knob and its
+                    source, and the RP integration findings follow.
+                    """,
+                    positionals: [Positional("FILE", "a scenario file")],
+                    options: [Option("providers", .text("all|ID[@platform],..."), "The columns (default: all)."),
+                              Option("format", .oneOf(["table", "markdown", "json", "html"]), "The matrix's form (default: table)."),
+                              Option("out", .text("FILE"), "Write the matrix to FILE instead of standard output.")]
+            ) { context, args in try context.runScenario(args) },
+        ])
+}
+
 extension Context {
-    /// `credemu scenario run FILE [--providers all|a,b@platform] [--format table|markdown|json|html] [--out F]`.
-    func scenarioCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["providers", "format", "out"])
-        guard args.positionals.first == "run", args.positionals.count == 2 else {
-            throw UsageError("Usage: credemu scenario run FILE [--providers all|ID[@platform],...] [--format table|markdown|json|html] [--out FILE]")
-        }
-        let scenario = try Scenario.load(path: args.positionals[1])
+    /// `credemu scenario run FILE`: the divergence matrix.
+    func runScenario(_ args: Arguments) throws -> ExitStatus {
+        let scenario = try Scenario.load(path: args.argument("FILE") ?? "")
         let packs = try registry()
         let providers = try packs.select(args.value("providers") ?? "all", for: scenario)
         let directory = NSTemporaryDirectory() + "credemu-scenario-" + UUID().uuidString
@@ -19,12 +34,11 @@ extension Context {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all)
         let text: String
-        switch args.value("format") ?? "table" {
-        case "table": text = matrix.table
+        switch args.value("format") {
         case "markdown": text = matrix.markdown
         case "json": text = matrix.json.pretty()
         case "html": text = matrix.html
-        case let other: throw UsageError("--format takes table, markdown, json or html, not '\(other)'.")
+        default: text = matrix.table
         }
         if let out = args.value("out") {
             do {
@@ -35,14 +49,6 @@ extension Context {
         } else {
             terminal.write(text)
         }
-        return .success
-    }
-
-    /// `credemu findings`: what the RP's requests did against the seeds' guidance.
-    func findingsCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: [])
-        try args.noMorePositionals(after: 0)
-        printJSON(.array(try perform { (ops) throws(OperationError) in try ops.findings(profileName) }))
         return .success
     }
 }

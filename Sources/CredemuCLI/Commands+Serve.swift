@@ -6,11 +6,34 @@ import Foundation
 import Vault
 import WebAuthn
 
+extension Commands {
+    static let serve: Command = Command(
+        "serve", summary: "The HTTP JSON API (OpenAPI at /openapi.json) and the browser shim (/shim.js).",
+        discussion: """
+        Serves the JSON API over the vault, the OpenAPI document at /openapi.json and the browser shim at
+        /shim.js?profile=NAME. Prints the URL on the first line. --token requires 'Authorization: Bearer T' on every route
+        but /shim.js, /health and /openapi.json; a --host that is not a loopback address needs it. Requests must name a
+        loopback host (or the --host address, or an --allow-host name). A page (a request with an Origin header) is
+        served only when its origin is given with --allow-origin ("*" for any) or later with POST /origins (from a caller
+        that is not a page), and then acts only for that origin. POST and PATCH take Content-Type: application/json only.
+        SIGTERM or SIGINT stops it cleanly.
+        """,
+        options: [
+            Option("host", .text("ADDRESS"), "The address to listen on (default 127.0.0.1)."),
+            Option("port", .text("N"), "The port (default 8765; 0 picks a free one)."),
+            Option("port-file", .text("F"), "Write the port to F once listening."),
+            Option("token", .text("T"), "The bearer token the API requires (printable ASCII without spaces)."),
+            Option("allow-origin", .text("O1,O2"), "The origins whose pages may call the API (\"*\" for any)."),
+            Option("allow-host", .text("NAME,..."), "Host names requests may name besides loopback and --host."),
+            Option("threads", .text("N"), "Worker threads, 1 to 64 (default 4)."),
+            Option("max-body", .text("BYTES"), "The largest request body, at least 1024 (default 262144)."),
+        ]
+    ) { context, args in try context.serve(args) }
+}
+
 extension Context {
     /// `credemu serve`: the JSON API and the browser shim until SIGTERM or SIGINT.
-    func serve(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: ["host", "port", "port-file", "token", "allow-origin", "allow-host", "threads", "max-body"])
-        try args.noMorePositionals(after: 0)
+    func serve(_ args: Arguments) throws -> ExitStatus {
         let host = args.value("host") ?? "127.0.0.1"
         guard let port = UInt16(args.value("port") ?? "8765") else { throw UsageError("--port takes 0 to 65535.") }
         guard let threads = Int(args.value("threads") ?? "4"), (1...64).contains(threads) else { throw UsageError("--threads takes 1 to 64.") }

@@ -3,41 +3,59 @@ import Foundation
 import Vault
 import WebAuthn
 
-extension Context {
-    func vaultCommand(_ words: [String]) throws -> ExitStatus {
-        let args = try Arguments(words, valued: [], flagNames: ["include-secrets"])
-        guard let sub = args.positionals.first else { throw UsageError("vault needs a subcommand: list, show, remove, import or export.") }
-        switch sub {
-        case "list":
-            try args.noMorePositionals(after: 1)
-            printJSON(.array(try perform { (ops) throws(OperationError) in try ops.listPasskeys(profileName) }))
-        case "show", "remove":
-            try args.noMorePositionals(after: 2)
-            guard args.positionals.count == 2 else { throw UsageError("vault \(sub) needs a credential ID.") }
-            let id = args.positionals[1]
-            guard Base64URL.decode(id) != nil else { throw UsageError("'\(id)' is not a base64url credential ID.") }
-            printJSON(try perform { (ops) throws(OperationError) in
-                sub == "show" ? try ops.passkey(profileName, id: id) : try ops.removePasskey(profileName, id: id)
-            })
-        case "import":
-            try args.noMorePositionals(after: 2)
-            guard args.positionals.count == 2 else { throw UsageError("vault import needs a fixture file.") }
-            let text = try readInput(file: args.positionals[1] == "-" ? nil : args.positionals[1])
-            let vault = try openVault()
-            defer { vault.close() }
-            let (passwords, passkeys) = try VaultFixture.importFixture(text, into: vault)
-            printJSON(.object([("imported", .object([("passwords", .number(Double(passwords))), ("passkeys", .number(Double(passkeys)))]))]))
-        case "export":
-            try args.noMorePositionals(after: 1)
-            let vault = try openVault()
-            defer { vault.close() }
-            terminal.write(try VaultFixture.export(vault, includeSecrets: args.flag("include-secrets")))
-            if !args.flag("include-secrets") {
-                terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
-            }
-        default:
-            throw UsageError("Unknown vault subcommand '\(sub)'.")
-        }
-        return .success
+extension Positional {
+    static let credentialID = Positional("ID", "a credential ID (base64url)")
+}
+
+extension Commands {
+    static let vault: Command = Command(
+        "vault", summary: "List, show, remove, import and export the profile's passkeys and passwords.",
+        subcommands: [
+            Command("list", summary: "The passkeys (without private keys), as JSON.") { context, _ in
+                context.printJSON(.array(try context.perform { (ops) throws(OperationError) in try ops.listPasskeys(context.profileName) }))
+                return .success
+            },
+            Command("show", summary: "One passkey by credential ID (base64url).", positionals: [.credentialID]) { context, args in
+                let id = try credentialID(args)
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.passkey(context.profileName, id: id) })
+                return .success
+            },
+            Command("remove", summary: "Delete one passkey for good.", positionals: [.credentialID]) { context, args in
+                let id = try credentialID(args)
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.removePasskey(context.profileName, id: id) })
+                return .success
+            },
+            Command("import", summary: "Seed the vault from a fixture (format: vault-fixtures/README.md); all or nothing.",
+                    positionals: [Positional("FILE", "a fixture file ('-' for standard input)")]) { context, args in
+                let file = args.argument("FILE")
+                let text = try context.readInput(file: file == "-" ? nil : file)
+                let vault = try context.openVault()
+                defer { vault.close() }
+                let (passwords, passkeys) = try VaultFixture.importFixture(text, into: vault)
+                context.printJSON(.object([("imported", .object([("passwords", .number(Double(passwords))),
+                                                                 ("passkeys", .number(Double(passkeys)))]))]))
+                return .success
+            },
+            Command("export", summary: "Print the whole vault as a fixture; private keys and passwords only with --include-secrets.",
+                    discussion: """
+                    The fixture's format is vault-fixtures/README.md's, which `vault import` reads. Without --include-secrets
+                    the private keys and passwords are left out, and standard error says so.
+                    """,
+                    options: [.flag("include-secrets", "Include the private keys and passwords, in the clear.")]) { context, args in
+                let vault = try context.openVault()
+                defer { vault.close() }
+                context.terminal.write(try VaultFixture.export(vault, includeSecrets: args.flag("include-secrets")))
+                if !args.flag("include-secrets") {
+                    context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
+                }
+                return .success
+            },
+        ])
+
+    /// The `ID` positional, checked as base64url.
+    private static func credentialID(_ args: Arguments) throws(UsageError) -> String {
+        let id = args.argument("ID") ?? ""
+        guard Base64URL.decode(id) != nil else { throw UsageError("'\(id)' is not a base64url credential ID.") }
+        return id
     }
 }

@@ -1,6 +1,7 @@
 import CredemuEngine
 import CredemuOperations
 import Foundation
+import Shipped
 import Vault
 import WebAuthn
 
@@ -244,8 +245,8 @@ extension APIServer {
 
     func health() -> JSONValue {
         let clock = operations.clockState()
-        return .object([("status", "ok"), ("vault", .string(operations.vault.path)), ("clock", clock["now"] ?? .null),
-                        ("clockMode", clock["mode"] ?? .null)])
+        return .object([("status", "ok"), ("version", .string(CredemuVersion.current)), ("vault", .string(operations.vault.path)),
+                        ("clock", clock["now"] ?? .null), ("clockMode", clock["mode"] ?? .null)])
     }
 
     /// POST /clock: `set` a time, `advance` by seconds or a duration, or `"mode": "system"`; logged under

@@ -2,6 +2,7 @@
 against the OpenAPI document, and the vault unchanged by every refused request."""
 import json
 import os
+import subprocess
 import threading
 import time
 
@@ -34,7 +35,9 @@ def vault_state(server, profile="default"):
 
 def test_first_line_is_the_url_and_health_answers(server):
     assert server.first_line == server.url
-    assert server.call("GET", "/health")[1]["status"] == "ok"
+    health = server.call("GET", "/health")[1]
+    assert health["status"] == "ok"
+    assert health["version"] == subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     status, doc = server.call("GET", "/openapi.json")
     assert status == 200 and doc["openapi"] == "3.1.0"
     status, providers = server.call("GET", "/providers")

@@ -129,6 +129,14 @@ def test_the_package_holds_the_binary_and_its_docs(installed):
     assert {"libc6", "libsqlite3-0", "libsodium23", "libmicrohttpd12", "libpsl5", "publicsuffix"} <= depends(installed)
 
 
+def test_the_package_is_named_by_the_version_the_binary_reports(installed):
+    version = (ROOT / "VERSION").read_text().strip()
+    assert installed.field("Version").split("+")[0] == version
+    assert installed.deb.name.startswith(f"credemu_{version}")
+    reported = subprocess.run([installed.isolated(installed.binary), "--version"], capture_output=True, text=True, timeout=30)
+    assert reported.returncode == 0 and reported.stdout == version + "\n", reported
+
+
 def test_its_depends_are_installed_packages_that_own_every_library_it_needs(installed):
     dynamic = subprocess.run(["readelf", "-d", str(installed.binary)], capture_output=True, text=True, check=True).stdout
     assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, "no run path: nothing is loaded from beside the binary"
