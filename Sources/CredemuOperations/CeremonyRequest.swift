@@ -27,10 +27,12 @@ public struct CeremonyRequest: Sendable {
     /// The only origin this caller may act for: a page's `Origin` header. Nil for trusted callers (the CLI,
     /// and HTTP clients that are not pages), which name the origin themselves.
     public var restrictedTo: String?
+    /// Whether the caller has gone (its connection closed): a wait for a pick or a hold ends then.
+    public var clientGone: @Sendable () -> Bool
 
     public init(options: Options, origin: String? = nil, topOrigin: String? = nil, androidPackage: String? = nil,
                 platform: String? = nil, mediation: String? = nil, pick: String? = nil, ceremony: String? = nil,
-                restrictedTo: String? = nil) {
+                restrictedTo: String? = nil, clientGone: @escaping @Sendable () -> Bool = { false }) {
         self.options = options
         self.origin = origin
         self.topOrigin = topOrigin
@@ -40,6 +42,7 @@ public struct CeremonyRequest: Sendable {
         self.pick = pick
         self.ceremony = ceremony
         self.restrictedTo = restrictedTo
+        self.clientGone = clientGone
     }
 
     /// The options as JSON; malformed text is the `TypeError` a browser raises.
