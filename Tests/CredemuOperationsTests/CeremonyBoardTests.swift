@@ -84,12 +84,12 @@ final class CeremonyBoardTests: XCTestCase {
             ended.signal()
         }
         let end = Date().addingTimeInterval(10)
-        while ops.ceremonies.offers(profile: "default").isEmpty && Date() < end { Thread.sleep(forTimeInterval: 0.005) }
-        XCTAssertEqual(ops.ceremonies.offers(profile: "default").count, 1, "its dropdown is open")
+        while ops.ceremonies.offers(profile: "default", view: PageView(nil)).isEmpty && Date() < end { Thread.sleep(forTimeInterval: 0.005) }
+        XCTAssertEqual(ops.ceremonies.offers(profile: "default", view: PageView(nil)).count, 1, "its dropdown is open")
         XCTAssertNil(ops.ceremonies.begin(profile: "office", id: nil, origin: origin, page: origin, conditional: true), "the page's slots are taken")
         gone.set()
         XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(failure?.name, "AbortError")
+        XCTAssertEqual(failure?.name, .web(.abortError))
         XCTAssertEqual(failure?.ceremony?.reason, .aborted)
         XCTAssertNotNil(ops.ceremonies.begin(profile: "office", id: nil, origin: origin, page: origin, conditional: true), "its slot is free")
         let logged = try vault.scoped(to: "default").events(kind: "get", allProfiles: false, after: 0, limit: 100).last
