@@ -29,10 +29,13 @@ public struct CeremonyRequest: Sendable {
     public var restrictedTo: String?
     /// Whether the caller has gone (its connection closed): a wait for a pick or a hold ends then.
     public var clientGone: @Sendable () -> Bool
+    /// Whether the caller may be made to wait at all: false for a request the server answers on a pool thread,
+    /// which neither a hold armed after it was dispatched nor a dropdown holds there.
+    public var mayWait: Bool
 
     public init(options: Options, origin: String? = nil, topOrigin: String? = nil, androidPackage: String? = nil,
                 platform: String? = nil, mediation: String? = nil, pick: String? = nil, ceremony: String? = nil,
-                restrictedTo: String? = nil, clientGone: @escaping @Sendable () -> Bool = { false }) {
+                restrictedTo: String? = nil, clientGone: @escaping @Sendable () -> Bool = { false }, mayWait: Bool = true) {
         self.options = options
         self.origin = origin
         self.topOrigin = topOrigin
@@ -43,6 +46,7 @@ public struct CeremonyRequest: Sendable {
         self.ceremony = ceremony
         self.restrictedTo = restrictedTo
         self.clientGone = clientGone
+        self.mayWait = mayWait
     }
 
     /// The options as JSON; malformed text is the `TypeError` a browser raises.

@@ -59,7 +59,7 @@ extension Operations {
         try honourHold(page, .get, request)
         try checkNotAborted(board, id, page, .get)
         // A conditional get waits for a pick unless the simulated user's next decision is queued already.
-        if conditional, conditionalGetsWait, pick == nil, let id, try !routing.queued() {
+        if conditional, waitsForPick(request), pick == nil, let id, try !routing.queued() {
             pick = try waitForPick(board, id, options, caller, page, routing.offer, request)
         }
         let chosen = pick
@@ -128,7 +128,7 @@ extension Operations {
         if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
-        guard request.ceremony != nil || (conditional && conditionalGetsWait) else { return nil }
+        guard request.ceremony != nil || (conditional && waitsForPick(request)) else { return nil }
         guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, page: request.restrictedTo,
                                         conditional: conditional) else {
             let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
@@ -136,6 +136,10 @@ extension Operations {
         }
         return id
     }
+
+    /// Whether a conditional get of this request waits for the user's pick: on the server, for a request it may
+    /// make wait.
+    private func waitsForPick(_ request: CeremonyRequest) -> Bool { conditionalGetsWait && request.mayWait }
 
     /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was. The user's pick ends
     /// a dropdown too and is no abort: on a device the picked passkey's account answers after the page's.
@@ -209,6 +213,8 @@ extension Operations {
     /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony, and so does the
     /// request's client going away (nobody reads that answer, but the provider must not act).
     private func honourHold(_ engine: Engine, _ operation: Dialect.Operation, _ request: CeremonyRequest) throws(OperationError) {
+        // Dispatched before the hold was armed, as the server saw it: the hold waits for the next ceremony.
+        guard request.mayWait else { return }
         let ending = holds.waitIfHeld(profile: engine.profile.name, operation: operation.rawValue,
                                       cancellation: cancellation(clientGone: request.clientGone))
         let failure: CeremonyError

@@ -241,7 +241,7 @@ extension APIServer {
         return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
                                androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
                                mediation: try body.string("mediation"), pick: try body.string("pick"), ceremony: try body.string("ceremony"),
-                               restrictedTo: r.restrictedTo, clientGone: r.http.clientGone)
+                               restrictedTo: r.restrictedTo, clientGone: r.http.clientGone, mayWait: r.http.mayWait)
     }
 
     func health() -> JSONValue {

@@ -51,13 +51,15 @@ public final class APIServer: @unchecked Sendable {
         try self.init(operations: try Operations(vault: vault, registry: registry), configuration: configuration, bindAddress: bindAddress)
     }
 
-    /// Whether the request is a ceremony that may wait long: an armed hold makes it wait, and a conditional
-    /// get waits for the simulated user's pick (a body naming "conditional" is taken to be one).
+    /// Whether the request may wait or run long: a scenario run, a ceremony an armed hold makes wait, a conditional
+    /// get waiting for the simulated user's pick (a body naming "conditional" is taken to be one). A request this
+    /// misses is answered on a pool thread with `mayWait` false: it waits for nothing.
     public func mayBlock(_ request: HTTPRequest) -> Bool {
         // Asked of every request before it is handled: byte checks against the mayBlock routes' tails, no route
         // lookup.
         guard request.method == "POST" else { return false }
-        if APIServer.blockingPaths.contains(request.path) { return true }
+        // By segments, as routing matches them ("/scenarios//run/" is the same route).
+        if APIServer.blockingPaths.contains("/" + request.segments.joined(separator: "/")) { return true }
         let path = request.path.utf8
         for (prefix, device) in [("/profiles/", false), ("/devices/", true)] {
             guard path.starts(with: prefix.utf8) else { continue }

@@ -15,6 +15,9 @@ public struct HTTPRequest: Sendable {
     /// Whether the client has closed its connection: known for a request that may block (suspended, so
     /// libmicrohttpd does not watch its socket); false for the others, which answer at once.
     public var clientGone: @Sendable () -> Bool = { false }
+    /// Whether the request may wait (for a hold's release, a dropdown's pick): false for one answered on a pool
+    /// thread, which must not be held there; what it would have waited for does not apply to it.
+    public var mayWait = true
 
     /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
     public var segments: [String] {
@@ -197,7 +200,9 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
         }
         return MHD_Result.YES
     }
-    return queue(server.handler(request), on: connection)
+    var answeredNow = request
+    answeredNow.mayWait = false
+    return queue(server.handler(answeredNow), on: connection)
 }
 
 /// The client of a suspended connection, as its handler asks after it: gone once its socket reads end of file or

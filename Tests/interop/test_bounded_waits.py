@@ -186,6 +186,30 @@ def test_a_profile_has_its_own_slots_for_callers_without_an_origin(server):
     assert alive(server)
 
 
+def test_a_request_the_quick_check_misses_never_waits_on_a_pool_thread(server):
+    """The server picks what may wait by a byte check before parsing: a conditional get spelt with a JSON escape, or a
+    scenario run at a path written differently, would have waited on one of the pool's four threads. The first now
+    answers at once (as the CLI does, with the most recent passkey), the second runs off the pool like any other."""
+    server.call("POST", "/profiles/default/credentials/create", {"origin": ORIGIN, "options": registration("alice")})
+    body = json.dumps({"origin": ORIGIN, "mediation": "MEDIATION", "options": authentication()}).replace("MEDIATION", "cond\\u0069tional")
+    port = int(server.url.rsplit(":", 1)[1])
+    escaped = []
+    for _ in range(6):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/profiles/default/credentials/get", body=body, headers={"Content-Type": "application/json"})
+        escaped.append(conn)
+    statuses = [conn.getresponse().status for conn in escaped]
+    assert statuses == [200] * 6, "answered at once, none left waiting for a pick"
+    assert offers(server) == []
+    runs = [Request(server, "POST", "/scenarios//run/", LONG_RUN) for _ in range(3)]
+    readable, _, _ = select.select([r.sock for r in runs], [], [], 20)
+    assert len(readable) == 1, "two run, one is refused: the alias is the same route, off the pool"
+    for _ in range(5):
+        assert alive(server)
+    for run in runs:
+        run.abandon()
+
+
 def test_a_scenario_over_the_limits_is_refused_before_it_runs(server):
     # Issue 21's 1.7 KB body: 50 steps of 100 creates across every pack (quadratic in creates, 10 minutes and more).
     body = {"scenario": scenario(50, 100)}
