@@ -94,7 +94,7 @@ public final class CeremonyBoard: @unchecked Sendable {
 
     /// Waits until the ceremony ends (picked, aborted), `maxWaitSeconds` pass or `cancellation` ends it (its client
     /// gone: `abandoned`; the server stopping: `aborted`).
-    func wait(profile target: String, id: String, cancellation: Cancellation = .never) -> Ending {
+    func wait(profile target: String, id: String, cancellation: Cancellation) -> Ending {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(CeremonyBoard.maxWaitSeconds)
