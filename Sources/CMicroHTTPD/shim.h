@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -20,6 +21,21 @@ static inline struct MHD_Daemon *cmhd_start(unsigned int flags, uint16_t port, c
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                             MHD_OPTION_END);
+}
+
+/// The socket of a connection, or -1.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+/// Whether the peer closed or reset a connected socket: a read that does not block and takes nothing off the
+/// socket sees end of file or an error (bytes waiting, or none yet, mean the peer is there).
+static inline int cmhd_peer_gone(int fd) {
+    char byte;
+    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0) return n == 0;
+    return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 }
 
 /// The port the daemon bound (for --port 0).

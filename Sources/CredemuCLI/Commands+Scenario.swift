@@ -32,7 +32,12 @@ extension Context {
         let directory = NSTemporaryDirectory() + "credemu-scenario-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all)
+        let matrix: DivergenceMatrix
+        do {
+            matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all, limits: .commandLine)
+        } catch let stop as Cancellation.Stopped {
+            throw OperationError.stopped(stop, what: "scenario run")
+        }
         let text: String
         switch args.value("format") {
         case "markdown": text = matrix.markdown

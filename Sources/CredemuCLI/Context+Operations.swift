@@ -22,6 +22,10 @@ struct OperationFailureOutput: Error {
             terminal.write(failure.json.pretty())
             terminal.writeError("credemu: \(failure.message)\n")
             return .usage
+        case .unavailable:
+            terminal.write(failure.json.pretty())
+            terminal.writeError("credemu: \(failure.message)\n")
+            return .vaultError
         case .invalidInput, .notFound, .conflict, .storage:
             let code: VaultError.Code = failure.vaultCode ?? (failure.code == .notFound ? .notFound : failure.code == .conflict ? .duplicate : .storage)
             terminal.write(VaultError(code, failure.message).json.pretty())

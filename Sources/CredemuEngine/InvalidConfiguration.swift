@@ -10,6 +10,8 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
         case scenario = "InvalidScenario"
         /// A pack claims an extension the engine cannot answer (`providers validate` refuses it).
         case unansweredExtension = "UnansweredExtension"
+        /// A scenario run over `ScenarioLimits`.
+        case scenarioTooLarge = "ScenarioTooLarge"
     }
 
     public var kind: Kind
@@ -22,7 +24,7 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 
     public var description: String { message }
 
-    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidDeviceSetting" | "InvalidPolicyPack" | "InvalidScenario" | "UnansweredExtension", "message": ...}}`.
+    /// `{"error": {"name": "InvalidProfileSetting" | "InvalidDeviceSetting" | "InvalidPolicyPack" | "InvalidScenario" | "UnansweredExtension" | "ScenarioTooLarge", "message": ...}}`.
     public var json: JSONValue {
         ErrorBody.json(name: kind.rawValue, message: message)
     }

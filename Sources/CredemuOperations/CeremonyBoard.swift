@@ -3,24 +3,29 @@ import Foundation
 import Vault
 import WebAuthn
 
-/// Ceremonies in flight on the server, by the ID the caller gave (the shim sends one with every request):
-/// a page's abort reaches them, and a conditional get waits here for the simulated user's pick from its
-/// autofill dropdown.
+/// Ceremonies in flight on the server, by target (a profile, or `@device`) and the ID the caller gave (the shim
+/// sends one with every request): a page's abort reaches them, and a conditional get waits here for the simulated
+/// user's pick from its autofill dropdown.
 ///
-/// Bounded like the hold board: at most `maxWaiting` conditional gets wait at once; each waits at most
-/// `maxWaitSeconds`.
+/// Each target has its slots: at most `maxWaitingPerTarget` conditional gets wait on one target, at most
+/// `maxWaitingPerPage` from one page origin (across targets; callers without an origin count against the target
+/// only), and `maxWaiting` on the server. Each waits at most `maxWaitSeconds`, and a wait whose client closed its
+/// connection ends within `BoundedWait.pollInterval`, freeing its slot.
 public final class CeremonyBoard: @unchecked Sendable {
     /// How a waiting ceremony ended.
     public enum Ending: Equatable, Sendable {
         case picked([UInt8])
         case aborted
         case expired
+        /// Its client went away.
+        case abandoned
     }
 
     struct Entry {
         var id: String
-        var profile: String
         var origin: String
+        /// The page origin the request came from (its `Origin` header), whose slots it takes.
+        var page: String?
         var conditional: Bool
         var rpID: String?
         var offer: [OfferedPasskey]?
@@ -28,17 +33,18 @@ public final class CeremonyBoard: @unchecked Sendable {
         var ending: Ending?
     }
 
-    public static let maxWaiting = 32
+    public static let maxWaitingPerTarget = 32
+    public static let maxWaitingPerPage = 8
+    public static let maxWaiting = 256
     public static let maxWaitSeconds: TimeInterval = 600
     private let condition = NSCondition()
-    private var entries: [String: Entry] = [:]
+    /// Target, then ceremony ID.
+    private var targets: [String: [String: Entry]] = [:]
     private var counter = 0
     /// Set when the server stops: nothing waits any more.
     private var closed = false
 
     public init() {}
-
-    private static func key(_ profile: String, _ id: String) -> String { profile + "\u{0}" + id }
 
     /// A ceremony ID a caller may give: 1 to 64 characters of the base64url alphabet.
     public static func isValidID(_ id: String) -> Bool {
@@ -47,72 +53,92 @@ public final class CeremonyBoard: @unchecked Sendable {
         }
     }
 
-    /// Registers a ceremony. Returns the ID (the given one, or a new one), or nil when the ID is in use or too
-    /// many conditional gets wait already.
+    /// Registers a ceremony on the target `profile`. Returns the ID (the given one, or a new one), or nil when the
+    /// ID is in use there or a conditional get would pass a bound.
     ///
     /// A waiting conditional get is not replaced by a later request: Chromium 156 refuses the later one with
     /// "A request is already pending." (OperationError) and the page must abort the conditional get first; the
     /// shim does that refusing in the page, so API callers may run ceremonies side by side.
-    func begin(profile: String, id given: String?, origin: String, conditional: Bool) -> String? {
+    func begin(profile target: String, id given: String?, origin: String, page: String? = nil, conditional: Bool) -> String? {
         condition.lock()
         defer { condition.unlock() }
-        if conditional && entries.values.filter({ $0.conditional && $0.ending == nil }).count >= CeremonyBoard.maxWaiting {
-            return nil
-        }
+        if conditional && !hasSlot(target: target, page: page) { return nil }
         counter += 1
         let id = given ?? "ceremony-\(counter)"
-        let key = CeremonyBoard.key(profile, id)
-        guard entries[key] == nil else { return nil }
-        entries[key] = Entry(id: id, profile: profile, origin: origin, conditional: conditional, since: Date())
+        guard targets[target]?[id] == nil else { return nil }
+        targets[target, default: [:]][id] = Entry(id: id, origin: origin, page: page, conditional: conditional, since: Date())
         return id
     }
 
+    /// Whether one more conditional get may wait on `target` for `page`. Called with the lock held.
+    private func hasSlot(target: String, page: String?) -> Bool {
+        var all = 0, onTarget = 0, fromPage = 0
+        for (name, entries) in targets {
+            for entry in entries.values where entry.conditional {
+                all += 1
+                if name == target { onTarget += 1 }
+                if page != nil && entry.page == page { fromPage += 1 }
+            }
+        }
+        return all < CeremonyBoard.maxWaiting && onTarget < CeremonyBoard.maxWaitingPerTarget
+            && (page == nil || fromPage < CeremonyBoard.maxWaitingPerPage)
+    }
+
     /// Publishes a conditional get's dropdown.
-    func offer(profile: String, id: String, rpID: String, passkeys: [OfferedPasskey]) {
+    func offer(profile target: String, id: String, rpID: String, passkeys: [OfferedPasskey]) {
         condition.lock()
-        entries[CeremonyBoard.key(profile, id)]?.rpID = rpID
-        entries[CeremonyBoard.key(profile, id)]?.offer = passkeys
+        targets[target]?[id]?.rpID = rpID
+        targets[target]?[id]?.offer = passkeys
         condition.unlock()
     }
 
-    /// Waits until the ceremony ends (picked, aborted, replaced) or `maxWaitSeconds` pass.
-    func wait(profile: String, id: String) -> Ending {
+    /// Waits until the ceremony ends (picked, aborted), `maxWaitSeconds` pass or `cancellation` ends it (its client
+    /// gone: `abandoned`; the server stopping: `aborted`).
+    func wait(profile target: String, id: String, cancellation: Cancellation) -> Ending {
         condition.lock()
         defer { condition.unlock() }
-        let key = CeremonyBoard.key(profile, id)
         let deadline = Date().addingTimeInterval(CeremonyBoard.maxWaitSeconds)
-        if closed { entries[key]?.ending = .aborted }
-        while entries[key] != nil, entries[key]?.ending == nil {
-            if !condition.wait(until: deadline) {
-                entries[key]?.ending = .expired
-            }
+        if closed { end(target, id, .aborted) }
+        switch BoundedWait.wait(condition, until: deadline, cancellation: cancellation, while: {
+            targets[target]?[id] != nil && targets[target]?[id]?.ending == nil
+        }) {
+        case .done: break
+        case .timedOut, .cancelled(.deadline): end(target, id, .expired)
+        case .cancelled(.clientGone): end(target, id, .abandoned)
+        case .cancelled(.stopping): end(target, id, .aborted)
         }
-        return entries[key]?.ending ?? .aborted
+        return targets[target]?[id]?.ending ?? .aborted
+    }
+
+    /// Ends a ceremony that has not ended. Called with the lock held.
+    private func end(_ target: String, _ id: String, _ ending: Ending) {
+        guard targets[target]?[id] != nil, targets[target]?[id]?.ending == nil else { return }
+        targets[target]?[id]?.ending = ending
+        condition.broadcast()
     }
 
     /// Whether the caller aborted the ceremony (or a modal request replaced it) since it began.
-    func ending(profile: String, id: String) -> Ending? {
+    func ending(profile target: String, id: String) -> Ending? {
         condition.lock()
         defer { condition.unlock() }
-        return entries[CeremonyBoard.key(profile, id)]?.ending
+        return targets[target]?[id]?.ending
     }
 
-    /// Forgets a ceremony that has answered.
-    func finish(profile: String, id: String) {
+    /// Forgets a ceremony that has answered, and its target once it has none.
+    func finish(profile target: String, id: String) {
         condition.lock()
-        entries[CeremonyBoard.key(profile, id)] = nil
+        targets[target]?[id] = nil
+        if targets[target]?.isEmpty == true { targets[target] = nil }
         condition.unlock()
     }
 
     /// Aborts a ceremony in flight; false when none has that ID (it answered already, or never began), or
     /// when a page asks for a ceremony of another origin.
-    func abort(profile: String, id: String, view: PageView) -> Bool {
+    func abort(profile target: String, id: String, view: PageView) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        let key = CeremonyBoard.key(profile, id)
-        guard let entry = entries[key], entry.ending == nil, view.sees(ceremonyOrigin: entry.origin) else { return false }
-        entries[key]?.ending = .aborted
-        condition.broadcast()
+        guard let entry = targets[target]?[id], entry.ending == nil, view.sees(ceremonyOrigin: entry.origin) else { return false }
+        end(target, id, .aborted)
         return true
     }
 
@@ -121,30 +147,33 @@ public final class CeremonyBoard: @unchecked Sendable {
     func abortAll() {
         condition.lock()
         closed = true
-        for key in entries.keys where entries[key]?.ending == nil { entries[key]?.ending = .aborted }
+        for (target, entries) in targets {
+            for id in entries.keys { end(target, id, .aborted) }
+        }
         condition.broadcast()
         condition.unlock()
     }
 
     /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it).
-    func pick(profile: String, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
+    func pick(profile target: String, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
         condition.lock()
         defer { condition.unlock() }
-        let waiting = entries.filter { _, e in
-            e.profile == profile && e.ending == nil && (ceremony.map { e.id == $0 } ?? true) && view.sees(ceremonyOrigin: e.origin)
+        let waiting = (targets[target] ?? [:]).values.filter { e in
+            e.ending == nil && (ceremony.map { e.id == $0 } ?? true) && view.sees(ceremonyOrigin: e.origin)
                 && (e.offer?.contains { $0.credentialID == credentialID } ?? false)
-        }.sorted { $0.value.since < $1.value.since }
-        guard let (key, entry) = waiting.first else { return nil }
-        entries[key]?.ending = .picked(credentialID)
+        }.sorted { $0.since < $1.since }
+        guard let entry = waiting.first else { return nil }
+        targets[target]?[entry.id]?.ending = .picked(credentialID)
         condition.broadcast()
         return entry.id
     }
 
-    /// The dropdowns open now for a profile, oldest first.
-    func offers(profile: String, view: PageView) -> [JSONValue] {
+    /// The dropdowns open now on a target, oldest first.
+    func offers(profile target: String, view: PageView) -> [JSONValue] {
         condition.lock()
         defer { condition.unlock() }
-        return entries.values.filter { $0.profile == profile && $0.ending == nil && $0.offer != nil && view.sees(ceremonyOrigin: $0.origin) }.sorted { $0.since < $1.since }.map { e in
+        return (targets[target] ?? [:]).values.filter { $0.ending == nil && $0.offer != nil && view.sees(ceremonyOrigin: $0.origin) }
+            .sorted { $0.since < $1.since }.map { e in
             .object([("ceremony", .string(e.id)), ("origin", .string(e.origin)), ("rpId", e.rpID.map(JSONValue.string) ?? .null),
                      ("since", .string(Timestamp.format(e.since))), ("passkeys", .array((e.offer ?? []).map(view.listing)))])
         }

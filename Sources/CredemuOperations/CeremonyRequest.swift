@@ -27,10 +27,15 @@ public struct CeremonyRequest: Sendable {
     /// The only origin this caller may act for: a page's `Origin` header. Nil for trusted callers (the CLI,
     /// and HTTP clients that are not pages), which name the origin themselves.
     public var restrictedTo: String?
+    /// Whether the caller has gone (its connection closed): a wait for a pick or a hold ends then.
+    public var clientGone: @Sendable () -> Bool
+    /// Whether the caller may be made to wait at all: false for a request the server answers on a pool thread,
+    /// which neither a hold armed after it was dispatched nor a dropdown holds there.
+    public var mayWait: Bool
 
     public init(options: Options, origin: String? = nil, topOrigin: String? = nil, androidPackage: String? = nil,
                 platform: String? = nil, mediation: String? = nil, pick: String? = nil, ceremony: String? = nil,
-                restrictedTo: String? = nil) {
+                restrictedTo: String? = nil, clientGone: @escaping @Sendable () -> Bool = { false }, mayWait: Bool = true) {
         self.options = options
         self.origin = origin
         self.topOrigin = topOrigin
@@ -40,6 +45,8 @@ public struct CeremonyRequest: Sendable {
         self.pick = pick
         self.ceremony = ceremony
         self.restrictedTo = restrictedTo
+        self.clientGone = clientGone
+        self.mayWait = mayWait
     }
 
     /// The options as JSON; malformed text is the `TypeError` a browser raises.

@@ -1,3 +1,4 @@
+import CredemuEngine
 import Foundation
 import WebAuthn
 
@@ -5,10 +6,13 @@ import WebAuthn
 /// for that profile waits until the test releases it (or the hold times out), and meanwhile the test can sign
 /// out or switch accounts on the RP.
 ///
-/// The board stays small whatever callers do: at most `maxArmed` holds wait for a ceremony, and a finished hold
-/// (released or expired) is dropped after `finishedLifetime`, or sooner when more than `maxFinished` are kept.
+/// Bounded per profile and in all: at most `maxArmedPerProfile` holds are armed on one profile and `maxArmed` on the
+/// server, so one caller filling a profile leaves the others their holds; a finished hold (released, expired or
+/// abandoned) is dropped after `finishedLifetime`, or sooner when more than `maxFinished` are kept. Holds are kept
+/// by ID: a ceremony's wait looks its hold up again after every wake-up, so pruning others never moves it.
 public final class HoldBoard: @unchecked Sendable {
-    public enum State: String, Sendable { case armed, holding, released, expired }
+    /// `abandoned`: the held ceremony's client went away before the hold ended.
+    public enum State: String, Sendable { case armed, holding, released, expired, abandoned }
     public enum Outcome: String, Sendable { case proceed, cancel }
 
     public struct Hold: Sendable {
@@ -18,7 +22,9 @@ public final class HoldBoard: @unchecked Sendable {
         public var outcome: Outcome
         public var timeoutMillis: Int
         public var operation: String?
-        /// When the hold was released or expired.
+        /// The order holds were armed in (listings, and which of a profile's armed holds a ceremony takes).
+        var sequence: Int
+        /// When the hold was released, expired or was abandoned.
         var finishedAt: Date?
 
         public var json: JSONValue {
@@ -28,102 +34,129 @@ public final class HoldBoard: @unchecked Sendable {
         }
     }
 
+    /// What arming gave: the hold, or which bound refused it.
+    enum Armed {
+        case hold(Hold)
+        case profileFull
+        case boardFull
+    }
+
+    /// How a ceremony's wait on a hold ended.
+    enum Ending: Equatable {
+        case proceed
+        case cancel
+        case timedOut
+        /// The ceremony's client went away; the hold is `abandoned`.
+        case clientGone
+    }
+
     public static let maxTimeoutMillis = 120_000
-    public static let maxArmed = 64
+    public static let maxArmedPerProfile = 16
+    public static let maxArmed = 256
     static let maxFinished = 64
     static let finishedLifetime: TimeInterval = 60
     private let condition = NSCondition()
-    private var holds: [Hold] = []
+    private var holds: [String: Hold] = [:]
     private var counter = 0
     /// Set when the server stops: no ceremony waits any more.
     private var closed = false
 
     public init() {}
 
-    /// Arms a hold; nil when `maxArmed` holds are armed already.
-    func arm(profile: String, timeoutMillis: Int) -> Hold? {
+    /// Arms a hold, unless the profile or the board has as many armed as it may.
+    func arm(profile: String, timeoutMillis: Int) -> Armed {
         condition.lock()
         defer { condition.unlock() }
         prune()
-        guard holds.filter({ $0.state == .armed }).count < HoldBoard.maxArmed else { return nil }
+        let armed = holds.values.filter { $0.state == .armed }
+        guard armed.count < HoldBoard.maxArmed else { return .boardFull }
+        guard armed.count(where: { $0.profile == profile }) < HoldBoard.maxArmedPerProfile else { return .profileFull }
         counter += 1
         let hold = Hold(id: "hold-\(counter)", profile: profile, state: .armed, outcome: .proceed,
-                        timeoutMillis: min(max(timeoutMillis, 1), HoldBoard.maxTimeoutMillis))
-        holds.append(hold)
-        return hold
+                        timeoutMillis: min(max(timeoutMillis, 1), HoldBoard.maxTimeoutMillis), sequence: counter)
+        holds[hold.id] = hold
+        return .hold(hold)
     }
 
     /// Whether a ceremony for the profile would wait now.
     public func isArmed(profile: String) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return holds.contains { $0.profile == profile && $0.state == .armed }
+        return !closed && holds.values.contains { $0.profile == profile && $0.state == .armed }
     }
 
+    /// Every hold kept, in the order they were armed.
     public var all: [Hold] {
         condition.lock()
         defer { condition.unlock() }
         prune()
-        return holds
+        return holds.values.sorted { $0.sequence < $1.sequence }
     }
 
     /// Drops finished holds past their lifetime, and the oldest finished ones beyond `maxFinished`. Called with
     /// the lock held.
     private func prune() {
         let now = Date()
-        holds.removeAll { hold in hold.finishedAt.map { now.timeIntervalSince($0) > HoldBoard.finishedLifetime } ?? false }
-        var finished = holds.filter { $0.finishedAt != nil }.count
-        while finished > HoldBoard.maxFinished, let oldest = holds.firstIndex(where: { $0.finishedAt != nil }) {
-            holds.remove(at: oldest)
-            finished -= 1
+        holds = holds.filter { _, hold in hold.finishedAt.map { now.timeIntervalSince($0) <= HoldBoard.finishedLifetime } ?? true }
+        let finished = holds.values.filter { $0.finishedAt != nil }
+        guard finished.count > HoldBoard.maxFinished else { return }
+        for hold in finished.sorted(by: { $0.sequence < $1.sequence }).prefix(finished.count - HoldBoard.maxFinished) {
+            holds[hold.id] = nil
         }
+    }
+
+    /// Ends a hold that is armed or holding as `state`. Called with the lock held.
+    private func finish(_ id: String, _ state: State, outcome: Outcome) {
+        guard let hold = holds[id], hold.state == .armed || hold.state == .holding else { return }
+        holds[id]?.state = state
+        holds[id]?.outcome = outcome
+        holds[id]?.finishedAt = Date()
     }
 
     /// Releases a hold; a release before the ceremony arrives disarms it.
     func release(id: String, outcome: Outcome) -> Hold? {
         condition.lock()
         defer { condition.unlock() }
-        guard let index = holds.firstIndex(where: { $0.id == id }) else { return nil }
-        if holds[index].state == .armed || holds[index].state == .holding {
-            holds[index].state = .released
-            holds[index].outcome = outcome
-            holds[index].finishedAt = Date()
-        }
+        guard holds[id] != nil else { return nil }
+        finish(id, .released, outcome: outcome)
         condition.broadcast()
-        return holds[index]
+        return holds[id]
     }
 
     /// Cancels every hold that is armed or holding, and lets no later ceremony wait (the server is stopping).
     func releaseAll() {
         condition.lock()
         closed = true
-        for i in holds.indices where holds[i].state == .armed || holds[i].state == .holding {
-            holds[i].state = .released
-            holds[i].outcome = .cancel
-            holds[i].finishedAt = Date()
-        }
+        for id in holds.keys { finish(id, .released, outcome: .cancel) }
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Called by a ceremony: waits while an armed hold for the profile is in force. Returns the outcome, or nil
-    /// when no hold applied; `.cancel` also on timeout, as a prompt the user let expire.
-    func waitIfHeld(profile: String, operation: String) -> (Outcome, timedOut: Bool)? {
+    /// Called by a ceremony: waits while the profile's oldest armed hold is in force. Returns nil when no hold
+    /// applied; an expired hold is `timedOut`, as a prompt the user let expire.
+    func waitIfHeld(profile: String, operation: String, cancellation: Cancellation) -> Ending? {
         condition.lock()
         defer { condition.unlock() }
         if closed { return nil }
-        guard let index = holds.firstIndex(where: { $0.profile == profile && $0.state == .armed }) else { return nil }
-        holds[index].state = .holding
-        holds[index].operation = operation
-        let id = holds[index].id
-        let deadline = Date().addingTimeInterval(Double(holds[index].timeoutMillis) / 1000)
-        while let i = holds.firstIndex(where: { $0.id == id }), holds[i].state == .holding {
-            if !condition.wait(until: deadline) {
-                holds[i].state = .expired
-                holds[i].finishedAt = Date()
-                return (.cancel, true)
-            }
+        guard let hold = holds.values.filter({ $0.profile == profile && $0.state == .armed }).min(by: { $0.sequence < $1.sequence }) else {
+            return nil
         }
-        return (holds.first { $0.id == id }?.outcome ?? .cancel, false)
+        let id = hold.id
+        holds[id]?.state = .holding
+        holds[id]?.operation = operation
+        let deadline = Date().addingTimeInterval(Double(hold.timeoutMillis) / 1000)
+        switch BoundedWait.wait(condition, until: deadline, cancellation: cancellation, while: { holds[id]?.state == .holding }) {
+        case .done:
+            return holds[id]?.outcome == .proceed ? .proceed : .cancel
+        case .timedOut, .cancelled(.deadline):
+            finish(id, .expired, outcome: .cancel)
+            return .timedOut
+        case .cancelled(.clientGone):
+            finish(id, .abandoned, outcome: .cancel)
+            return .clientGone
+        case .cancelled(.stopping):
+            finish(id, .released, outcome: .cancel)
+            return .cancel
+        }
     }
 }

@@ -20,6 +20,9 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case configuration
         /// The vault failed: HTTP 500, CLI exit 3.
         case storage
+        /// Not now: the server runs as many scenarios as it may, is stopping, or the run passed its deadline.
+        /// HTTP 503, CLI exit 3.
+        case unavailable
     }
 
     /// The error's name in the body, as a typed value: a WebAuthn or DOMException name, a kind of invalid
@@ -31,6 +34,14 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case conflict
         case vaultError
         case internalError
+        /// `unavailable`: the server runs as many scenarios as it may.
+        case scenarioRunsBusy
+        /// `unavailable`: a scenario run passed its deadline.
+        case scenarioTimedOut
+        /// `unavailable`: the server is stopping.
+        case serverStopping
+        /// `unavailable`: the run's client went away (nobody reads the answer).
+        case clientGone
 
         public var rawValue: String {
             switch self {
@@ -40,6 +51,10 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
             case .conflict: return "Conflict"
             case .vaultError: return "VaultError"
             case .internalError: return "InternalError"
+            case .scenarioRunsBusy: return "ScenarioRunsBusy"
+            case .scenarioTimedOut: return "ScenarioTimedOut"
+            case .serverStopping: return "ServerStopping"
+            case .clientGone: return "ClientGone"
             }
         }
 
@@ -55,6 +70,8 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
     public var vaultCode: VaultError.Code?
     /// For a ceremony: the web error's name and whether a rate limit asks the caller to wait.
     public var ceremony: CeremonyError?
+    /// For a refusal that may succeed later (`unavailable`): when to try again.
+    public var retryAfterSeconds: Int?
 
     public init(_ code: Code, _ name: Name, _ message: String) {
         self.code = code
@@ -67,6 +84,16 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
     public static func conflict(_ message: String) -> OperationError { .init(.conflict, .conflict, message) }
     public static func wrongOrigin(_ message: String) -> OperationError { .init(.wrongOrigin, .web(.securityError), message) }
     public static func internalError(_ message: String) -> OperationError { .init(.storage, .internalError, message) }
+
+    /// A run that `Cancellation` ended: `ScenarioTimedOut`, `ServerStopping` or `ClientGone` (which nobody reads).
+    public static func stopped(_ stop: Cancellation.Stopped, what: String) -> OperationError {
+        let done = "after \(stop.completed) of \(stop.total) step runs"
+        switch stop.reason {
+        case .deadline: return .init(.unavailable, .scenarioTimedOut, "The \(what) ran past its deadline \(done); name fewer providers or repeat steps fewer times.")
+        case .stopping: return .init(.unavailable, .serverStopping, "The server is stopping; the \(what) was stopped \(done).")
+        case .clientGone: return .init(.unavailable, .clientGone, "The \(what) was stopped \(done): its client went away.")
+        }
+    }
 
     /// A ceremony failure, rendered with the engine's profile and dialects.
     public static func ceremony(_ failure: CeremonyError, _ operation: Dialect.Operation, _ engine: Engine) -> OperationError {

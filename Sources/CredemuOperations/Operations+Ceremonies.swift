@@ -17,7 +17,7 @@ extension Operations {
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
         let id = try begin(board, request, caller, conditional: false, engine, .create)
         defer { if let id { ceremonies.finish(profile: board, id: id) } }
-        try honourHold(engine, .create)
+        try honourHold(engine, .create, request)
         try checkNotAborted(board, id, engine, .create)
         return try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
     }
@@ -56,16 +56,16 @@ extension Operations {
         let conditional = options.mediation == "conditional"
         let id = try begin(board, request, caller, conditional: conditional, page, .get)
         defer { if let id { ceremonies.finish(profile: board, id: id) } }
-        try honourHold(page, .get)
+        try honourHold(page, .get, request)
         try checkNotAborted(board, id, page, .get)
         // A conditional get waits for a pick unless the simulated user's next decision is queued already.
-        if conditional, conditionalGetsWait, pick == nil, let id, try !routing.queued() {
-            pick = try waitForPick(board, id, options, caller, page, routing.offer)
+        if conditional, waitsForPick(request), pick == nil, let id, try !routing.queued() {
+            pick = try waitForPick(board, id, options, caller, page, routing.offer, request)
         }
         let chosen = pick
         let engine = try run(page, .get) { () throws(CeremonyError) in try routing.answerer(options, caller, chosen) }
         if engine !== page {
-            try honourHold(engine, .get)
+            try honourHold(engine, .get, request)
             try checkNotAborted(board, id, engine, .get)
         }
         return (try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json, engine)
@@ -119,7 +119,7 @@ extension Operations {
         }
     }
 
-    /// Registers the ceremony on the board.
+    /// Registers the ceremony on the board, a conditional get in one of its page's slots (`CeremonyBoard`).
     ///
     /// A ceremony without an ID that will not wait is not registered: nothing could abort it, and the board's
     /// lock stays off the path of callers that run many ceremonies side by side. Returns nil then.
@@ -128,13 +128,18 @@ extension Operations {
         if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
-        guard request.ceremony != nil || (conditional && conditionalGetsWait) else { return nil }
-        guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, conditional: conditional) else {
+        guard request.ceremony != nil || (conditional && waitsForPick(request)) else { return nil }
+        guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, page: request.restrictedTo,
+                                        conditional: conditional) else {
             let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
             throw .ceremony(failure, operation, engine)
         }
         return id
     }
+
+    /// Whether a conditional get of this request waits for the user's pick: on the server, for a request it may
+    /// make wait.
+    private func waitsForPick(_ request: CeremonyRequest) -> Bool { conditionalGetsWait && request.mayWait }
 
     /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was. The user's pick ends
     /// a dropdown too and is no abort: on a device the picked passkey's account answers after the page's.
@@ -149,6 +154,8 @@ extension Operations {
         switch ending {
         case .expired:
             failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: nobody picked a passkey."), reason: .timedOut)
+        case .abandoned:
+            failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted: its client went away."), reason: .aborted)
         default:
             failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted."), reason: .aborted)
         }
@@ -159,10 +166,11 @@ extension Operations {
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
     /// /profiles/{p}/offer/pick`) or the page's abort.
     private func waitForPick(_ board: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
-                             _ offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])) throws(OperationError) -> [UInt8] {
+                             _ offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]),
+                             _ request: CeremonyRequest) throws(OperationError) -> [UInt8] {
         let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try offer(options, caller) }
         ceremonies.offer(profile: board, id: id, rpID: rpID, passkeys: offered)
-        let ending = ceremonies.wait(profile: board, id: id)
+        let ending = ceremonies.wait(profile: board, id: id, cancellation: cancellation(clientGone: request.clientGone))
         guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
         engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
         return credentialID
@@ -202,13 +210,23 @@ extension Operations {
         return .object([("aborted", .bool(ceremonies.abort(profile: name, id: id, view: PageView(page))))])
     }
 
-    /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony.
-    private func honourHold(_ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
-        guard let (outcome, timedOut) = holds.waitIfHeld(profile: engine.profile.name, operation: operation.rawValue) else { return }
-        guard outcome == .cancel else { return }
-        let failure = timedOut
-            ? CeremonyError(.notAllowed("The operation either timed out or was not allowed: the held ceremony timed out."), reason: .timedOut)
-            : CeremonyError(.notAllowed("The operation either timed out or was not allowed: the held ceremony was cancelled."), reason: .userCancelled)
+    /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony, and so does the
+    /// request's client going away (nobody reads that answer, but the provider must not act).
+    private func honourHold(_ engine: Engine, _ operation: Dialect.Operation, _ request: CeremonyRequest) throws(OperationError) {
+        // Dispatched before the hold was armed, as the server saw it: the hold waits for the next ceremony.
+        guard request.mayWait else { return }
+        let ending = holds.waitIfHeld(profile: engine.profile.name, operation: operation.rawValue,
+                                      cancellation: cancellation(clientGone: request.clientGone))
+        let failure: CeremonyError
+        switch ending {
+        case nil, .proceed?: return
+        case .timedOut?:
+            failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: the held ceremony timed out."), reason: .timedOut)
+        case .cancel?:
+            failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: the held ceremony was cancelled."), reason: .userCancelled)
+        case .clientGone?:
+            failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted: its client went away."), reason: .aborted)
+        }
         throw .ceremony(failure, operation, engine)
     }
 }

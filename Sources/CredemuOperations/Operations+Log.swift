@@ -74,10 +74,11 @@ extension Operations {
         guard timeout.isFinite, timeout.rounded() == timeout, (1...Double(HoldBoard.maxTimeoutMillis)).contains(timeout) else {
             throw .invalidInput("'timeoutMs' takes whole milliseconds from 1 to \(HoldBoard.maxTimeoutMillis).")
         }
-        guard let hold = holds.arm(profile: name, timeoutMillis: Int(timeout)) else {
-            throw .conflict("\(HoldBoard.maxArmed) holds are armed already; release one first.")
+        switch holds.arm(profile: name, timeoutMillis: Int(timeout)) {
+        case .hold(let hold): return hold.json
+        case .profileFull: throw .conflict("\(HoldBoard.maxArmedPerProfile) holds are armed on profile \(name) already; release one first.")
+        case .boardFull: throw .conflict("\(HoldBoard.maxArmed) holds are armed on the server already; release one first.")
         }
-        return hold.json
     }
 
     public func releaseHold(_ id: String, outcome text: String?) throws(OperationError) -> JSONValue {

@@ -18,6 +18,11 @@ public final class Operations: @unchecked Sendable {
     public let holds = HoldBoard()
     /// Ceremonies in flight, for aborts and conditional gets' dropdowns.
     public let ceremonies = CeremonyBoard()
+    /// Set by `endWaits`: every wait and scenario run ends, and none begins.
+    public let stopping = StopSignal()
+    /// Scenario runs going on now (at most `maxConcurrentScenarioRuns`).
+    var scenarioRuns = 0
+    let scenarioRunsLock = NSLock()
     /// A conditional get waits for the simulated user's pick from its dropdown (the server); when false (the
     /// CLI, one process per call) it answers at once with the queued decision or the most recent passkey.
     public var conditionalGetsWait = false
@@ -36,11 +41,17 @@ public final class Operations: @unchecked Sendable {
         clock = AdjustableClock(virtual: try Operations.stored { () throws(VaultError) in try vault.storedClockTime() })
     }
 
-    /// Ends everything that waits (held ceremonies are cancelled, waiting conditional gets aborted), so a
-    /// stopping server can answer every request before it closes.
+    /// Ends everything that waits (held ceremonies are cancelled, waiting conditional gets aborted, scenario runs
+    /// stopped at their next step), so a stopping server can answer every request before it closes.
     public func endWaits() {
+        stopping.set()
         holds.releaseAll()
         ceremonies.abortAll()
+    }
+
+    /// What ends a wait or a run for a caller: its client going, and this layer stopping.
+    func cancellation(clientGone: @escaping @Sendable () -> Bool) -> Cancellation {
+        Cancellation(clientGone: clientGone, stopping: stopping)
     }
 
     /// Runs a vault call, mapping its failure to an operation error.

@@ -25,6 +25,9 @@ struct APIError: Error {
         case .conflict: status = 409
         case .configuration: status = [.configuration(.policyPack), .configuration(.unansweredExtension)].contains(failure.name) ? 422 : 400
         case .storage: status = 500
+        case .unavailable:
+            status = 503
+            if let seconds = failure.retryAfterSeconds { headers.append(("Retry-After", String(seconds))) }
         case .ceremony:
             let ceremony = failure.ceremony
             switch ceremony?.error.name {

@@ -171,14 +171,16 @@ extension APIServer {
         Route("GET", "/devices/{device}/capabilities", .page) { (s, r) throws(APIError) in
             s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(device: r.first) })
         },
-        Route("POST", "/scenarios/run", .operator) { (s, r) throws(APIError) in
+        Route("POST", "/scenarios/run", .operator, mayBlock: true) { (s, r) throws(APIError) in
             let body = try r.body()
             try body.only(["scenario", "providers"])
             guard let scenario = body.value["scenario"], scenario.objectValue != nil else {
                 throw APIError(.invalidInput("body.scenario is required: a scenario object (the scenarios/ format)."))
             }
             let providers = try body.string("providers")
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.runScenario(scenario, providers: providers) })
+            return s.json(200, try APIError.wrap { () throws(OperationError) in
+                try s.operations.runScenario(scenario, providers: providers, clientGone: r.http.clientGone)
+            })
         },
         Route("POST", "/profiles/{profile}/holds", .operator) { (s, r) throws(APIError) in
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
@@ -240,7 +242,7 @@ extension APIServer {
         return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
                                androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
                                mediation: try body.string("mediation"), pick: try body.string("pick"), ceremony: try body.string("ceremony"),
-                               restrictedTo: r.restrictedTo)
+                               restrictedTo: r.restrictedTo, clientGone: r.http.clientGone, mayWait: r.http.mayWait)
     }
 
     func health() -> JSONValue {

@@ -51,12 +51,15 @@ public final class APIServer: @unchecked Sendable {
         try self.init(operations: try Operations(vault: vault, registry: registry), configuration: configuration, bindAddress: bindAddress)
     }
 
-    /// Whether the request is a ceremony that may wait long: an armed hold makes it wait, and a conditional
-    /// get waits for the simulated user's pick (a body naming "conditional" is taken to be one).
+    /// Whether the request may wait or run long: a scenario run, a ceremony an armed hold makes wait, a conditional
+    /// get waiting for the simulated user's pick (a body naming "conditional" is taken to be one). A request this
+    /// misses is answered on a pool thread with `mayWait` false: it waits for nothing.
     public func mayBlock(_ request: HTTPRequest) -> Bool {
         // Asked of every request before it is handled: byte checks against the mayBlock routes' tails, no route
         // lookup.
         guard request.method == "POST" else { return false }
+        // By segments, as routing matches them ("/scenarios//run/" is the same route).
+        if APIServer.blockingPaths.contains("/" + request.segments.joined(separator: "/")) { return true }
         let path = request.path.utf8
         for (prefix, device) in [("/profiles/", false), ("/devices/", true)] {
             guard path.starts(with: prefix.utf8) else { continue }
@@ -75,11 +78,17 @@ public final class APIServer: @unchecked Sendable {
 
     /// What follows `/profiles/{profile}` or `/devices/{device}` in the routes the table marks `mayBlock` (POST only);
     /// the two have the same tails.
-    static let blockingTails: [String] = Array(Set(routes.filter { $0.mayBlock }.map { route in
+    static let blockingTails: [String] = Array(Set(routes.filter { $0.mayBlock && $0.template.contains("{") }.map { route in
         precondition(route.method == "POST" && (route.template.hasPrefix("/profiles/{profile}/") || route.template.hasPrefix("/devices/{device}/")),
-                     "a mayBlock route is a profile's or a device's POST")
+                     "a mayBlock route with parameters is a profile's or a device's POST")
         return String(route.template.drop { $0 != "}" }.dropFirst())
     })).sorted()
+
+    /// The mayBlock routes without parameters (POST only), which always run off the pool threads: a scenario run.
+    static let blockingPaths: Set<String> = Set(routes.filter { $0.mayBlock && !$0.template.contains("{") }.map { route in
+        precondition(route.method == "POST", "a mayBlock route is a POST")
+        return route.template
+    })
 
     private static let conditionalWord = Array("conditional".utf8)
 

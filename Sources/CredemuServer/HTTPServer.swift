@@ -12,6 +12,12 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body went past the cap; it was discarded.
     public var bodyTooLarge: Bool
+    /// Whether the client has closed its connection: known for a request that may block (suspended, so
+    /// libmicrohttpd does not watch its socket); false for the others, which answer at once.
+    public var clientGone: @Sendable () -> Bool = { false }
+    /// Whether the request may wait (for a hold's release, a dropdown's pick): false for one answered on a pool
+    /// thread, which must not be held there; what it would have waited for does not apply to it.
+    public var mayWait = true
 
     /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
     public var segments: [String] {
@@ -179,17 +185,46 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
         server.suspendedCount += 1
         state.counted = true
         server.suspended.unlock()
+        let peer = Peer(socket: cmhd_connection_fd(connection))
+        var watched = request
+        watched.clientGone = { peer.isGone }
+        let waiting = watched
         MHD_suspend_connection(connection)
         let resumable = SuspendedConnection(connection)
         // A thread of its own: a request that waits long must not hold one of the shared queue's few threads.
         // The boards bound how many wait at once.
         Thread.detachNewThread {
-            state.response = server.handler(request)
+            state.response = server.handler(waiting)
+            peer.answered()
             MHD_resume_connection(resumable.connection)
         }
         return MHD_Result.YES
     }
-    return queue(server.handler(request), on: connection)
+    var answeredNow = request
+    answeredNow.mayWait = false
+    return queue(server.handler(answeredNow), on: connection)
+}
+
+/// The client of a suspended connection, as its handler asks after it: gone once its socket reads end of file or
+/// an error. The socket is the connection's until it is resumed; after the answer nothing looks at it.
+final class Peer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var socket: Int32
+
+    init(socket: Int32) { self.socket = socket }
+
+    var isGone: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return socket >= 0 && cmhd_peer_gone(socket) != 0
+    }
+
+    /// The answer is queued: the socket goes back to libmicrohttpd.
+    func answered() {
+        lock.lock()
+        socket = -1
+        lock.unlock()
+    }
 }
 
 /// A suspended connection handed to the thread that will resume it (libmicrohttpd allows this with ITC).

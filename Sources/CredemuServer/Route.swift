@@ -10,7 +10,8 @@ struct Route: Sendable {
     let template: String
     /// Who may call it; the front door enforces it before the handler runs (README "Security model").
     let scope: RouteScope
-    /// A ceremony an armed hold can make wait: answered off the pool thread.
+    /// A request that may wait or run long (a ceremony an armed hold can make wait, a scenario run): answered off
+    /// the pool thread.
     let mayBlock: Bool
     let handler: Handler
     private let pattern: [Substring?]

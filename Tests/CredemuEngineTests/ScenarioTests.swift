@@ -21,7 +21,7 @@ final class ScenarioTests: XCTestCase {
             let scenario = try Scenario.load(path: Self.scenariosDirectory + "/" + name)
             let directory = TemporaryDirectory()
             let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("all", for: scenario), directory: directory.path,
-                                                  packs: registry.all)
+                                                  packs: registry.all, limits: .server)
             let expectedPath = Self.scenariosDirectory + "/expected/" + name
             let expected = try String(contentsOfFile: expectedPath, encoding: .utf8)
             let actual = matrix.json.pretty()
@@ -42,7 +42,7 @@ final class ScenarioTests: XCTestCase {
         let registry = try PolicyRegistry()
         let scenario = try Scenario.load(path: Self.scenariosDirectory + "/revocation-unknown-signal.json")
         let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("gpm,bitwarden,gpm-pre-m144", for: scenario),
-                                              directory: TemporaryDirectory().path)
+                                              directory: TemporaryDirectory().path, limits: .server)
         let signalRow = scenario.steps.firstIndex { $0.label.hasPrefix("signalUnknownCredential") }!
         XCTAssertTrue(matrix.diverges(signalRow))
         XCTAssertFalse(matrix.diverges(0))
@@ -59,7 +59,7 @@ final class ScenarioTests: XCTestCase {
     func testTheUpgradeRowDivergesBetweenGPMAndBitwardenInEveryFormat() throws {
         let registry = try PolicyRegistry(directory: providersDirectory)
         let scenario = try Scenario.load(path: Self.scenariosDirectory + "/upgrade-after-autofill.json")
-        let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("gpm,bitwarden", for: scenario), directory: TemporaryDirectory().path)
+        let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("gpm,bitwarden", for: scenario), directory: TemporaryDirectory().path, limits: .server)
         let row = try XCTUnwrap(scenario.steps.firstIndex { $0.label.hasPrefix("automatic upgrade") })
         let (gpm, bitwarden) = (matrix.cells[row][0], matrix.cells[row][1])
         XCTAssertEqual([gpm.outcome, gpm.vault], [bitwarden.outcome, bitwarden.vault], "both created a passkey")

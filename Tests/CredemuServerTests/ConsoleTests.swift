@@ -123,4 +123,24 @@ final class ConsoleTests: XCTestCase {
         XCTAssertEqual(api.handle(request("POST", "/scenarios/run", #"{"scenario": \#(scenario), "providers": "nope"}"#)).status, 422)
         XCTAssertEqual(api.handle(request("POST", "/scenarios/run", #"{"scenario": "text"}"#)).status, 400)
     }
+
+    func testAScenarioRunOverTheLimitsOrOnceTheServerStopsIsRefusedByName() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        func run(steps: Int, times: Int) -> HTTPResponse {
+            let step = #"{"do": "create", "times": \#(times)}"#
+            let scenario = #"{"format": "credemu-scenario", "version": 1, "name": "x", "title": "x", "steps": [\#(Array(repeating: step, count: steps).joined(separator: ","))]}"#
+            return api.handle(request("POST", "/scenarios/run", #"{"scenario": \#(scenario), "providers": "gpm,bitwarden"}"#))
+        }
+        for (steps, times) in [(101, 1), (11, 100)] {
+            let refused = run(steps: steps, times: times)
+            XCTAssertEqual(refused.status, 400)
+            XCTAssertEqual(try json(refused)["error"]?["name"], "ScenarioTooLarge")
+        }
+        XCTAssertEqual(run(steps: 2, times: 2).status, 200)
+        api.operations.endWaits()
+        let stopping = run(steps: 2, times: 2)
+        XCTAssertEqual(stopping.status, 503)
+        XCTAssertEqual(try json(stopping)["error"]?["name"], "ServerStopping")
+    }
 }

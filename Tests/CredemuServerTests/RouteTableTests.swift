@@ -19,8 +19,9 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(routed.count, APIServer.routes.count, "no route is in the table twice")
     }
 
-    func testTheCeremonyRoutesAreTheOnesThatMayWait() {
+    func testTheCeremonyRoutesAndScenarioRunsAreTheOnesThatMayWait() {
         XCTAssertEqual(APIServer.blockingTails, ["/credentials/create", "/credentials/get"])
+        XCTAssertEqual(APIServer.blockingPaths, ["/scenarios/run"], "a scenario run never takes a pool thread")
     }
 
     func testTemplatesMatchWholeSegmentsOnly() throws {

@@ -261,12 +261,12 @@ def test_no_route_returns_a_private_key(server):
 
 def test_holds_are_pruned_and_bounded(server):
     ids = []
-    for _ in range(64):
+    for _ in range(16):
         status, hold, _ = post_json(server, "/profiles/default/holds", {"timeoutMs": 1000})
         assert status == 201, hold
         ids.append(hold["id"])
     status, error, _ = post_json(server, "/profiles/default/holds", {})
-    assert status == 409, "no more than 64 holds wait at once"
+    assert status == 409, "no more than 16 holds wait on one profile at once"
     for hold_id in ids:
         assert post_json(server, f"/holds/{hold_id}/release", {"outcome": "cancel"})[0] == 200
     for _ in range(70):

@@ -30,9 +30,14 @@ public struct DivergenceMatrix: Sendable {
     }
 
     /// Runs `scenario` once per (policy, platform), each in a fresh vault under `directory`; an account that names its
-    /// pack plays it from `packs`.
+    /// pack plays it from `packs`. Refuses a run over `limits` before it starts; throws `Cancellation.Stopped` when
+    /// `cancellation` (given the limits' deadline) ends it between step runs.
     public static func run(_ scenario: Scenario, providers: [(any ProviderPolicy, Platform)], directory: String,
-                           packs: [any ProviderPolicy] = []) throws -> DivergenceMatrix {
+                           packs: [any ProviderPolicy] = [], limits: ScenarioLimits,
+                           cancellation: Cancellation = .never) throws -> DivergenceMatrix {
+        try limits.check(scenario, columns: providers.count)
+        let cancellation = cancellation.within(seconds: limits.seconds)
+        let perColumn = scenario.steps.reduce(0) { $0 + $1.times }
         var columns: [Column] = []
         var byColumn: [[Cell]] = []
         var findings: [[Finding]] = []
@@ -40,7 +45,11 @@ public struct DivergenceMatrix: Sendable {
             let vault = try Vault.open(path: "\(directory)/\(index)-\(policy.id).db", key: .raw([UInt8](repeating: 1, count: 32)))
             defer { vault.close() }
             let runner = ScenarioRunner(scenario: scenario, policy: policy, platform: platform, vault: vault, packs: packs)
-            byColumn.append(runner.run())
+            do {
+                byColumn.append(try runner.run(cancellation: cancellation))
+            } catch {
+                throw Cancellation.Stopped(reason: error.reason, completed: index * perColumn + error.completed, total: providers.count * perColumn)
+            }
             findings.append(try runner.profileNames.flatMap { (name) throws in try Finding.list(vault.scoped(to: name)) })
             columns.append(Column(pack: policy.id, name: policy.name, version: policy.version, platform: platform))
         }

@@ -85,6 +85,9 @@ public final class ScenarioRunner {
     private var engines: [String: Engine] = [:]
     /// Scenario label to credential ID, and back.
     private var labels: [String: [UInt8]] = [:]
+    private var names: [[UInt8]: String] = [:]
+    /// The vault after the last step run: nothing changes it before the next one, whose "before" it is.
+    private var lastSnapshot: [String: PasskeyRecord]?
     private var counter = 0
 
     public static let start = Date(timeIntervalSince1970: 1_795_953_600)  // 2026-11-29T10:00:00Z
@@ -146,12 +149,23 @@ public final class ScenarioRunner {
         DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) })
     }
 
-    public func run() -> [Cell] {
-        scenario.steps.map { step in
-            guard step.times > 1 else { return run(step) }
-            let cells = (0..<step.times).map { _ in run(step) }
-            return summarize(cells)
+    /// The step runs this scenario makes in one column: each step's `times`, summed.
+    public var stepRuns: Int { scenario.steps.reduce(0) { $0 + $1.times } }
+
+    /// Runs every step; `cancellation` is checked before each step run, so a run ends within one of them.
+    public func run(cancellation: Cancellation = .never) throws(Cancellation.Stopped) -> [Cell] {
+        var rows: [Cell] = []
+        var completed = 0
+        for step in scenario.steps {
+            var cells: [Cell] = []
+            for _ in 0..<step.times {
+                if let reason = cancellation.reason() { throw Cancellation.Stopped(reason: reason, completed: completed, total: stepRuns) }
+                cells.append(run(step))
+                completed += 1
+            }
+            rows.append(cells.count == 1 ? cells[0] : summarize(cells))
         }
+        return rows
     }
 
     private func summarize(_ cells: [Cell]) -> Cell {
@@ -188,11 +202,19 @@ public final class ScenarioRunner {
     }
 
     private func label(for id: [UInt8]) -> String {
-        if let existing = labels.first(where: { $0.value == id })?.key { return existing }
+        if let existing = names[id] { return existing }
         counter += 1
         let name = "pk\(counter)"
-        labels[name] = id
+        assign(name, to: id)
         return name
+    }
+
+    /// Names a credential `label`; a credential the label named before loses it.
+    private func assign(_ label: String, to id: [UInt8]) {
+        if let previous = labels[label], previous != id { names[previous] = nil }
+        if let old = names[id], old != label { labels[old] = nil }
+        labels[label] = id
+        names[id] = label
     }
 
     private func vaultChange(_ before: [String: PasskeyRecord], _ after: [String: PasskeyRecord]) -> String {
@@ -210,9 +232,11 @@ public final class ScenarioRunner {
     }
 
     private func run(_ step: Scenario.Step) -> Cell {
-        let before = snapshot()
+        let before = lastSnapshot ?? snapshot()
         var cell = perform(step)
-        cell.vault = vaultChange(before, snapshot())
+        let after = snapshot()
+        lastSnapshot = after
+        cell.vault = vaultChange(before, after)
         cell.unexpected = check(cell, against: step)
         return cell
     }
@@ -387,8 +411,7 @@ public final class ScenarioRunner {
         let response = try engine.create(options, caller: caller())
         let name = label(for: response.credentialID)
         if let wanted = a["as"]?.stringValue, wanted != name {
-            labels[wanted] = response.credentialID
-            labels[name] = nil
+            assign(wanted, to: response.credentialID)
             counter -= 1
         }
         let shown = a["as"]?.stringValue ?? name

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Why a wait or a long run should end before it is done: the client that asked went away, its deadline passed, or
+/// the process is stopping. Checked between steps and while waiting, never by interrupting work.
+public struct Cancellation: Sendable {
+    public enum Reason: String, Sendable {
+        case clientGone, deadline, stopping
+    }
+
+    /// The work ended early, after `completed` units of it (scenario step runs).
+    public struct Stopped: Error, Sendable {
+        public var reason: Reason
+        public var completed: Int
+        public var total: Int
+    }
+
+    /// Whether the client has gone (its connection closed); asked at most every poll interval of a wait.
+    public var clientGone: @Sendable () -> Bool
+    public var deadline: Date?
+    public var stopping: StopSignal?
+
+    public init(clientGone: @escaping @Sendable () -> Bool = { false }, deadline: Date? = nil, stopping: StopSignal? = nil) {
+        self.clientGone = clientGone
+        self.deadline = deadline
+        self.stopping = stopping
+    }
+
+    /// Nothing ends the work early (an in-process caller, the CLI without a deadline).
+    public static let never = Cancellation()
+
+    /// The same, with a deadline `seconds` from now (or the earlier one it had).
+    public func within(seconds: TimeInterval) -> Cancellation {
+        var copy = self
+        let limit = Date().addingTimeInterval(seconds)
+        copy.deadline = deadline.map { min($0, limit) } ?? limit
+        return copy
+    }
+
+    /// Why the work should end now, or nil to go on. The process stopping comes first, then the deadline, then
+    /// the client (the one that costs a system call).
+    public func reason(now: Date = Date()) -> Reason? {
+        if stopping?.isSet == true { return .stopping }
+        if let deadline, now >= deadline { return .deadline }
+        return clientGone() ? .clientGone : nil
+    }
+}
