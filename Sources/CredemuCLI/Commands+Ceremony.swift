@@ -100,29 +100,19 @@ extension Commands {
 }
 
 extension Context {
+    /// The ceremony target the global options name: `--device NAME`, else the profile.
+    private var target: CeremonyTarget { deviceName.map { .device($0) } ?? .profile(profileName) }
+
     func create(_ args: Arguments) throws -> ExitStatus {
         let overrides = try settingOverrides(args)
         let request = try ceremonyRequest(args)
-        if let deviceName {
-            guard overrides.isEmpty else { throw UsageError("The per-credential overrides are for a profile's create, not a device's.") }
-            let (response, account) = try perform { (ops) throws(OperationError) in try ops.create(device: deviceName, request) }
-            answeredBy(account)
-            printJSON(response)
-            return .success
-        }
-        printJSON(try perform { (ops) throws(OperationError) in try ops.create(profileName, request, overrides: overrides) })
+        answered(try perform { (ops) throws(OperationError) in try ops.create(target, request, overrides: overrides) })
         return .success
     }
 
     func get(_ args: Arguments) throws -> ExitStatus {
         let request = try ceremonyRequest(args, pick: args.value("pick"))
-        if let deviceName {
-            let (response, account) = try perform { (ops) throws(OperationError) in try ops.get(device: deviceName, request) }
-            answeredBy(account)
-            printJSON(response)
-            return .success
-        }
-        printJSON(try perform { (ops) throws(OperationError) in try ops.get(profileName, request) })
+        answered(try perform { (ops) throws(OperationError) in try ops.get(target, request) })
         return .success
     }
 
@@ -130,10 +120,7 @@ extension Context {
     func offer(_ args: Arguments) throws -> ExitStatus {
         let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
                                       platform: args.value("platform"))
-        printJSON(try perform { (ops) throws(OperationError) in
-            if let deviceName { return try ops.autofillOffer(device: deviceName, request) }
-            return try ops.autofillOffer(profileName, request)
-        })
+        printJSON(try perform { (ops) throws(OperationError) in try ops.autofillOffer(target, request) })
         return .success
     }
 
@@ -141,30 +128,23 @@ extension Context {
         let kind = args.argument("KIND") ?? ""
         let request = CeremonyRequest(options: .text(try readInput(file: args.value("options"))), origin: try args.required("origin"),
                                       platform: args.value("platform"))
-        if let deviceName {
-            let accounts = try perform { (ops) throws(OperationError) in try ops.signal(device: deviceName, kind: kind, request) }
-            answeredBy(accounts.isEmpty ? "no provider" : accounts.joined(separator: ", "))
-        } else {
-            try perform { (ops) throws(OperationError) in try ops.signal(profileName, kind: kind, request) }
-        }
-        printJSON(.object([("resolved", true)]))
+        let accounts = try perform { (ops) throws(OperationError) in try ops.signal(target, kind: kind, request) }
+        answered(Answer(response: .object([("resolved", true)]), accounts: accounts))
         return .success
     }
 
     func capabilities(_ args: Arguments) throws -> ExitStatus {
-        printJSON(try perform { (ops) throws(OperationError) in
-            if let deviceName {
-                guard args.value("platform") == nil else { throw .invalidInput("A device's capabilities are its own platform's; --platform is for a profile.") }
-                return try ops.capabilities(device: deviceName)
-            }
-            return try ops.capabilities(profileName, platform: args.value("platform"))
-        })
+        answered(try perform { (ops) throws(OperationError) in try ops.capabilities(target, platform: args.value("platform")) })
         return .success
     }
 
-    /// Names on standard error the provider account a device's ceremony went to (standard output stays the response).
-    private func answeredBy(_ account: String) {
-        terminal.writeError("credemu: device \(deviceName ?? ""): answered by \(account)\n")
+    /// Prints the answer; on a device, names on standard error the account it went to (standard output stays the
+    /// response).
+    private func answered(_ answer: Answer) {
+        if let deviceName {
+            terminal.writeError("credemu: device \(deviceName): answered by \(answer.accounts.isEmpty ? "no provider" : answer.accounts.joined(separator: ", "))\n")
+        }
+        printJSON(answer.response)
     }
 
     /// The ceremony as the flags give it; web options need `--origin` (native shapes carry or imply theirs).

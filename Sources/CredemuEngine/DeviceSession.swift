@@ -3,7 +3,7 @@ import WebAuthn
 
 /// The ceremonies of one device: each goes to the provider accounts `DeviceRouting` names, and each credential is
 /// answered by its own provider's engine, with that provider's knobs and in that account's vault and log.
-public final class DeviceSession: @unchecked Sendable {
+public final class DeviceSession: Answering, @unchecked Sendable {
     public let device: Device
     public let routing: DeviceRouting
     /// The device's accounts in its order, each an engine whose profile runs on the device (`Profile.on(_:)`).
@@ -52,12 +52,6 @@ public final class DeviceSession: @unchecked Sendable {
             }
         }
         return first
-    }
-
-    /// `navigator.credentials.get()` on the device.
-    public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> (engine: Engine, response: AuthenticationResponse) {
-        let engine = try getEngine(options, caller: caller, pick: pick)
-        return (engine, try engine.get(options, caller: caller, pick: pick))
     }
 
     /// A conditional get's dropdown on the device: each provider that lists passkeys in autofill, in the platform's

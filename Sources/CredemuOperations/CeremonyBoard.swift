@@ -3,7 +3,7 @@ import Foundation
 import Vault
 import WebAuthn
 
-/// Ceremonies in flight on the server, by target (a profile, or `@device`) and the ID the caller gave (the shim
+/// Ceremonies in flight on the server, by target (a `CeremonyTarget`: a profile or a device) and the ID the caller gave (the shim
 /// sends one with every request): a page's abort reaches them, and a conditional get waits here for the simulated
 /// user's pick from its autofill dropdown.
 ///
@@ -39,7 +39,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     public static let maxWaitSeconds: TimeInterval = 600
     private let condition = NSCondition()
     /// Target, then ceremony ID.
-    private var targets: [String: [String: Entry]] = [:]
+    private var targets: [CeremonyTarget: [String: Entry]] = [:]
     private var counter = 0
     /// Set when the server stops: nothing waits any more.
     private var closed = false
@@ -59,7 +59,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     /// A waiting conditional get is not replaced by a later request: Chromium 156 refuses the later one with
     /// "A request is already pending." (OperationError) and the page must abort the conditional get first; the
     /// shim does that refusing in the page, so API callers may run ceremonies side by side.
-    func begin(profile target: String, id given: String?, origin: String, page: String? = nil, conditional: Bool) -> String? {
+    func begin(target: CeremonyTarget, id given: String?, origin: String, page: String? = nil, conditional: Bool) -> String? {
         condition.lock()
         defer { condition.unlock() }
         if conditional && !hasSlot(target: target, page: page) { return nil }
@@ -71,7 +71,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// Whether one more conditional get may wait on `target` for `page`. Called with the lock held.
-    private func hasSlot(target: String, page: String?) -> Bool {
+    private func hasSlot(target: CeremonyTarget, page: String?) -> Bool {
         var all = 0, onTarget = 0, fromPage = 0
         for (name, entries) in targets {
             for entry in entries.values where entry.conditional {
@@ -85,7 +85,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// Publishes a conditional get's dropdown.
-    func offer(profile target: String, id: String, rpID: String, passkeys: [OfferedPasskey]) {
+    func offer(target: CeremonyTarget, id: String, rpID: String, passkeys: [OfferedPasskey]) {
         condition.lock()
         targets[target]?[id]?.rpID = rpID
         targets[target]?[id]?.offer = passkeys
@@ -94,7 +94,7 @@ public final class CeremonyBoard: @unchecked Sendable {
 
     /// Waits until the ceremony ends (picked, aborted), `maxWaitSeconds` pass or `cancellation` ends it (its client
     /// gone: `abandoned`; the server stopping: `aborted`).
-    func wait(profile target: String, id: String, cancellation: Cancellation) -> Ending {
+    func wait(target: CeremonyTarget, id: String, cancellation: Cancellation) -> Ending {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(CeremonyBoard.maxWaitSeconds)
@@ -111,21 +111,21 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// Ends a ceremony that has not ended. Called with the lock held.
-    private func end(_ target: String, _ id: String, _ ending: Ending) {
+    private func end(_ target: CeremonyTarget, _ id: String, _ ending: Ending) {
         guard targets[target]?[id] != nil, targets[target]?[id]?.ending == nil else { return }
         targets[target]?[id]?.ending = ending
         condition.broadcast()
     }
 
     /// Whether the caller aborted the ceremony (or a modal request replaced it) since it began.
-    func ending(profile target: String, id: String) -> Ending? {
+    func ending(target: CeremonyTarget, id: String) -> Ending? {
         condition.lock()
         defer { condition.unlock() }
         return targets[target]?[id]?.ending
     }
 
     /// Forgets a ceremony that has answered, and its target once it has none.
-    func finish(profile target: String, id: String) {
+    func finish(target: CeremonyTarget, id: String) {
         condition.lock()
         targets[target]?[id] = nil
         if targets[target]?.isEmpty == true { targets[target] = nil }
@@ -134,7 +134,7 @@ public final class CeremonyBoard: @unchecked Sendable {
 
     /// Aborts a ceremony in flight; false when none has that ID (it answered already, or never began), or
     /// when a page asks for a ceremony of another origin.
-    func abort(profile target: String, id: String, view: PageView) -> Bool {
+    func abort(target: CeremonyTarget, id: String, view: PageView) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard let entry = targets[target]?[id], entry.ending == nil, view.sees(ceremonyOrigin: entry.origin) else { return false }
@@ -155,7 +155,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it).
-    func pick(profile target: String, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
+    func pick(target: CeremonyTarget, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
         condition.lock()
         defer { condition.unlock() }
         let waiting = (targets[target] ?? [:]).values.filter { e in
@@ -169,7 +169,7 @@ public final class CeremonyBoard: @unchecked Sendable {
     }
 
     /// The dropdowns open now on a target, oldest first.
-    func offers(profile target: String, view: PageView) -> [JSONValue] {
+    func offers(target: CeremonyTarget, view: PageView) -> [JSONValue] {
         condition.lock()
         defer { condition.unlock() }
         return (targets[target] ?? [:]).values.filter { $0.ending == nil && $0.offer != nil && view.sees(ceremonyOrigin: $0.origin) }

@@ -1,6 +1,8 @@
+import CredemuEngine
+
 /// What a ceremony, a signal or a page's password runs on: a profile (one provider account) or a device (a
 /// platform with its ordered provider accounts).
-public enum CeremonyTarget: Hashable, Sendable {
+public enum CeremonyTarget: Hashable, Sendable, CustomStringConvertible {
     case profile(String)
     case device(String)
 
@@ -23,6 +25,9 @@ public enum CeremonyTarget: Hashable, Sendable {
         }
     }
 
+    /// "profile NAME" or "device NAME", as messages say it.
+    public var description: String { "\(kind.rawValue) \(name)" }
+
     public var name: String {
         switch self {
         case .profile(let name), .device(let name): return name
@@ -37,12 +42,13 @@ extension Operations {
         switch target {
         case .profile(let name):
             return name
-        case .device(let name):
-            _ = try device(name)
-            guard let profile = passwordProfile(device: name) else {
-                throw .notFound("The device \(name) has no provider account that saves passwords.")
+        case .device:
+            let answering = try answerers(target)
+            do throws(CeremonyError) {
+                return try answering.createEngine().engine.profile.name
+            } catch {
+                throw .notFound("The device \(target.name) has no provider account that saves passwords: \(error.error.message)")
             }
-            return profile
         }
     }
 }

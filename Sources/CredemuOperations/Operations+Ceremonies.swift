@@ -3,48 +3,54 @@ import Vault
 import WebAuthn
 
 extension Operations {
-    /// `navigator.credentials.create()`: modal or conditional, web or native.
-    public func create(_ name: String, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> JSONValue {
-        try create(on: try engine(name, platform: request.platform), board: name, request, overrides: overrides)
+    /// The accounts that answer a target's ceremonies: a profile's own, on its platform or another its pack
+    /// models; a device's, routed by its platform (a request naming a platform there is refused, not half obeyed).
+    public func answerers(_ target: CeremonyTarget, platform: String? = nil) throws(OperationError) -> any Answering {
+        switch target {
+        case .profile(let name):
+            return SingleAccount(try engine(name, platform: platform))
+        case .device(let name):
+            guard platform == nil else {
+                throw .invalidInput("A device's ceremonies run on its own platform; change the device's platform setting instead of giving one.")
+            }
+            return try session(name)
+        }
     }
 
-    /// A create answered by `engine`, registered on the ceremony board under `board` (a profile, or a device).
-    func create(on engine: Engine, board: String, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> JSONValue {
+    /// A routing step's failure (no reachable provider) as the operation's own ceremony error, rendered in the
+    /// target's first engine.
+    func routed<T>(_ answering: any Answering, _ operation: Dialect.Operation, _ body: () throws(CeremonyError) -> T) throws(OperationError) -> T {
+        do {
+            return try body()
+        } catch {
+            guard let first = answering.engines.first else { throw .invalidInput("The target has no provider accounts.") }
+            throw .ceremony(error, operation, first)
+        }
+    }
+
+    /// `navigator.credentials.create()` on a target: modal or conditional, web or native, answered by the account
+    /// its routing picks.
+    public func create(_ target: CeremonyTarget, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> Answer {
+        let answering = try answerers(target, platform: request.platform)
+        let engine = try routed(answering, .create) { () throws(CeremonyError) in try answering.createEngine().engine }
         let (parsed, nativeOrigin) = try options(request, engine, .create, PlatformRequest.creationOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
-        let id = try begin(board, request, caller, conditional: false, engine, .create)
-        defer { if let id { ceremonies.finish(profile: board, id: id) } }
+        let id = try begin(target, request, caller, conditional: false, engine, .create)
+        defer { if let id { ceremonies.finish(target: target, id: id) } }
         try honourHold(engine, .create, request)
-        try checkNotAborted(board, id, engine, .create)
-        return try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
+        try checkNotAborted(target, id, engine, .create)
+        let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
+        return Answer(response: response, accounts: [engine.profile.name])
     }
 
-    /// Who answers a get: the options are read by `page`, the dropdown comes from `offer`, `answerer` names the engine
-    /// that signs (after the pick), and `queued` says whether the simulated user's next decision is queued already.
-    struct GetRouting {
-        var page: Engine
-        var offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])
-        var answerer: (RequestOptions, Caller, [UInt8]?) throws(CeremonyError) -> Engine
-        var queued: () throws(OperationError) -> Bool
-    }
-
-    /// `navigator.credentials.get()`, with the simulated user's pick when given.
-    public func get(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
-        let engine = try engine(name, platform: request.platform)
-        let routing = GetRouting(page: engine, offer: { (o, c) throws(CeremonyError) in try engine.autofillOffer(o, caller: c) },
-                                 answerer: { _, _, _ in engine },
-                                 queued: { () throws(OperationError) in
-                                     try !self.stored { () throws(VaultError) in try self.vault.scoped(to: name).pendingDecisions() }.isEmpty
-                                 })
-        return try get(board: name, request, routing).response
-    }
-
-    /// A get routed as `routing` says, registered on the board under `board`; returns the engine that answered too.
-    func get(board: String, _ request: CeremonyRequest, _ routing: GetRouting) throws(OperationError) -> (response: JSONValue, engine: Engine) {
-        let page = routing.page
+    /// `navigator.credentials.get()` on a target, with the simulated user's pick when given: the page's engine
+    /// reads the options, the dropdown is the target's, and the chosen passkey is answered by its own account.
+    public func get(_ target: CeremonyTarget, _ request: CeremonyRequest) throws(OperationError) -> Answer {
+        let answering = try answerers(target, platform: request.platform)
+        let page = try routed(answering, .get) { () throws(CeremonyError) in try answering.pageEngine() }
         let (parsed, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
@@ -54,47 +60,62 @@ extension Operations {
             return bytes
         }
         let conditional = options.mediation == "conditional"
-        let id = try begin(board, request, caller, conditional: conditional, page, .get)
-        defer { if let id { ceremonies.finish(profile: board, id: id) } }
+        let id = try begin(target, request, caller, conditional: conditional, page, .get)
+        defer { if let id { ceremonies.finish(target: target, id: id) } }
         try honourHold(page, .get, request)
-        try checkNotAborted(board, id, page, .get)
+        try checkNotAborted(target, id, page, .get)
         // A conditional get waits for a pick unless the simulated user's next decision is queued already.
-        if conditional, waitsForPick(request), pick == nil, let id, try !routing.queued() {
-            pick = try waitForPick(board, id, options, caller, page, routing.offer, request)
+        if conditional, waitsForPick(request), pick == nil, let id, try !decisionQueued(answering) {
+            pick = try waitForPick(target, id, options, caller, page, answering, request)
         }
         let chosen = pick
-        let engine = try run(page, .get) { () throws(CeremonyError) in try routing.answerer(options, caller, chosen) }
+        let engine = try run(page, .get) { () throws(CeremonyError) in try answering.getEngine(options, caller: caller, pick: chosen) }
         if engine !== page {
             try honourHold(engine, .get, request)
-            try checkNotAborted(board, id, engine, .get)
+            try checkNotAborted(target, id, engine, .get)
         }
-        return (try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json, engine)
+        let response = try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json
+        return Answer(response: response, accounts: [engine.profile.name])
+    }
+
+    /// Whether the simulated user's next decision is queued already on any account behind the target.
+    private func decisionQueued(_ answering: any Answering) throws(OperationError) -> Bool {
+        for engine in answering.engines where try !stored({ () throws(VaultError) in try engine.vault.pendingDecisions() }).isEmpty {
+            return true
+        }
+        return false
     }
 
     /// The signal kinds, as the API's path and the CLI's word name them.
     public static let signalKinds = ["unknown", "accepted", "details"]
 
-    /// One of the WebAuthn signals; resolves with nothing to say, as browsers do.
-    public func signal(_ name: String, kind: String, _ request: CeremonyRequest) throws(OperationError) {
+    /// One of the WebAuthn signals on a target; resolves with nothing to say, as browsers do. Returns the accounts
+    /// it was sent to.
+    @discardableResult
+    public func signal(_ target: CeremonyTarget, kind: String, _ request: CeremonyRequest) throws(OperationError) -> [String] {
         guard Operations.signalKinds.contains(kind) else {
             throw .invalidInput("No signal '\(kind)'; the signals are \(Operations.signalKinds.joined(separator: ", ")).")
         }
-        let engine = try engine(name, platform: request.platform)
-        let caller = try ceremonyCaller(request, nativeOrigin: nil, engine, .signal)
-        let signal = try options(request, engine, .signal) { (document) throws(WebAuthnError) in try SignalRequest(kind: kind, document: document) }
-        try run(engine, .signal) { () throws(CeremonyError) in try engine.signal(signal, caller: caller) }
+        let answering = try answerers(target, platform: request.platform)
+        let page = try routed(answering, .signal) { () throws(CeremonyError) in try answering.pageEngine() }
+        let caller = try ceremonyCaller(request, nativeOrigin: nil, page, .signal)
+        let signal = try options(request, page, .signal) { (document) throws(WebAuthnError) in try SignalRequest(kind: kind, document: document) }
+        return try run(page, .signal) { () throws(CeremonyError) in try answering.signal(signal, caller: caller) }
     }
 
-    /// Whether a profile's page has the signal methods at all (Firefox's has none), for the shim's configuration; nil
-    /// for a profile not made yet, which serving the shim does not make.
-    public func pageHasSignalMethods(_ name: String) -> Bool? {
-        guard (try? stored({ () throws(VaultError) in try vault.profileSettings(name) })) != nil else { return nil }
-        return try? engine(name).knobs.signalMethods
+    /// Whether a target's page has the signal methods at all (Firefox's has none), for the shim's configuration;
+    /// nil for a target not made yet, which serving the shim does not make.
+    public func pageHasSignalMethods(_ target: CeremonyTarget) -> Bool? {
+        if case .profile(let name) = target, (try? stored({ () throws(VaultError) in try vault.profileSettings(name) })) ?? nil == nil { return nil }
+        guard let answering = try? answerers(target), let page = try? answering.pageEngine() else { return nil }
+        return page.knobs.signalMethods
     }
 
-    /// `PublicKeyCredential.getClientCapabilities()` as the profile's platform answers it.
-    public func capabilities(_ name: String, platform: String?) throws(OperationError) -> JSONValue {
-        try engine(name, platform: platform).capabilities()
+    /// `PublicKeyCredential.getClientCapabilities()` as the target's page answers it.
+    public func capabilities(_ target: CeremonyTarget, platform: String? = nil) throws(OperationError) -> Answer {
+        let answering = try answerers(target, platform: platform)
+        let page = try routed(answering, .get) { () throws(CeremonyError) in try answering.pageEngine() }
+        return Answer(response: page.capabilities(), accounts: [page.profile.name])
     }
 
     /// The request's options read by `parse`; malformed ones fail as the ceremony would (a TypeError with every
@@ -123,13 +144,13 @@ extension Operations {
     ///
     /// A ceremony without an ID that will not wait is not registered: nothing could abort it, and the board's
     /// lock stays off the path of callers that run many ceremonies side by side. Returns nil then.
-    private func begin(_ name: String, _ request: CeremonyRequest, _ caller: Caller, conditional: Bool, _ engine: Engine,
+    private func begin(_ target: CeremonyTarget, _ request: CeremonyRequest, _ caller: Caller, conditional: Bool, _ engine: Engine,
                        _ operation: Dialect.Operation) throws(OperationError) -> String? {
         if let given = request.ceremony, !CeremonyBoard.isValidID(given) {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
         guard request.ceremony != nil || (conditional && waitsForPick(request)) else { return nil }
-        guard let id = ceremonies.begin(profile: name, id: request.ceremony, origin: caller.origin.description, page: request.restrictedTo,
+        guard let id = ceremonies.begin(target: target, id: request.ceremony, origin: caller.origin.description, page: request.restrictedTo,
                                         conditional: conditional) else {
             let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
             throw .ceremony(failure, operation, engine)
@@ -143,8 +164,8 @@ extension Operations {
 
     /// Fails a ceremony the page aborted before the provider acted, leaving the vault as it was. The user's pick ends
     /// a dropdown too and is no abort: on a device the picked passkey's account answers after the page's.
-    private func checkNotAborted(_ name: String, _ id: String?, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
-        guard let id, let ending = ceremonies.ending(profile: name, id: id) else { return }
+    private func checkNotAborted(_ target: CeremonyTarget, _ id: String?, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
+        guard let id, let ending = ceremonies.ending(target: target, id: id) else { return }
         if case .picked = ending { return }
         throw .ceremony(abortFailure(ending, engine, operation, id), operation, engine)
     }
@@ -165,49 +186,57 @@ extension Operations {
 
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
     /// /profiles/{p}/offer/pick`) or the page's abort.
-    private func waitForPick(_ board: String, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
-                             _ offer: (RequestOptions, Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]),
-                             _ request: CeremonyRequest) throws(OperationError) -> [UInt8] {
-        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try offer(options, caller) }
-        ceremonies.offer(profile: board, id: id, rpID: rpID, passkeys: offered)
-        let ending = ceremonies.wait(profile: board, id: id, cancellation: cancellation(clientGone: request.clientGone))
+    private func waitForPick(_ target: CeremonyTarget, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
+                             _ answering: any Answering, _ request: CeremonyRequest) throws(OperationError) -> [UInt8] {
+        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try answering.autofillOffer(options, caller: caller) }
+        ceremonies.offer(target: target, id: id, rpID: rpID, passkeys: offered)
+        let ending = ceremonies.wait(target: target, id: id, cancellation: cancellation(clientGone: request.clientGone))
         guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
         engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
         return credentialID
     }
 
-    /// The autofill dropdowns open now (one per waiting conditional get); a page sees only its own.
-    public func offers(_ name: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
-        return .object([("offers", .array(ceremonies.offers(profile: name, view: PageView(page))))])
+    /// Refuses a target that does not exist (a profile is made on first use only if it is `default`).
+    func checkExists(_ target: CeremonyTarget) throws(OperationError) {
+        switch target {
+        case .profile(let name): _ = try profile(name)
+        case .device(let name): _ = try device(name)
+        }
+    }
+
+    /// The autofill dropdowns open now on a target (one per waiting conditional get); a page sees only its own.
+    public func offers(_ target: CeremonyTarget, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        try checkExists(target)
+        return .object([("offers", .array(ceremonies.offers(target: target, view: PageView(page))))])
     }
 
     /// The simulated user picks a passkey from an open dropdown; a page only from its own.
-    public func pickOffered(_ name: String, credentialID text: String, ceremony: String?, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
+    public func pickOffered(_ target: CeremonyTarget, credentialID text: String, ceremony: String?, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        try checkExists(target)
         guard let credentialID = Base64URL.decode(text), !credentialID.isEmpty else { throw .invalidInput("'\(text)' is not a base64url credential ID.") }
-        guard let id = ceremonies.pick(profile: name, credentialID: credentialID, ceremony: ceremony, view: PageView(page)) else {
-            throw .notFound("No open autofill dropdown of profile \(name) offers \(text).")
+        guard let id = ceremonies.pick(target: target, credentialID: credentialID, ceremony: ceremony, view: PageView(page)) else {
+            throw .notFound("No open autofill dropdown of \(target) offers \(text).")
         }
         return .object([("picked", .string(text)), ("ceremony", .string(id))])
     }
 
     /// What the dropdown would offer a conditional get with these options now, without waiting (the CLI's
-    /// `offer`): a pick is then a queued `pick:ID` decision.
-    public func autofillOffer(_ name: String, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
-        let engine = try engine(name, platform: request.platform)
-        let (options, nativeOrigin) = try options(request, engine, .get, PlatformRequest.requestOptions)
-        let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .get)
-        let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try engine.autofillOffer(options, caller: caller) }
+    /// `offer`): a pick is then a queued `pick:ID` decision. On a device each passkey names its account.
+    public func autofillOffer(_ target: CeremonyTarget, _ request: CeremonyRequest) throws(OperationError) -> JSONValue {
+        let answering = try answerers(target, platform: request.platform)
+        let page = try routed(answering, .get) { () throws(CeremonyError) in try answering.pageEngine() }
+        let (options, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
+        let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
+        let (rpID, offered) = try run(page, .get) { () throws(CeremonyError) in try answering.autofillOffer(options, caller: caller) }
         return .object([("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("passkeys", .array(offered.map(\.json)))])
     }
 
     /// The page aborted a ceremony: one that is waiting ends with AbortError, one the provider has not yet
     /// acted on never acts. `aborted` is false when it had answered already.
-    public func abortCeremony(_ name: String, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
+    public func abortCeremony(_ target: CeremonyTarget, id: String, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        try checkExists(target)
         guard CeremonyBoard.isValidID(id) else { throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.") }
-        return .object([("aborted", .bool(ceremonies.abort(profile: name, id: id, view: PageView(page))))])
+        return .object([("aborted", .bool(ceremonies.abort(target: target, id: id, view: PageView(page))))])
     }
 
     /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony, and so does the

@@ -28,7 +28,14 @@ public final class Operations: @unchecked Sendable {
     public var conditionalGetsWait = false
 
     private let cacheLock = NSLock()
-    private var engines: [String: Engine] = [:]
+    /// A cached engine's key: the profile, the platform it runs on, and the device it runs on, if any.
+    struct EngineKey: Hashable {
+        var profile: String
+        var platform: Platform
+        var device: String?
+    }
+
+    private var engines: [EngineKey: Engine] = [:]
     /// Profiles as last read, valid while no other process has written to the vault (`PRAGMA data_version`).
     private var profiles: [String: Profile] = [:]
     private var profilesVersion: Int64 = -1
@@ -130,7 +137,7 @@ public final class Operations: @unchecked Sendable {
     public func engine(_ name: String, platform: String? = nil) throws(OperationError) -> Engine {
         var profile = try profile(name)
         if let platform, let p = Platform(rawValue: platform) { profile.platform = p }
-        return try cachedEngine("\(name)|\(profile.platform.rawValue)", profile) { () throws(OperationError) in
+        return try cachedEngine(EngineKey(profile: name, platform: profile.platform), profile) { () throws(OperationError) in
             let policy = try policy(for: profile)
             // A platform the pack does not model is refused here, so a cached engine was made for one it models.
             if let platform { _ = try self.platform(platform, for: policy) }
@@ -141,7 +148,7 @@ public final class Operations: @unchecked Sendable {
     /// The engine of a profile running on a device (`Profile.on(_:)`), cached per (profile, device).
     func engine(_ name: String, on device: Device) throws(OperationError) -> Engine {
         let profile = try profile(name).on(device)
-        return try cachedEngine("\(name)|\(device.platform.rawValue)|@\(device.name)", profile) { () throws(OperationError) in
+        return try cachedEngine(EngineKey(profile: name, platform: device.platform, device: device.name), profile) { () throws(OperationError) in
             let policy = try policy(for: profile)
             guard policy.platforms.contains(device.platform) else {
                 throw .invalidInput("The profile '\(name)' of device \(device.name) plays the pack '\(policy.id)', which does not model the platform '\(device.platform.rawValue)'.")
@@ -152,7 +159,7 @@ public final class Operations: @unchecked Sendable {
 
     /// The engine cached under `key` while it was made for `profile` as it is now; on a miss, one made with the
     /// policy `policy` looks up (only then: packs are resolved once per settings change).
-    private func cachedEngine(_ key: String, _ profile: Profile,
+    private func cachedEngine(_ key: EngineKey, _ profile: Profile,
                               policy: () throws(OperationError) -> any ProviderPolicy) throws(OperationError) -> Engine {
         cacheLock.lock()
         let cached = engines[key]
@@ -168,14 +175,14 @@ public final class Operations: @unchecked Sendable {
     /// Drops the engines cached for a device after its settings changed.
     func forgetDevice(_ name: String) {
         cacheLock.lock()
-        engines = engines.filter { !$0.key.hasSuffix("|@" + name) }
+        engines = engines.filter { $0.key.device != name }
         cacheLock.unlock()
     }
 
     /// Drops what is cached for a profile after its settings or credentials changed.
     func forget(_ name: String) {
         cacheLock.lock()
-        engines = engines.filter { !$0.key.hasPrefix(name + "|") }
+        engines = engines.filter { $0.key.profile != name }
         profiles[name] = nil
         cacheLock.unlock()
     }

@@ -153,7 +153,7 @@ public final class Prober {
         let overrides = variant == .notYetSynced ? PasskeySettingOverrides(backupState: false) : PasskeySettingOverrides()
         let response: JSONValue
         do {
-            response = try ops.create(profile, request, overrides: overrides)
+            response = try ops.create(.profile(profile), request, overrides: overrides).response
         } catch {
             return (engineRefusal(error, variant), nil)
         }
@@ -184,7 +184,7 @@ public final class Prober {
         let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue, mediation: "modal", pick: account.credentialID)
         let response: JSONValue
         do {
-            response = try ops.get(account.profile, request)
+            response = try ops.get(.profile(account.profile), request).response
         } catch {
             return engineRefusal(error, variant)
         }

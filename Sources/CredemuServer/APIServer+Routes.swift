@@ -9,226 +9,179 @@ extension APIServer {
     /// Every route of the API, as `openapi.json` documents it (a test checks the two agree). Routing, 404
     /// versus 405 and the guards all follow from this table.
     static let routes: [Route] = [
-        Route("GET", "/health", .public) { (s, _) throws(APIError) in s.json(200, s.health()) },
-        Route("GET", "/openapi.json", .public) { (s, _) throws(APIError) in s.resource("openapi.json", type: "application/json") },
-        Route("GET", "/shim.js", .public) { (s, r) throws(APIError) in try s.shim(r.http) },
-        Route("GET", "/", .public) { (s, r) throws(APIError) in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
-        Route("GET", "/console.js", .public) { (s, r) throws(APIError) in s.console("console.js", type: "application/javascript", r.http) },
-        Route("GET", "/console.css", .public) { (s, r) throws(APIError) in s.console("console.css", type: "text/css", r.http) },
-        Route("GET", "/providers", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.registry.json) },
-        Route("GET", "/clock", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.clockState()) },
-        Route("POST", "/clock", .operator) { (s, r) throws(APIError) in try s.setClock(r) },
-        Route("GET", "/origins", .operator) { (s, _) throws(APIError) in s.allowedOrigins() },
-        Route("POST", "/origins", .driver) { (s, r) throws(APIError) in try s.allowOrigin(r) },
-        Route("GET", "/holds", .operator) { (s, _) throws(APIError) in s.json(200, s.operations.listHolds()) },
-        Route("POST", "/holds/{id}/release", .operator) { (s, r) throws(APIError) in
+        Route("GET", "/health", .public) { s, _ in s.json(200, s.health()) },
+        Route("GET", "/openapi.json", .public) { s, _ in s.resource("openapi.json", type: "application/json") },
+        Route("GET", "/shim.js", .public) { s, r in try s.shim(r.http) },
+        Route("GET", "/", .public) { s, r in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
+        Route("GET", "/console.js", .public) { s, r in s.console("console.js", type: "application/javascript", r.http) },
+        Route("GET", "/console.css", .public) { s, r in s.console("console.css", type: "text/css", r.http) },
+        Route("GET", "/providers", .operator) { s, _ in s.json(200, s.operations.registry.json) },
+        Route("GET", "/clock", .operator) { s, _ in s.json(200, s.operations.clockState()) },
+        Route("POST", "/clock", .operator) { s, r in try s.setClock(r) },
+        Route("GET", "/origins", .operator) { s, _ in s.allowedOrigins() },
+        Route("POST", "/origins", .driver) { s, r in try s.allowOrigin(r) },
+        Route("GET", "/holds", .operator) { s, _ in s.json(200, s.operations.listHolds()) },
+        Route("POST", "/holds/{id}/release", .operator) { s, r in
             let body = try r.body(allowEmpty: true)
             let outcome = try body.string("outcome")
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.releaseHold(r.first, outcome: outcome) })
+            return s.json(200, try s.operations.releaseHold(r.first, outcome: outcome))
         },
-        Route("GET", "/profiles", .operator) { (s, _) throws(APIError) in
-            s.json(200, .object([("profiles", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listProfiles() }))]))
+        Route("GET", "/profiles", .operator) { s, _ in
+            s.json(200, .object([("profiles", .array(try s.operations.listProfiles()))]))
         },
-        Route("POST", "/profiles", .operator) { (s, r) throws(APIError) in
+        Route("POST", "/profiles", .operator) { s, r in
             let body = try r.body()
             let name = try body.requiredString("name")
             let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
-            return s.json(201, try APIError.wrap { () throws(OperationError) in
-                try s.operations.createProfile(name, settings: settings, allowPackPath: false).json
-            })
+            return s.json(201, try s.operations.createProfile(name, settings: settings, allowPackPath: false).json)
         },
-        Route("GET", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.profile(r.first).json })
+        Route("GET", "/profiles/{profile}", .operator) { s, r in
+            s.json(200, try s.operations.profile(r.first).json)
         },
-        Route("PATCH", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
+        Route("PATCH", "/profiles/{profile}", .operator) { s, r in
             let settings = try r.body().value.objectValue ?? []
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.updateProfile(r.first, settings: settings, allowPackPath: false).json
-            })
+            return s.json(200, try s.operations.updateProfile(r.first, settings: settings, allowPackPath: false).json)
         },
-        Route("DELETE", "/profiles/{profile}", .operator) { (s, r) throws(APIError) in
-            try APIError.wrap { () throws(OperationError) in try s.operations.removeProfile(r.first) }
+        Route("DELETE", "/profiles/{profile}", .operator) { s, r in
+            try s.operations.removeProfile(r.first)
             return s.json(200, .object([("removed", .string(r.first))]))
         },
-        Route("POST", "/profiles/{profile}/credentials/create", .page, mayBlock: true) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.create(r.first, request) })
+        Route("GET", "/profiles/{profile}/passkeys", .page) { s, r in
+            s.json(200, .object([("passkeys", .array(try s.operations.listPasskeys(r.first, restrictedTo: r.restrictedTo)))]))
         },
-        Route("POST", "/profiles/{profile}/credentials/get", .page, mayBlock: true) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.get(r.first, request) })
+        Route("GET", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
+            s.json(200, try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo))
         },
-        Route("POST", "/profiles/{profile}/ceremonies/{id}/abort", .page) { (s, r) throws(APIError) in
-            _ = try r.body(allowEmpty: true)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.abortCeremony(r.first, id: r.second, restrictedTo: r.restrictedTo) })
-        },
-        Route("GET", "/profiles/{profile}/offer", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(r.first, restrictedTo: r.restrictedTo) })
-        },
-        Route("POST", "/profiles/{profile}/offer/pick", .page) { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pickOffered(r.first, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo) })
-        },
-        Route("POST", "/profiles/{profile}/signals/{kind}", .page) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            try APIError.wrap { () throws(OperationError) in try s.operations.signal(r.first, kind: r.second, request) }
-            return s.json(200, .object([("resolved", true)]))
-        },
-        Route("GET", "/profiles/{profile}/capabilities", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(r.first, platform: r.query("platform")) })
-        },
-        Route("GET", "/profiles/{profile}/passkeys", .page) { (s, r) throws(APIError) in
-            s.json(200, .object([("passkeys", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listPasskeys(r.first, restrictedTo: r.restrictedTo) }))]))
-        },
-        Route("GET", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
-        },
-        Route("PATCH", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
+        Route("PATCH", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
             let body = try r.body()
             try body.only(["hidden"])
             guard let hidden = try body.bool("hidden") else { throw APIError(.invalidInput("body.hidden is required: true hides the passkey, false restores it.")) }
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo)
-            })
+            return s.json(200, try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo))
         },
-        Route("DELETE", "/profiles/{profile}/passkeys/{id}", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo) })
+        Route("DELETE", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
+            s.json(200, try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo))
         },
-        Route("GET", "/profiles/{profile}/events", .operator) { (s, r) throws(APIError) in
-            let after = try r.query("after").map { (t) throws(APIError) in try APIError.wrap { () throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } } ?? 0
-            let limit = try r.query("limit").map { (t) throws(APIError) in
-                try APIError.wrap { () throws(OperationError) in try Operations.count(t, "limit", in: 1...Int64(Operations.eventLimit)) }
+        Route("GET", "/profiles/{profile}/events", .operator) { s, r in
+            let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
+            let limit = try r.query("limit").map { (t) throws(OperationError) in
+                try Operations.count(t, "limit", in: 1...Int64(Operations.eventLimit))
             } ?? Int64(Operations.eventLimit)
-            let list = try APIError.wrap { () throws(OperationError) in try s.operations.events(r.first, kind: r.query("kind"), after: after, limit: Int(limit)) }
+            let list = try s.operations.events(r.first, kind: r.query("kind"), after: after, limit: Int(limit))
             return s.json(200, .object([("events", .array(list))]))
         },
-        Route("GET", "/profiles/{profile}/findings", .operator) { (s, r) throws(APIError) in
-            s.json(200, .object([("findings", .array(try APIError.wrap { () throws(OperationError) in try s.operations.findings(r.first) }))]))
+        Route("GET", "/profiles/{profile}/findings", .operator) { s, r in
+            s.json(200, .object([("findings", .array(try s.operations.findings(r.first)))]))
         },
-        Route("GET", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.pendingDecisions(r.first) })
+        Route("GET", "/profiles/{profile}/user", .operator) { s, r in
+            s.json(200, try s.operations.pendingDecisions(r.first))
         },
-        Route("POST", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/user", .operator) { s, r in
             let body = try r.body()
             guard let decisions = try body.strings("decisions") else { throw APIError(.invalidInput("body.decisions must be an array of decisions.")) }
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.queueDecisions(r.first, decisions) })
+            return s.json(200, try s.operations.queueDecisions(r.first, decisions))
         },
-        Route("DELETE", "/profiles/{profile}/user", .operator) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.clearDecisions(r.first) })
+        Route("DELETE", "/profiles/{profile}/user", .operator) { s, r in
+            s.json(200, try s.operations.clearDecisions(r.first))
         },
-        Route("GET", "/devices", .operator) { (s, _) throws(APIError) in
-            s.json(200, .object([("devices", .array(try APIError.wrap { () throws(OperationError) in try s.operations.listDevices() }))]))
+        Route("GET", "/devices", .operator) { s, _ in
+            s.json(200, .object([("devices", .array(try s.operations.listDevices()))]))
         },
-        Route("POST", "/devices", .operator) { (s, r) throws(APIError) in
+        Route("POST", "/devices", .operator) { s, r in
             let body = try r.body()
             let name = try body.requiredString("name")
             let settings = (body.value.objectValue ?? []).filter { $0.0 != "name" }
-            return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.createDevice(name, settings: settings).json })
+            return s.json(201, try s.operations.createDevice(name, settings: settings).json)
         },
-        Route("GET", "/devices/{device}", .operator) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.device(r.first).json })
+        Route("GET", "/devices/{device}", .operator) { s, r in
+            s.json(200, try s.operations.device(r.first).json)
         },
-        Route("PATCH", "/devices/{device}", .operator) { (s, r) throws(APIError) in
+        Route("PATCH", "/devices/{device}", .operator) { s, r in
             let settings = try r.body().value.objectValue ?? []
-            return s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.updateDevice(r.first, settings: settings).json })
+            return s.json(200, try s.operations.updateDevice(r.first, settings: settings).json)
         },
-        Route("DELETE", "/devices/{device}", .operator) { (s, r) throws(APIError) in
-            try APIError.wrap { () throws(OperationError) in try s.operations.removeDevice(r.first) }
+        Route("DELETE", "/devices/{device}", .operator) { s, r in
+            try s.operations.removeDevice(r.first)
             return s.json(200, .object([("removed", .string(r.first))]))
         },
-        Route("POST", "/devices/{device}/credentials/create", .page, mayBlock: true) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.create(device: r.first, request) }
-            return s.json(200, response, provider: account)
-        },
-        Route("POST", "/devices/{device}/credentials/get", .page, mayBlock: true) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            let (response, account) = try APIError.wrap { () throws(OperationError) in try s.operations.get(device: r.first, request) }
-            return s.json(200, response, provider: account)
-        },
-        Route("POST", "/devices/{device}/ceremonies/{id}/abort", .page) { (s, r) throws(APIError) in
-            _ = try r.body(allowEmpty: true)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.abortCeremony(device: r.first, id: r.second, restrictedTo: r.restrictedTo)
-            })
-        },
-        Route("GET", "/devices/{device}/offer", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.offers(device: r.first, restrictedTo: r.restrictedTo) })
-        },
-        Route("POST", "/devices/{device}/offer/pick", .page) { (s, r) throws(APIError) in
-            let body = try r.body()
-            let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.pickOffered(device: r.first, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo)
-            })
-        },
-        Route("POST", "/devices/{device}/signals/{kind}", .page) { (s, r) throws(APIError) in
-            let request = try s.ceremonyRequest(r)
-            let accounts = try APIError.wrap { () throws(OperationError) in try s.operations.signal(device: r.first, kind: r.second, request) }
-            return s.json(200, .object([("resolved", true)]), provider: accounts.joined(separator: ","))
-        },
-        Route("GET", "/devices/{device}/capabilities", .page) { (s, r) throws(APIError) in
-            s.json(200, try APIError.wrap { () throws(OperationError) in try s.operations.capabilities(device: r.first) })
-        },
-        Route("POST", "/scenarios/run", .operator, mayBlock: true) { (s, r) throws(APIError) in
+        Route("POST", "/scenarios/run", .operator, mayBlock: true) { s, r in
             let body = try r.body()
             try body.only(["scenario", "providers"])
             guard let scenario = body.value["scenario"], scenario.objectValue != nil else {
                 throw APIError(.invalidInput("body.scenario is required: a scenario object (the scenarios/ format)."))
             }
             let providers = try body.string("providers")
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.runScenario(scenario, providers: providers, clientGone: r.http.clientGone)
-            })
+            return s.json(200, try s.operations.runScenario(scenario, providers: providers, clientGone: r.http.clientGone))
         },
-        Route("POST", "/profiles/{profile}/holds", .operator) { (s, r) throws(APIError) in
+        Route("POST", "/profiles/{profile}/holds", .operator) { s, r in
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
-            return s.json(201, try APIError.wrap { () throws(OperationError) in try s.operations.armHold(r.first, timeoutMillis: timeout) })
+            return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
-    ] + passwordRoutes
+    ] + ceremonyRoutes + passwordRoutes
+
+    /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); each
+    /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.
+    static let ceremonyRoutes: [Route] = [
+        Route.onEveryTarget("POST", "/credentials/create", .page, mayBlock: true) { s, r in
+            let answer = try s.operations.create(r.target!, try s.ceremonyRequest(r))
+            return s.json(200, answer.response, provider: answer.account)
+        },
+        Route.onEveryTarget("POST", "/credentials/get", .page, mayBlock: true) { s, r in
+            let answer = try s.operations.get(r.target!, try s.ceremonyRequest(r))
+            return s.json(200, answer.response, provider: answer.account)
+        },
+        Route.onEveryTarget("POST", "/ceremonies/{id}/abort", .page) { s, r in
+            _ = try r.body(allowEmpty: true)
+            return s.json(200, try s.operations.abortCeremony(r.target!, id: r.second, restrictedTo: r.restrictedTo))
+        },
+        Route.onEveryTarget("GET", "/offer", .page) { s, r in
+            s.json(200, try s.operations.offers(r.target!, restrictedTo: r.restrictedTo))
+        },
+        Route.onEveryTarget("POST", "/offer/pick", .page) { s, r in
+            let body = try r.body()
+            let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
+            return s.json(200, try s.operations.pickOffered(r.target!, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo))
+        },
+        Route.onEveryTarget("POST", "/signals/{kind}", .page) { s, r in
+            let accounts = try s.operations.signal(r.target!, kind: r.second, try s.ceremonyRequest(r))
+            return s.json(200, .object([("resolved", true)]), provider: accounts.joined(separator: ","))
+        },
+        Route.onEveryTarget("GET", "/capabilities", .page) { s, r in
+            let answer = try s.operations.capabilities(r.target!, platform: r.query("platform"))
+            return s.json(200, answer.response, provider: answer.account)
+        },
+    ].flatMap { $0 }
 
     /// A page's passwords, on a profile or on a device (where the account that takes the device's creates saves
     /// and fills them, as the platform's password manager does).
     static let passwordRoutes: [Route] = [
-        Route.onEveryTarget("GET", "/passwords", .page) { (s, r) throws(APIError) in
+        Route.onEveryTarget("GET", "/passwords", .page) { s, r in
             let reveal = r.query("reveal") == "true"
-            return s.json(200, .object([("passwords", .array(try APIError.wrap { () throws(OperationError) in
-                try s.operations.listPasswords(try s.operations.passwordProfile(r.target!), reveal: reveal, restrictedTo: r.restrictedTo)
-            }))]))
+            return s.json(200, .object([("passwords", .array(try s.operations.listPasswords(try s.operations.passwordProfile(r.target!), reveal: reveal, restrictedTo: r.restrictedTo)))]))
         },
-        Route.onEveryTarget("POST", "/passwords", .page) { (s, r) throws(APIError) in
+        Route.onEveryTarget("POST", "/passwords", .page) { s, r in
             let body = try r.body()
             let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
             let savedIn = try body.string("savedIn")
-            return s.json(201, try APIError.wrap { () throws(OperationError) in
-                try s.operations.savePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, password: password,
-                                              savedIn: savedIn, restrictedTo: r.restrictedTo)
-            })
+            return s.json(201, try s.operations.savePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, password: password,
+                                              savedIn: savedIn, restrictedTo: r.restrictedTo))
         },
-        Route.onEveryTarget("POST", "/passwords/use", .page) { (s, r) throws(APIError) in
+        Route.onEveryTarget("POST", "/passwords/use", .page) { s, r in
             let body = try r.body()
             let (origin, username) = (try body.requiredString("origin"), try body.requiredString("username"))
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.usePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, restrictedTo: r.restrictedTo)
-            })
+            return s.json(200, try s.operations.usePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, restrictedTo: r.restrictedTo))
         },
-        Route.onEveryTarget("POST", "/passwords/report-unused", .page) { (s, r) throws(APIError) in
+        Route.onEveryTarget("POST", "/passwords/report-unused", .page) { s, r in
             let body = try r.body()
             let (domain, userName) = (try body.requiredString("domain"), try body.requiredString("userName"))
-            try APIError.wrap { () throws(OperationError) in
-                try s.operations.reportUnusedPassword(try s.operations.passwordProfile(r.target!), domain: domain, userName: userName, restrictedTo: r.restrictedTo)
-            }
+            try s.operations.reportUnusedPassword(try s.operations.passwordProfile(r.target!), domain: domain, userName: userName, restrictedTo: r.restrictedTo)
             return s.json(200, .object([("reported", true)]))
         },
-        Route.onEveryTarget("POST", "/autofill", .page) { (s, r) throws(APIError) in
+        Route.onEveryTarget("POST", "/autofill", .page) { s, r in
             let body = try r.body()
             let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
             let (submit, ifSaved) = (try body.bool("submit") ?? false, try body.bool("ifSaved") ?? false)
-            return s.json(200, try APIError.wrap { () throws(OperationError) in
-                try s.operations.autofill(try s.operations.passwordProfile(r.target!), origin: origin, androidPackage: package, username: username,
-                                          submit: submit, ifSaved: ifSaved, restrictedTo: r.restrictedTo)
-            })
+            return s.json(200, try s.operations.autofill(try s.operations.passwordProfile(r.target!), origin: origin, androidPackage: package, username: username,
+                                          submit: submit, ifSaved: ifSaved, restrictedTo: r.restrictedTo))
         },
     ].flatMap { $0 }
 
@@ -315,8 +268,7 @@ extension APIServer {
         // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
         // Vault state, so only for a caller the API would answer.
         if configuration.token == nil || pageToken != nil {
-            let signalMethods = device.map { operations.pageHasSignalMethods(device: $0) } ?? operations.pageHasSignalMethods(target.name)
-            if signalMethods == false { members.append(("signalMethods", false)) }
+            if operations.pageHasSignalMethods(target) == false { members.append(("signalMethods", false)) }
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.

@@ -180,9 +180,9 @@ public final class APIServer: @unchecked Sendable {
         }
         let routed = RouteRequest(http: request, route: route, parameters: parameters, caller: caller)
         // A page is never told which account behind a device answered: not in a body, not in an error.
-        guard caller.restrictedTo != nil, case .device? = routed.target else { return try route.handler(self, routed) }
+        guard caller.restrictedTo != nil, case .device? = routed.target else { return try run(route, routed) }
         do {
-            var response = try route.handler(self, routed)
+            var response = try run(route, routed)
             if let body = try? JSONValue.parse(response.body), body["profile"] != nil {
                 response.body = Array(APIServer.withoutProfile(body).serialized().utf8)
             }
@@ -191,6 +191,19 @@ public final class APIServer: @unchecked Sendable {
             var refusal = error
             refusal.body = APIServer.withoutProfile(error.body)
             throw refusal
+        }
+    }
+
+    /// Runs a handler; an operation's refusal becomes its HTTP refusal here, once for every route.
+    private func run(_ route: Route, _ request: RouteRequest) throws(APIError) -> HTTPResponse {
+        do {
+            return try route.handler(self, request)
+        } catch let error as APIError {
+            throw error
+        } catch let error as OperationError {
+            throw APIError(error)
+        } catch {
+            throw APIError(500, "InternalError", "\(route.method) \(route.template) failed: \(error)")
         }
     }
 

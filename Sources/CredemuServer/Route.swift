@@ -4,7 +4,9 @@ import Foundation
 /// One entry of the API's route table: a method, a path template as `openapi.json` writes it, who may call
 /// it, and its handler.
 struct Route: Sendable {
-    typealias Handler = @Sendable (APIServer, RouteRequest) throws(APIError) -> HTTPResponse
+    /// Throws an `APIError` (the front door's own refusals, a body's) or an `OperationError`, which the front
+    /// door renders once (`APIError.init(_:)`).
+    typealias Handler = @Sendable (APIServer, RouteRequest) throws -> HTTPResponse
 
     let method: String
     let template: String

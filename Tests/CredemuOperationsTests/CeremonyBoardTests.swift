@@ -11,52 +11,52 @@ final class CeremonyBoardTests: XCTestCase {
     let page = "https://a.example"
 
     /// Begins `count` conditional gets on `target`; how many were registered.
-    func begin(_ board: CeremonyBoard, _ target: String, page: String?, count: Int) -> Int {
-        (0..<count).count { _ in board.begin(profile: target, id: nil, origin: page ?? "https://rp.example", page: page, conditional: true) != nil }
+    func begin(_ board: CeremonyBoard, _ target: CeremonyTarget, page: String?, count: Int) -> Int {
+        (0..<count).count { _ in board.begin(target: target, id: nil, origin: page ?? "https://rp.example", page: page, conditional: true) != nil }
     }
 
     func testEachTargetHasItsOwnSlots() {
         let board = CeremonyBoard()
-        XCTAssertEqual(begin(board, "default", page: nil, count: CeremonyBoard.maxWaitingPerTarget + 1), CeremonyBoard.maxWaitingPerTarget)
-        XCTAssertEqual(begin(board, "office", page: nil, count: 1), 1, "another profile's conditional get is not pending on this one's")
-        XCTAssertEqual(begin(board, "@desk", page: nil, count: 1), 1, "nor a device's")
-        XCTAssertNotNil(board.begin(profile: "default", id: "modal", origin: "https://rp.example", conditional: false), "a modal ceremony takes no slot")
+        XCTAssertEqual(begin(board, .profile("default"), page: nil, count: CeremonyBoard.maxWaitingPerTarget + 1), CeremonyBoard.maxWaitingPerTarget)
+        XCTAssertEqual(begin(board, .profile("office"), page: nil, count: 1), 1, "another profile's conditional get is not pending on this one's")
+        XCTAssertEqual(begin(board, .device("desk"), page: nil, count: 1), 1, "nor a device's")
+        XCTAssertNotNil(board.begin(target: .profile("default"), id: "modal", origin: "https://rp.example", conditional: false), "a modal ceremony takes no slot")
     }
 
     func testAPageTakesAtMostItsSlotsAcrossTargetsAndLeavesTheRestToOthers() {
         let board = CeremonyBoard()
         let half = CeremonyBoard.maxWaitingPerPage / 2
-        XCTAssertEqual(begin(board, "default", page: page, count: half), half)
-        XCTAssertEqual(begin(board, "office", page: page, count: CeremonyBoard.maxWaitingPerPage), CeremonyBoard.maxWaitingPerPage - half)
-        XCTAssertEqual(begin(board, "default", page: "https://b.example", count: 1), 1, "another page keeps its slots")
-        XCTAssertEqual(begin(board, "default", page: nil, count: 1), 1, "and so do callers without an origin")
+        XCTAssertEqual(begin(board, .profile("default"), page: page, count: half), half)
+        XCTAssertEqual(begin(board, .profile("office"), page: page, count: CeremonyBoard.maxWaitingPerPage), CeremonyBoard.maxWaitingPerPage - half)
+        XCTAssertEqual(begin(board, .profile("default"), page: "https://b.example", count: 1), 1, "another page keeps its slots")
+        XCTAssertEqual(begin(board, .profile("default"), page: nil, count: 1), 1, "and so do callers without an origin")
     }
 
     func testTheServersSlotsAreBoundedInAll() {
         let board = CeremonyBoard()
         let targets = CeremonyBoard.maxWaiting / CeremonyBoard.maxWaitingPerTarget
-        for n in 0..<targets { XCTAssertEqual(begin(board, "p\(n)", page: nil, count: CeremonyBoard.maxWaitingPerTarget), CeremonyBoard.maxWaitingPerTarget) }
-        XCTAssertEqual(begin(board, "fresh", page: nil, count: 1), 0)
+        for n in 0..<targets { XCTAssertEqual(begin(board, .profile("p\(n)"), page: nil, count: CeremonyBoard.maxWaitingPerTarget), CeremonyBoard.maxWaitingPerTarget) }
+        XCTAssertEqual(begin(board, .profile("fresh"), page: nil, count: 1), 0)
     }
 
     func testAWaitWhoseClientGoesEndsAbandonedAndItsSlotIsFreedWhenItAnswers() throws {
         let board = CeremonyBoard()
-        XCTAssertEqual(begin(board, "default", page: page, count: CeremonyBoard.maxWaitingPerPage - 1), CeremonyBoard.maxWaitingPerPage - 1)
-        let id = try XCTUnwrap(board.begin(profile: "default", id: "left", origin: page, page: page, conditional: true))
-        XCTAssertEqual(begin(board, "office", page: page, count: 1), 0, "the page's slots are taken")
+        XCTAssertEqual(begin(board, .profile("default"), page: page, count: CeremonyBoard.maxWaitingPerPage - 1), CeremonyBoard.maxWaitingPerPage - 1)
+        let id = try XCTUnwrap(board.begin(target: .profile("default"), id: "left", origin: page, page: page, conditional: true))
+        XCTAssertEqual(begin(board, .profile("office"), page: page, count: 1), 0, "the page's slots are taken")
         let gone = Flag()
         let ended = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var ending: CeremonyBoard.Ending?
         Thread.detachNewThread {
-            ending = board.wait(profile: "default", id: id, cancellation: Cancellation(clientGone: { gone.isSet }))
-            board.finish(profile: "default", id: id)
+            ending = board.wait(target: .profile("default"), id: id, cancellation: Cancellation(clientGone: { gone.isSet }))
+            board.finish(target: .profile("default"), id: id)
             ended.signal()
         }
         XCTAssertEqual(ended.wait(timeout: .now() + 0.3), .timedOut, "it waits while its client is there")
         gone.set()
         XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(ending, .abandoned)
-        XCTAssertEqual(begin(board, "office", page: page, count: 1), 1, "the slot is the page's again")
+        XCTAssertEqual(begin(board, .profile("office"), page: page, count: 1), 1, "the slot is the page's again")
     }
 
     /// Through the operations layer: a conditional get whose client goes ends with an AbortError, logged, and the
@@ -67,16 +67,16 @@ final class CeremonyBoardTests: XCTestCase {
         let ops = try Operations(vault: vault, registry: try PolicyRegistry())
         ops.conditionalGetsWait = true
         let origin = "https://www.example.com"
-        _ = try ops.create("default", CeremonyRequest(options: .text(creationOptionsJSON()), origin: origin))
+        _ = try ops.create(.profile("default"), CeremonyRequest(options: .text(creationOptionsJSON()), origin: origin))
         for n in 0..<CeremonyBoard.maxWaitingPerPage - 1 {
-            XCTAssertNotNil(ops.ceremonies.begin(profile: "default", id: "other-\(n)", origin: origin, page: origin, conditional: true))
+            XCTAssertNotNil(ops.ceremonies.begin(target: .profile("default"), id: "other-\(n)", origin: origin, page: origin, conditional: true))
         }
         let gone = Flag()
         let ended = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: OperationError?
         Thread.detachNewThread {
             do {
-                _ = try ops.get("default", CeremonyRequest(options: .text(requestOptionsJSON()), mediation: "conditional", ceremony: "page",
+                _ = try ops.get(.profile("default"), CeremonyRequest(options: .text(requestOptionsJSON()), mediation: "conditional", ceremony: "page",
                                                            restrictedTo: origin, clientGone: { gone.isSet }))
             } catch {
                 failure = error as? OperationError
@@ -84,14 +84,14 @@ final class CeremonyBoardTests: XCTestCase {
             ended.signal()
         }
         let end = Date().addingTimeInterval(10)
-        while ops.ceremonies.offers(profile: "default", view: PageView(nil)).isEmpty && Date() < end { Thread.sleep(forTimeInterval: 0.005) }
-        XCTAssertEqual(ops.ceremonies.offers(profile: "default", view: PageView(nil)).count, 1, "its dropdown is open")
-        XCTAssertNil(ops.ceremonies.begin(profile: "office", id: nil, origin: origin, page: origin, conditional: true), "the page's slots are taken")
+        while ops.ceremonies.offers(target: .profile("default"), view: PageView(nil)).isEmpty && Date() < end { Thread.sleep(forTimeInterval: 0.005) }
+        XCTAssertEqual(ops.ceremonies.offers(target: .profile("default"), view: PageView(nil)).count, 1, "its dropdown is open")
+        XCTAssertNil(ops.ceremonies.begin(target: .profile("office"), id: nil, origin: origin, page: origin, conditional: true), "the page's slots are taken")
         gone.set()
         XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(failure?.name, .web(.abortError))
         XCTAssertEqual(failure?.ceremony?.reason, .aborted)
-        XCTAssertNotNil(ops.ceremonies.begin(profile: "office", id: nil, origin: origin, page: origin, conditional: true), "its slot is free")
+        XCTAssertNotNil(ops.ceremonies.begin(target: .profile("office"), id: nil, origin: origin, page: origin, conditional: true), "its slot is free")
         let logged = try vault.scoped(to: "default").events(kind: "get", allProfiles: false, after: 0, limit: 100).last
         XCTAssertEqual(logged?.outcome, "aborted")
         vault.close()

@@ -50,29 +50,29 @@ final class DeviceOperationsTests: XCTestCase {
         _ = _d
         _ = try ops.createProfile("bw", settings: [("pack", "bitwarden")], allowPackPath: false)
         _ = try ops.createDevice("laptop", settings: [("providers", "default,bw")])
-        let gpmPasskey = try credentialID(try ops.create("default", request(creationOptionsJSON(userID: Array("u-gpm".utf8), userName: "gpm-user"))))
-        let (created, account) = try ops.create(device: "laptop", request(creationOptionsJSON()))
+        let gpmPasskey = try credentialID(try ops.create(.profile("default"), request(creationOptionsJSON(userID: Array("u-gpm".utf8), userName: "gpm-user"))).response)
+        let (created, account) = try ops.create(.device("laptop"), request(creationOptionsJSON())).parts
         XCTAssertEqual(account, "bw", "the extension's page script takes navigator.credentials.create")
         let bwPasskey = try credentialID(created)
         XCTAssertEqual(try ops.listPasskeys("bw").count, 1)
         XCTAssertEqual(try ops.listPasskeys("default").count, 1)
 
-        let offer = try ops.autofillOffer(device: "laptop", request(requestOptionsJSON()))
+        let offer = try ops.autofillOffer(.device("laptop"), request(requestOptionsJSON()))
         let offered = offer["passkeys"]?.arrayValue?.map { ($0["credentialId"]?.stringValue ?? "", $0["provider"]?.stringValue ?? "") }
         XCTAssertEqual(offered?.map(\.0), [Base64URL.encode(bwPasskey), Base64URL.encode(gpmPasskey)])
         XCTAssertEqual(offered?.map(\.1), ["bw", "default"])
 
-        let (picked, answerer) = try ops.get(device: "laptop", request(requestOptionsJSON(), pick: gpmPasskey))
+        let (picked, answerer) = try ops.get(.device("laptop"), request(requestOptionsJSON(), pick: gpmPasskey)).parts
         XCTAssertEqual(answerer, "default", "a passkey is answered by the provider that holds it")
         XCTAssertEqual(try credentialID(picked), gpmPasskey)
-        XCTAssertEqual(try ops.get(device: "laptop", request(requestOptionsJSON())).account, "bw", "no pick: the extension's own passkey")
+        XCTAssertEqual(try ops.get(.device("laptop"), request(requestOptionsJSON())).account, "bw", "no pick: the extension's own passkey")
 
         let unknown = "{\"rpId\":\"example.com\",\"credentialId\":\"\(Base64URL.encode(bwPasskey))\"}"
-        XCTAssertEqual(try ops.signal(device: "laptop", kind: "unknown", request(unknown)), ["default"])
+        XCTAssertEqual(try ops.signal(.device("laptop"), kind: "unknown", request(unknown)), ["default"])
         XCTAssertEqual(try ops.listPasskeys("bw").count, 1, "the signal never reached the extension")
         let event = try XCTUnwrap(try ops.events("default", kind: "signal").last)
         XCTAssertEqual(event["detail"]?["device"]?.stringValue, "laptop", "the account's log names the device")
-        XCTAssertEqual(try ops.capabilities(device: "laptop"), try ops.capabilities("bw", platform: nil), "the page's API is the extension's")
+        XCTAssertEqual(try ops.capabilities(.device("laptop")).response, try ops.capabilities(.profile("bw"), platform: nil).response, "the page's API is the extension's")
     }
 
     func testTwoDevicesOnOneAccountShareItsPasskeysAndItsOptOut() throws {
@@ -81,15 +81,15 @@ final class DeviceOperationsTests: XCTestCase {
         _ = try ops.createProfile("google", settings: [("pack", "gpm")], allowPackPath: false)
         _ = try ops.createDevice("laptop", settings: [("platform", "chrome-desktop"), ("providers", "google")])
         _ = try ops.createDevice("phone", settings: [("platform", "chrome-android"), ("providers", "google")])
-        let (made, _) = try ops.create(device: "laptop", request(creationOptionsJSON()))
-        let (signedIn, _) = try ops.get(device: "phone", request(requestOptionsJSON()))
+        let (made, _) = try ops.create(.device("laptop"), request(creationOptionsJSON())).parts
+        let (signedIn, _) = try ops.get(.device("phone"), request(requestOptionsJSON())).parts
         XCTAssertEqual(try credentialID(signedIn), try credentialID(made), "the passkey synced to the phone")
         XCTAssertEqual(try ops.events("google", kind: "get").last?["detail"]?["platform"]?.stringValue, "chrome-android")
 
         _ = try ops.updateProfile("google", settings: [("automaticPasskeyUpgrades", false)], allowPackPath: false)
         _ = try ops.savePassword("google", origin: origin, username: "bob", password: "pw")
         _ = try ops.autofill("google", origin: origin, username: "bob", submit: true)
-        XCTAssertThrowsError(try ops.create(device: "phone", request(creationOptionsJSON(userID: Array("bob".utf8), userName: "bob"),
+        XCTAssertThrowsError(try ops.create(.device("phone"), request(creationOptionsJSON(userID: Array("bob".utf8), userName: "bob"),
                                                                       mediation: "conditional"))) { error in
             guard let e = error as? OperationError, case .ceremony = e.code else { return XCTFail("\(error)") }
             XCTAssertEqual(e.json["error"]?["reason"]?.stringValue ?? e.body?["reason"]?.stringValue, "optOut", "the opt-out made on one device holds on the other")
@@ -102,26 +102,31 @@ final class DeviceOperationsTests: XCTestCase {
         _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
         _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
         _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"])), ("preferred", "other")])
-        let (made, account) = try ops.create(device: "phone", request(creationOptionsJSON()))
+        let (made, account) = try ops.create(.device("phone"), request(creationOptionsJSON())).parts
         XCTAssertEqual(account, "other")
         let unknown = "{\"rpId\":\"example.com\",\"credentialId\":\"\(Base64URL.encode(try credentialID(made)))\"}"
-        XCTAssertEqual(try ops.signal(device: "phone", kind: "unknown", request(unknown)), ["google", "other"])
+        XCTAssertEqual(try ops.signal(.device("phone"), kind: "unknown", request(unknown)), ["google", "other"])
         _ = try ops.updateDevice("phone", settings: [("osVersion", "13")])
-        XCTAssertEqual(try ops.create(device: "phone", request(creationOptionsJSON(userID: Array("u2".utf8)))).account, "google",
+        XCTAssertEqual(try ops.create(.device("phone"), request(creationOptionsJSON(userID: Array("u2".utf8)))).account, "google",
                        "Android 13 has no third-party providers")
-        XCTAssertEqual(try ops.signal(device: "phone", kind: "unknown", request(unknown)), ["google"])
+        XCTAssertEqual(try ops.signal(.device("phone"), kind: "unknown", request(unknown)), ["google"])
     }
 
     func testADeviceCeremonyKeepsTheFrontDoorsRules() throws {
         let (ops, _d) = try makeOperations()
         _ = _d
         _ = try ops.createDevice("laptop", settings: [("providers", "default")])
-        XCTAssertEqual(code { _ = try ops.create(device: "laptop", self.request(creationOptionsJSON(), restrictedTo: "https://evil.example")) },
+        XCTAssertEqual(code { _ = try ops.create(.device("laptop"), self.request(creationOptionsJSON(), restrictedTo: "https://evil.example")) },
                        .wrongOrigin, "a page acts only for its own origin")
         var withPlatform = request(creationOptionsJSON())
         withPlatform.platform = "android"
-        XCTAssertEqual(code { _ = try ops.create(device: "laptop", withPlatform) }, .invalidInput, "a device runs on its own platform")
+        XCTAssertEqual(code { _ = try ops.create(.device("laptop"), withPlatform) }, .invalidInput, "a device runs on its own platform")
         XCTAssertEqual(try ops.listPasskeys("default").count, 0, "nothing refused reached the vault")
-        XCTAssertEqual(code { _ = try ops.get(device: "nobody", self.request(requestOptionsJSON())) }, .notFound)
+        XCTAssertEqual(code { _ = try ops.get(.device("nobody"), self.request(requestOptionsJSON())) }, .notFound)
     }
+}
+
+extension Answer {
+    /// The response and the account that answered, for a test's destructuring.
+    var parts: (JSONValue, String) { (response, account) }
 }

@@ -1,0 +1,42 @@
+import WebAuthn
+
+/// Who answers the ceremonies of one ceremony target: the provider accounts behind it and the rule that routes
+/// each ceremony among them. A profile is one account answering everything itself (`SingleAccount`); a device
+/// routes by its platform (`DeviceSession`). Every ceremony of credemu runs through this one step.
+public protocol Answering {
+    /// Every account behind the target, in its order.
+    var engines: [Engine] { get }
+    /// The engine a create goes to, and the rule that chose it.
+    func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String)
+    /// The engine whose API the page sees: it reads the options, answers `getClientCapabilities()` and checks a
+    /// signal's form.
+    func pageEngine() throws(CeremonyError) -> Engine
+    /// The engine that answers a get (the one holding `pick`, when given).
+    func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine
+    /// A conditional get's dropdown.
+    func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])
+    /// A signal, sent to every account the target sends it to; returns those accounts.
+    func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) -> [String]
+}
+
+/// A profile as a ceremony target: its one account answers every ceremony itself, on the profile's own platform
+/// and device state.
+public struct SingleAccount: Answering {
+    public let engine: Engine
+
+    public init(_ engine: Engine) { self.engine = engine }
+
+    public var engines: [Engine] { [engine] }
+    public func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String) { (engine, "the profile's own provider") }
+    public func pageEngine() throws(CeremonyError) -> Engine { engine }
+    public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine { engine }
+
+    public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
+        try engine.autofillOffer(options, caller: caller)
+    }
+
+    public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) -> [String] {
+        try engine.signal(request, caller: caller)
+        return [engine.profile.name]
+    }
+}
