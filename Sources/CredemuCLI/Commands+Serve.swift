@@ -26,7 +26,7 @@ extension Commands {
             Option("allow-origin", .text("O1,O2"), "The origins whose pages may call the API (\"*\" for any)."),
             Option("allow-host", .text("NAME,..."), "Host names requests may name besides loopback and --host."),
             Option("threads", .text("N"), "Worker threads, 1 to 64 (default 4)."),
-            Option("max-body", .text("BYTES"), "The largest request body, at least 1024 (default 262144)."),
+            Option("max-body", .text("BYTES"), "The largest request body, at least 1024 (default \(APIServer.Configuration.defaultMaxBodyBytes))."),
         ]
     ) { context, args in try context.serve(args) }
 }
@@ -37,7 +37,7 @@ extension Context {
         let host = args.value("host") ?? "127.0.0.1"
         guard let port = UInt16(args.value("port") ?? "8765") else { throw UsageError("--port takes 0 to 65535.") }
         guard let threads = Int(args.value("threads") ?? "4"), (1...64).contains(threads) else { throw UsageError("--threads takes 1 to 64.") }
-        guard let maxBody = Int(args.value("max-body") ?? "262144"), maxBody >= 1024 else { throw UsageError("--max-body takes bytes, at least 1024.") }
+        guard let maxBody = Int(args.value("max-body") ?? String(APIServer.Configuration.defaultMaxBodyBytes)), maxBody >= 1024 else { throw UsageError("--max-body takes bytes, at least 1024.") }
         func list(_ name: String) -> Set<String> {
             Set((args.value(name) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }

@@ -29,11 +29,7 @@ extension Commands {
                     positionals: [Positional("FILE", "a fixture file ('-' for standard input)")]) { context, args in
                 let file = args.argument("FILE")
                 let text = try context.readInput(file: file == "-" ? nil : file)
-                let vault = try context.openVault()
-                defer { vault.close() }
-                let (passwords, passkeys) = try VaultFixture.importFixture(text, into: vault)
-                context.printJSON(.object([("imported", .object([("passwords", .number(Double(passwords))),
-                                                                 ("passkeys", .number(Double(passkeys)))]))]))
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.importFixture(text) })
                 return .success
             },
             Command("export", summary: "Print the whole vault as a fixture; private keys and passwords only with --include-secrets.",
@@ -42,9 +38,8 @@ extension Commands {
                     the private keys and passwords are left out, and standard error says so.
                     """,
                     options: [.flag("include-secrets", "Include the private keys and passwords, in the clear.")]) { context, args in
-                let vault = try context.openVault()
-                defer { vault.close() }
-                context.terminal.write(try VaultFixture.export(vault, includeSecrets: args.flag("include-secrets")))
+                let secrets = args.flag("include-secrets")
+                context.terminal.write(try context.perform { (ops) throws(OperationError) in try ops.exportFixture(includeSecrets: secrets) })
                 if !args.flag("include-secrets") {
                     context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
                 }

@@ -179,6 +179,14 @@ public final class Operations: @unchecked Sendable {
         cacheLock.unlock()
     }
 
+    /// Drops every cached engine and profile (a fixture import may have changed any).
+    func forgetAll() {
+        cacheLock.lock()
+        engines = [:]
+        profiles = [:]
+        cacheLock.unlock()
+    }
+
     /// Drops what is cached for a profile after its settings or credentials changed.
     func forget(_ name: String) {
         cacheLock.lock()

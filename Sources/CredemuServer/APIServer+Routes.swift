@@ -118,16 +118,16 @@ extension APIServer {
         },
     ] + ceremonyRoutes + passwordRoutes
 
-    /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); each
+    /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.
     static let ceremonyRoutes: [Route] = [
         Route.onEveryTarget("POST", "/credentials/create", .page, mayBlock: true) { s, r in
             let answer = try s.operations.create(r.target!, try s.ceremonyRequest(r))
-            return s.json(200, answer.response, provider: answer.account)
+            return s.answered(r, answer)
         },
         Route.onEveryTarget("POST", "/credentials/get", .page, mayBlock: true) { s, r in
             let answer = try s.operations.get(r.target!, try s.ceremonyRequest(r))
-            return s.json(200, answer.response, provider: answer.account)
+            return s.answered(r, answer)
         },
         Route.onEveryTarget("POST", "/ceremonies/{id}/abort", .page) { s, r in
             _ = try r.body(allowEmpty: true)
@@ -143,11 +143,11 @@ extension APIServer {
         },
         Route.onEveryTarget("POST", "/signals/{kind}", .page) { s, r in
             let accounts = try s.operations.signal(r.target!, kind: r.second, try s.ceremonyRequest(r))
-            return s.json(200, .object([("resolved", true)]), provider: accounts.joined(separator: ","))
+            return s.answered(r, Answer(response: .object([("resolved", true)]), accounts: accounts))
         },
         Route.onEveryTarget("GET", "/capabilities", .page) { s, r in
             let answer = try s.operations.capabilities(r.target!, platform: r.query("platform"))
-            return s.json(200, answer.response, provider: answer.account)
+            return s.answered(r, answer)
         },
     ].flatMap { $0 }
 

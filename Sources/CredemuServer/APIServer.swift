@@ -16,7 +16,10 @@ public final class APIServer: @unchecked Sendable {
         public var allowedHosts: Set<String>
         public var maxBodyBytes: Int
 
-        public init(token: String? = nil, allowedOrigins: Set<String> = [], allowedHosts: Set<String> = [], maxBodyBytes: Int = 256 * 1024) {
+        /// The body cap when none is given (`credemu serve --max-body`'s default too).
+        public static let defaultMaxBodyBytes = 256 * 1024
+
+        public init(token: String? = nil, allowedOrigins: Set<String> = [], allowedHosts: Set<String> = [], maxBodyBytes: Int = defaultMaxBodyBytes) {
             self.token = token
             self.allowedOrigins = allowedOrigins
             self.allowedHosts = allowedHosts
@@ -275,6 +278,12 @@ public final class APIServer: @unchecked Sendable {
         var response = json(status, value)
         response.headers.append((APIServer.providerHeader, provider))
         return response
+    }
+
+    /// A ceremony's answer; on a device, with the account (or, for a signal, the accounts) that answered it.
+    func answered(_ request: RouteRequest, _ answer: Answer) -> HTTPResponse {
+        guard case .device? = request.target else { return json(200, answer.response) }
+        return json(200, answer.response, provider: answer.accounts.joined(separator: ","))
     }
 
     /// Names the provider account that answered a device's ceremony; sent to operators only.

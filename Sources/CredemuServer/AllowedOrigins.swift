@@ -1,4 +1,5 @@
 import Synchronization
+import WebAuthn
 
 /// The page origins the API answers (CORS): those given with `--allow-origin` ("*" for any) and those a caller
 /// that is not a page added while the server runs (`POST /origins`), so a test can allow its RP's origin once
@@ -32,26 +33,22 @@ final class AllowedOrigins: Sendable {
     /// host in lower case (IDNs in punycode), an optional port other than the scheme's default, nothing else (HTML §7.1.1 "serialization of an
     /// origin").
     static func isSerializedOrigin(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         guard bytes.count <= 300 else { return false }
-        let rest: ArraySlice<UInt8>
-        if bytes.starts(with: "https://".utf8) { rest = bytes.dropFirst(8) } else if bytes.starts(with: "http://".utf8) { rest = bytes.dropFirst(7) } else { return false }
-        guard !rest.isEmpty else { return false }
-        var host = rest
-        if let colon = rest.lastIndex(of: UInt8(ascii: ":")), rest.last != UInt8(ascii: "]") {
-            let port = rest[(colon + 1)...]
+        let https = text.hasPrefix("https://")
+        guard https || text.hasPrefix("http://") else { return false }
+        guard let authority = Authority(text.dropFirst(https ? 8 : 7)) else { return false }
+        if let port = authority.port {
             // A browser leaves the scheme's default port out and writes no leading zero (URL §4.4 "port state").
-            let defaultPort = bytes.starts(with: "https://".utf8) ? 443 : 80
-            guard !port.isEmpty, port.count <= 5, port.first != UInt8(ascii: "0"), port.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let number = Int(String(decoding: port, as: UTF8.self)), (1...65535).contains(number), number != defaultPort else { return false }
-            host = rest[..<colon]
+            guard port != 0, port != (https ? 443 : 80), authority.portText?.first != "0" else { return false }
         }
-        guard !host.isEmpty, host.first != UInt8(ascii: "."), host.first != UInt8(ascii: "-") else { return false }
-        if host.first == UInt8(ascii: "[") {
+        let host = authority.host
+        guard host.first != ".", host.first != "-" else { return false }
+        if host.first == "[" {
             // An IPv6 literal: hex digits and colons in brackets.
-            guard host.count > 2, host.last == UInt8(ascii: "]") else { return false }
-            return host.dropFirst().dropLast().allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x3A }
+            guard host.count > 2 else { return false }
+            return host.utf8.dropFirst().dropLast().allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || $0 == 0x3A }
         }
-        return host.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2E }
+        return host.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2E }
     }
 }

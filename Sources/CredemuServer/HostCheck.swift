@@ -1,3 +1,4 @@
+import WebAuthn
 /// The `Host` a request names must be this server's: a loopback name, the bound address, or a name given with
 /// `--allow-host`. Anything else is a DNS-rebinding page speaking to loopback under its own name.
 struct HostCheck: Sendable {
@@ -46,21 +47,9 @@ struct HostCheck: Sendable {
     static func name(_ header: String) -> String? {
         let value = header.lowercased()
         guard !value.isEmpty, value.utf8.count <= 255,
-              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "@") }) else { return nil }
-        if value.hasPrefix("[") {
-            guard let close = value.firstIndex(of: "]") else { return nil }
-            let rest = value[value.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && HostCheck.isPort(rest.dropFirst())) else { return nil }
-            return String(value[...close])
-        }
-        let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, !parts[0].isEmpty else { return nil }
-        if parts.count == 2 && !HostCheck.isPort(parts[1]) { return nil }
-        return String(parts[0])
-    }
-
-    static func isPort(_ text: Substring) -> Bool {
-        !text.isEmpty && text.utf8.count <= 5 && text.utf8.allSatisfy { (0x30...0x39).contains($0) } && Int(text).map { $0 <= 65535 } == true
+              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "@") }),
+              let authority = Authority(value) else { return nil }
+        return String(authority.host)
     }
 
     /// `localhost`, a name under `.localhost` (browsers resolve those to loopback themselves), `[::1]` and

@@ -28,16 +28,13 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
         guard !rest.isEmpty, !rest.utf8.contains(where: { $0 == 0x2F || $0 == 0x40 || $0 == 0x3F || $0 == 0x23 }) else {  // / @ ? #
             throw .securityError("The origin '\(string)' is not a valid origin: an origin is scheme://host[:port] with no path.")
         }
-        var host = rest
-        var port: Int? = nil
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            host = String(rest[..<colon])
-            guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else {
-                throw .securityError("The origin '\(string)' has an invalid port.")
-            }
-            port = p
+        guard let authority = Authority(rest) else {
+            throw .securityError("The origin '\(string)' has an invalid host or port.")
         }
-        guard !host.isEmpty, Origin.isLowerCaseHost(host) else {
+        let host = String(authority.host)
+        var port = authority.port
+        if port == 0 { throw .securityError("The origin '\(string)' has an invalid port.") }
+        guard Origin.isLowerCaseHost(host) else {
             throw .securityError("The origin '\(string)' has an invalid host.")
         }
         if scheme == "http" && !(host == "localhost" || host.hasSuffix(".localhost")) {
