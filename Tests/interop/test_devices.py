@@ -3,6 +3,7 @@ against the OpenAPI document (api_client), the answering provider account in X-C
 device cannot have refused by name with the vault unchanged, a page acting for another origin refused, and two
 devices sharing one GPM account (its passkeys and its opt-out)."""
 import json
+import subprocess
 import threading
 import time
 
@@ -349,3 +350,44 @@ def test_a_passkey_picked_from_the_second_account_signs_in_with_that_accounts_ke
         verify_authentication_response(credential=assertion, expected_challenge=request.challenge, expected_origin=ORIGIN,
                                        expected_rp_id=RP_ID, credential_public_key=key, credential_current_sign_count=0)
         assert server.call("GET", f"/profiles/{account}/events?kind=get")[1]["events"][-1]["outcome"] == "success"
+
+
+def test_a_profile_and_a_device_of_its_one_account_answer_alike_over_http_and_the_cli(server, tmp_path):
+    """One path for every target: the same operation on the default profile and on a device whose one account it is."""
+    status, body = server.call("POST", "/devices", {"name": "desk", "platform": "chrome-desktop", "providers": ["default"]})
+    assert status == 201, body
+    prefixes = ["/profiles/default", "/devices/desk"]
+    made = []
+    for n, prefix in enumerate(prefixes):
+        options, body = registration(f"user{n}")
+        status, created = server.call("POST", prefix + "/credentials/create", {"origin": ORIGIN, "options": body})
+        assert status == 200, created
+        made.append(created)
+    flags = [base64url_to_bytes(c["response"]["authenticatorData"])[32] for c in made]
+    assert flags[0] == flags[1], flags
+    for prefix in prefixes:
+        for created in made:
+            status, got = server.call("POST", prefix + "/credentials/get", {"origin": ORIGIN, "options": request_options([base64url_to_bytes(created["id"])])[1]})
+            assert status == 200 and got["id"] == created["id"], got
+    assert server.call("GET", prefixes[0] + "/capabilities") == server.call("GET", prefixes[1] + "/capabilities")
+    # Refusals alike: an algorithm GPM does not make, malformed options, a signal of no kind.
+    _, rsa = registration("rsa")
+    rsa["pubKeyCredParams"] = [{"type": "public-key", "alg": -257}]
+    for tail, payload in [("/credentials/create", {"origin": ORIGIN, "options": rsa}), ("/credentials/create", {"origin": ORIGIN, "options": 7}),
+                          ("/signals/bogus", {"origin": ORIGIN, "options": {}})]:
+        answers = [server.call("POST", prefix + tail, payload) for prefix in prefixes]
+        assert answers[0] == answers[1] and answers[0][0] >= 400, answers
+    # A platform is a profile's to choose; a device refuses one, over HTTP as on the command line.
+    assert server.call("GET", prefixes[0] + "/capabilities?platform=chrome-android")[0] == 200
+    assert server.call("GET", prefixes[1] + "/capabilities?platform=chrome-android")[0] == 400
+
+    vault = str(tmp_path / "cli.db")
+    run = lambda *args: subprocess.run([BINARY, "--vault", vault, *args], capture_output=True, text=True, timeout=60)
+    assert run("device", "create", "desk", "--providers", "default").returncode == 0
+    options_file = tmp_path / "rsa.json"
+    options_file.write_text(json.dumps(rsa))
+    refusals = [run(*target, "create", "--origin", ORIGIN, "--options", str(options_file)) for target in ([], ["--device", "desk"])]
+    assert [r.returncode for r in refusals] == [1, 1] and refusals[0].stdout == refusals[1].stdout, refusals
+    capabilities = [run(*target, "capabilities") for target in ([], ["--device", "desk"])]
+    assert capabilities[0].stdout == capabilities[1].stdout and capabilities[0].returncode == 0, capabilities
+    assert run("--device", "desk", "capabilities", "--platform", "chrome-android").returncode == 2
