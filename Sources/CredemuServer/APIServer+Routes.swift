@@ -206,10 +206,10 @@ extension APIServer {
 
     /// POST /clock: `set` a time, `advance` by seconds or a duration, or `"mode": "system"`; logged under
     /// `profile` (default `default`).
-    func setClock(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
+    func setClock(_ r: RouteRequest) throws -> HTTPResponse {
         let body = try r.body()
         let profile = try body.string("profile") ?? Vault.defaultProfile
-        let state = try APIError.wrap { () throws(OperationError) -> JSONValue in
+        let state = try { () throws(OperationError) -> JSONValue in
             _ = try operations.profile(profile)
             if body.value["mode"]?.stringValue == "system" { return try operations.systemClock(profile: profile) }
             if let set = body.value["set"]?.stringValue { return try operations.setClock(set, profile: profile) }
@@ -219,7 +219,7 @@ extension APIServer {
                 throw .invalidInput("body.advance must be seconds or a duration such as 90s, 6m, 2h.")
             }
             throw .invalidInput("Give 'set', 'advance' or \"mode\": \"system\".")
-        }
+        }()
         return json(200, state)
     }
 
