@@ -1,3 +1,4 @@
+import CredemuEngine
 import Foundation
 import Signing
 import Vault
