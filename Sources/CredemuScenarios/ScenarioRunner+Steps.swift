@@ -11,83 +11,87 @@ extension ScenarioRunner {
     }
 
     func perform(_ step: Scenario.Step) -> Cell {
-        let a = step.arguments
-        if let on = a["on"]?.stringValue, devices[on] == nil {
-            return Cell(outcome: "n/a", summary: "no \(on) here: \(absent[on] ?? "absent")", vault: "")
+        var on: String?
+        var account = mainAccount
+        switch step.target {
+        case .main: break
+        case .account(let name): account = name
+        case .device(let name):
+            guard devices[name] != nil else { return Cell(outcome: "n/a", summary: "no \(name) here: \(absent[name] ?? "absent")", vault: "") }
+            on = name
         }
-        let account = a["account"]?.stringValue ?? mainAccount
         if let missing = missingPacks[account] { return Cell(outcome: "error", summary: "account \(account): no pack '\(missing)'", vault: "") }
-        let device = a["on"]?.stringValue.flatMap { devices[$0] }
+        let device = on.flatMap { devices[$0] }
         var acting = engine(account)
-        let user = a["user"]?.stringValue ?? scenario.userName
         do {
             switch step.action {
-            case "savePassword":
-                let savedIn = a["savedIn"]?.stringValue
-                try acting.savePassword(origin: scenario.origin, username: user, password: a["password"]?.stringValue ?? "hunter2", savedIn: savedIn)
-                return ok("saved", "password saved for \(user)" + (savedIn.map { " in \($0)" } ?? "") + inAccount(account))
-            case "autofill":
-                let submit = a["submit"]?.boolValue ?? true
-                _ = try acting.autofill(origin: scenario.origin, username: a["user"]?.stringValue, submit: submit)
-                return ok("filled", (submit ? "password filled and submitted" : "password filled") + inAccount(account))
-            case "usePassword":
-                try acting.markPasswordUsed(origin: scenario.origin, username: user)
+            case .savePassword(let save):
+                let user = save.user ?? scenario.userName
+                try acting.savePassword(origin: scenario.origin, username: user, password: save.password ?? "hunter2", savedIn: save.savedIn)
+                return ok("saved", "password saved for \(user)" + (save.savedIn.map { " in \($0)" } ?? "") + inAccount(account))
+            case .autofill(let fill):
+                _ = try acting.autofill(origin: scenario.origin, username: fill.user, submit: fill.submit)
+                return ok("filled", (fill.submit ? "password filled and submitted" : "password filled") + inAccount(account))
+            case .usePassword(let user):
+                try acting.markPasswordUsed(origin: scenario.origin, username: user ?? scenario.userName)
                 return ok("ok", "password typed and submitted" + inAccount(account))
-            case "advance":
-                let seconds = a["by"]?.numberValue ?? a["by"]?.stringValue.flatMap(parseDuration) ?? 0
-                clock.advance(by: seconds)
-                return ok("ok", "clock +\(a["by"]?.stringValue ?? "\(Int(saturating: seconds))s")")
-            case "setting":
+            case .advance(let advance):
+                clock.advance(by: advance.seconds)
+                return ok("ok", "clock +\(advance.written ?? "\(Int(saturating: advance.seconds))s")")
+            case .setting(let settings):
                 var changed: [String] = []
-                if let on = device?.name {
-                    for (key, value) in a.objectValue ?? [] where Device.settingNames.contains(key) {
+                if let on {
+                    for (key, value) in settings {
                         try devices[on]!.set(key, value)
                         changed.append("\(key) = \(value.serialized())")
                     }
                     try devices[on]!.checked()
                     return ok("ok", "\(on): " + changed.joined(separator: ", "))
                 }
-                for (key, value) in a.objectValue ?? [] where Profile.settingNames.contains(key) {
+                for (key, value) in settings {
                     try accounts[account]!.profile.set(key, value)
                     changed.append("\(key) = \(value.serialized())")
                 }
                 return ok("ok", changed.joined(separator: ", ") + inAccount(account))
-            case "user":
-                for text in a["decisions"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
-                    if let decision = UserDecision(text) { try acting.queue(decision) }
-                }
-                return ok("ok", "user will: " + (a["decisions"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""))
-            case "rp":
-                return ok("—", a["note"]?.stringValue ?? "RP-side step")
-            case "create":
+            case .user(let decisions):
+                for decision in decisions { try acting.queue(decision) }
+                return ok("ok", "user will: " + decisions.map(\.description).joined(separator: ", "))
+            case .rp(let note):
+                return ok("—", note ?? "RP-side step")
+            case .create(let create):
                 if let device {
                     acting = try session(device).createEngine().engine
                 }
-                return try create(a, user: user, engine: acting, routed: device != nil)
-            case "get":
-                let options = try getOptions(a)
+                return try self.create(create, engine: acting, routed: device != nil)
+            case .get(let allow):
+                let options = try getOptions(allow: allow)
                 if let device {
                     acting = try session(device).getEngine(options, caller: caller(), pick: nil)
                 }
                 return try get(options, engine: acting, routed: device != nil)
-            case "signal":
+            case .signal(let signal):
                 if let device {
                     let session = session(device)
                     acting = try session.pageEngine()
-                    return try signal(a, session: session)
+                    return try self.signal(signal, session: session)
                 }
-                return try signal(a, engine: acting)
-            case "removePasskey":
-                guard let label = a["credential"]?.stringValue, let id = labels[label] else { return ok("ok", "nothing to remove") }
+                return try self.signal(signal, engine: acting)
+            case .removePasskey(let label):
+                guard let label, let id = labels[label] else { return ok("ok", "nothing to remove") }
                 _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
                 return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
-            default:
-                return ok("error", "unknown step")
             }
         } catch let failure as CeremonyError {
-            let operation: Dialect.Operation = step.action == "get" ? .get : step.action == "signal" ? .signal : .create
-            var cell = failed(failure, operation, engine: acting, signalKind: a["kind"]?.stringValue ?? "unknown",
-                              conditional: step.action == "create" && a["mediation"]?.stringValue == "conditional")
+            var operation = Dialect.Operation.create
+            var signalKind = Scenario.Action.Signal.Kind.unknown
+            var conditional = false
+            switch step.action {
+            case .get: operation = .get
+            case .signal(let signal): (operation, signalKind) = (.signal, signal.kind)
+            case .create(let create): conditional = create.conditional
+            default: break
+            }
+            var cell = failed(failure, operation, engine: acting, signalKind: signalKind.rawValue, conditional: conditional)
             if device != nil, operation != .signal { cell.provider = acting.profile.name }
             return cell
         } catch {
@@ -95,33 +99,33 @@ extension ScenarioRunner {
         }
     }
 
-    func create(_ a: JSONValue, user: String, engine: Engine, routed: Bool) throws -> Cell {
-        let conditional = a["mediation"]?.stringValue == "conditional"
-        var exclude: [[UInt8]] = []
-        if a["exclude"]?.stringValue == "known" {
-            exclude = snapshot().filter { $0.value.userName == user }.map(\.value.credentialID)
-        } else {
-            exclude = (a["exclude"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { labels[$0] } }
+    func create(_ a: Scenario.Action.Create, engine: Engine, routed: Bool) throws -> Cell {
+        let user = a.user ?? scenario.userName
+        let conditional = a.conditional
+        let exclude: [[UInt8]]
+        switch a.exclude {
+        case .known: exclude = snapshot().filter { $0.value.userName == user }.map(\.value.credentialID)
+        case .labels(let names): exclude = names.compactMap { labels[$0] }
         }
         var members: [(String, JSONValue)] = [
             ("rp", .object([("id", .string(scenario.rpID)), ("name", "Scenario RP")])),
-            ("user", .object([("id", .string(Base64URL.encode(Array((a["userId"]?.stringValue ?? user).utf8)))), ("name", .string(user)),
+            ("user", .object([("id", .string(Base64URL.encode(Array((a.userID ?? user).utf8)))), ("name", .string(user)),
                               ("displayName", .string(scenario.displayName))])),
             ("challenge", .string(Base64URL.encode([UInt8](repeating: 7, count: 32)))),
             ("pubKeyCredParams", .array([.object([("type", "public-key"), ("alg", -7)]), .object([("type", "public-key"), ("alg", -257)])])),
             ("excludeCredentials", .array(exclude.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
-            ("authenticatorSelection", .object([("residentKey", "required"), ("userVerification", .string(a["userVerification"]?.stringValue ?? "preferred"))])),
+            ("authenticatorSelection", .object([("residentKey", "required"), ("userVerification", .string(a.userVerification ?? "preferred"))])),
         ]
         members.append(("attestation", "none"))
         let document: JSONValue = conditional ? .object([("publicKey", .object(members)), ("mediation", "conditional")]) : .object(members)
         let options = try CreationOptions(document: document)
         let response = try engine.create(options, caller: caller())
         let name = labels.name(for: response.credentialID)
-        if let wanted = a["as"]?.stringValue, wanted != name {
+        if let wanted = a.label, wanted != name {
             labels.assign(wanted, to: response.credentialID)
             labels.giveBackNumber()
         }
-        let shown = a["as"]?.stringValue ?? name
+        let shown = a.label ?? name
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
         let bits = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
         let silent = conditional && engine.knobs.conditionalMode == .silent
@@ -136,8 +140,8 @@ extension ScenarioRunner {
         return cell
     }
 
-    func getOptions(_ a: JSONValue) throws -> RequestOptions {
-        let allow = (a["allow"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { labels[$0] } }
+    func getOptions(allow names: [String]) throws -> RequestOptions {
+        let allow = names.compactMap { labels[$0] }
         return try RequestOptions(document: .object([
             ("challenge", .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))), ("rpId", .string(scenario.rpID)),
             ("allowCredentials", .array(allow.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
@@ -154,18 +158,17 @@ extension ScenarioRunner {
         return cell
     }
 
-    func signalRequest(_ a: JSONValue) -> (request: SignalRequest, knob: String) {
-        let kind = a["kind"]?.stringValue ?? "unknown"
-        let userID = Base64URL.encode(Array((a["userId"]?.stringValue ?? scenario.userName).utf8))
-        switch kind {
-        case "accepted":
-            let ids = (a["accepted"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { labels[$0] } }.map { Base64URL.encode($0) }
+    func signalRequest(_ a: Scenario.Action.Signal) -> (request: SignalRequest, knob: String) {
+        let userID = Base64URL.encode(Array((a.userID ?? scenario.userName).utf8))
+        switch a.kind {
+        case .accepted:
+            let ids = a.accepted.compactMap { labels[$0] }.map { Base64URL.encode($0) }
             return (.allAcceptedCredentials(rpId: scenario.rpID, userId: userID, allAcceptedCredentialIds: ids), "signals.allAcceptedCredentials")
-        case "details":
-            return (.currentUserDetails(rpId: scenario.rpID, userId: userID, name: a["name"]?.stringValue ?? scenario.userName,
-                                        displayName: a["displayName"]?.stringValue ?? scenario.displayName), "signals.currentUserDetails")
-        default:
-            let id = a["credential"]?.stringValue.flatMap { labels[$0] } ?? [UInt8](repeating: 1, count: 16)
+        case .details:
+            return (.currentUserDetails(rpId: scenario.rpID, userId: userID, name: a.name ?? scenario.userName,
+                                        displayName: a.displayName ?? scenario.displayName), "signals.currentUserDetails")
+        case .unknown:
+            let id = a.credential.flatMap { labels[$0] } ?? [UInt8](repeating: 1, count: 16)
             return (.unknownCredential(rpId: scenario.rpID, credentialId: Base64URL.encode(id)), "signals.unknownCredential")
         }
     }
@@ -187,7 +190,7 @@ extension ScenarioRunner {
 
     static let signalWords = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"]
 
-    func signal(_ a: JSONValue, engine: Engine) throws -> Cell {
+    func signal(_ a: Scenario.Action.Signal, engine: Engine) throws -> Cell {
         let (request, knobName) = signalRequest(a)
         let before: Int64 = (try? engine.vault.lastEventID(kind: "signal")) ?? 0
         try engine.signal(request, caller: caller())
@@ -197,7 +200,7 @@ extension ScenarioRunner {
     }
 
     /// A signal on a device: each provider the platform sends it to, and what each did.
-    func signal(_ a: JSONValue, session: DeviceSession) throws -> Cell {
+    func signal(_ a: Scenario.Action.Signal, session: DeviceSession) throws -> Cell {
         let (request, knobName) = signalRequest(a)
         let before = session.engines.map { (try? $0.vault.lastEventID(kind: "signal")) ?? 0 }
         let reached = try session.signal(request, caller: caller())

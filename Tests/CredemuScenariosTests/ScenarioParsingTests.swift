@@ -71,5 +71,34 @@ final class ScenarioParsingTests: XCTestCase {
         XCTAssertEqual(scenario.steps[2].expect.first?.1, .object([("outcome", "created")]))
         XCTAssertEqual(scenario.origin, "https://shop.example.com")
         XCTAssertEqual(scenario.criteria, [])
+        guard case .advance(let day) = scenario.steps[0].action, case .advance(let later) = scenario.steps[1].action,
+              case .create(let create) = scenario.steps[2].action, case .labels(let exclude) = create.exclude,
+              case .setting(let settings) = scenario.steps[3].action, case .user(let decisions) = scenario.steps[4].action else {
+            return XCTFail("each step is read as its kind: \(scenario.steps.map(\.action.name))")
+        }
+        XCTAssertEqual([day.seconds, later.seconds], [86_400, 90])
+        XCTAssertEqual([day.written, later.written], ["1d", nil])
+        XCTAssertEqual([create.conditional ? "conditional" : "modal", create.label], ["conditional", "pk1"])
+        XCTAssertEqual(exclude, ["pk0"])
+        XCTAssertEqual(settings.map(\.0), ["automaticPasskeyUpgrades"])
+        XCTAssertEqual(decisions, [.cancel, .pick([1])])
+        XCTAssertEqual(scenario.steps.map(\.target), Array(repeating: .main, count: 5))
+    }
+
+    /// A step names its target once, typed: a device it runs `on`, or an account.
+    func testAStepsTargetIsADeviceOrAnAccount() throws {
+        let scenario = try Scenario(json: #"""
+        {"format": "credemu-scenario", "version": 1, "name": "s", "title": "S",
+         "accounts": {"a": {}, "b": {"pack": "gpm"}}, "devices": {"phone": {"platform": "android", "providers": ["a", "b"]}},
+         "steps": [{"do": "create", "on": "phone"}, {"do": "savePassword", "account": "b"}, {"do": "get"},
+                   {"do": "setting", "on": "phone", "preferred": "b"}, {"do": "signal", "kind": "accepted", "accepted": ["pk1"]}]}
+        """#)
+        XCTAssertEqual(scenario.steps.map(\.target), [.device("phone"), .account("b"), .main, .device("phone"), .main])
+        guard case .setting(let settings) = scenario.steps[3].action, case .signal(let signal) = scenario.steps[4].action else {
+            return XCTFail("setting and signal steps")
+        }
+        XCTAssertEqual(settings.map(\.0), ["preferred"])
+        XCTAssertEqual(signal.kind, .accepted)
+        XCTAssertEqual(signal.accepted, ["pk1"])
     }
 }
