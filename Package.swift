@@ -31,16 +31,20 @@ let package = Package(
         .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.
         .target(name: "CredemuEngine", dependencies: ["Shipped", "WebAuthn", "Signing", "Vault"]),
+        // What the HTML reports share: the scenario matrix's and the probe's style and escaping.
+        .target(name: "CredemuReports"),
+        // Scenarios: the format, one column's runner and the divergence matrix across packs, an application of the engine.
+        .target(name: "CredemuScenarios", dependencies: ["CredemuEngine", "CredemuReports", "Signing", "Vault", "WebAuthn"]),
         // What credemu does on request, once: the CLI and the server are thin adapters over it.
-        .target(name: "CredemuOperations", dependencies: ["CredemuEngine", "Vault", "WebAuthn"]),
+        .target(name: "CredemuOperations", dependencies: ["CredemuEngine", "CredemuScenarios", "Vault", "WebAuthn"]),
         // `credemu probe`: an RP server driven with what every pack sends, over a small HTTP/1.1 client.
-        .target(name: "CredemuProbe", dependencies: ["CredemuOperations", "CredemuEngine", "Vault", "WebAuthn"]),
+        .target(name: "CredemuProbe", dependencies: ["CredemuOperations", "CredemuEngine", "CredemuReports", "Vault", "WebAuthn"]),
         // The HTTP JSON API, the browser shim and the OpenAPI document, over libmicrohttpd.
         // Its Resources/ are compiled in through Shipped, not bundled: a resource bundle would have to sit beside the binary.
         .target(name: "CredemuServer", dependencies: ["CMicroHTTPD", "CredemuOperations", "CredemuEngine", "Shipped", "Signing", "Vault", "WebAuthn"],
                 exclude: ["Resources"]),
         // The command-line interface, as a library so tests can drive it in-process.
-        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuEngine", "CredemuServer", "Shipped", "Vault", "WebAuthn", "Signing"]),
+        .target(name: "CredemuCLI", dependencies: ["CredemuOperations", "CredemuProbe", "CredemuScenarios", "CredemuEngine", "CredemuServer", "Shipped", "Vault", "WebAuthn", "Signing"]),
         .executableTarget(name: "credemu", dependencies: ["CredemuCLI"]),
         .executableTarget(name: "credemu-bench", dependencies: ["CredemuEngine", "Signing", "Vault", "WebAuthn"]),
         // Helpers shared by the Swift test suites: temporary vaults, an RP-side verifier.
@@ -51,6 +55,7 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "CredemuTestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
         .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuScenariosTests", dependencies: ["CredemuScenarios", "CredemuTestSupport"]),
         .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
         .testTarget(name: "CredemuProbeTests", dependencies: ["CredemuProbe", "CredemuTestSupport"]),
         .testTarget(name: "CredemuOperationsTests", dependencies: ["CredemuOperations", "CredemuTestSupport"]),

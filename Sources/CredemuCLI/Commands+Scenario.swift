@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuScenarios
 import CredemuOperations
 import Foundation
 import Vault

@@ -12,6 +12,12 @@ public struct Cancellation: Sendable {
         public var reason: Reason
         public var completed: Int
         public var total: Int
+
+        public init(reason: Reason, completed: Int, total: Int) {
+            self.reason = reason
+            self.completed = completed
+            self.total = total
+        }
     }
 
     /// Whether the client has gone (its connection closed); asked at most every poll interval of a wait.

@@ -71,7 +71,7 @@ public struct Device: Equatable, Sendable {
         throw .invalidField("\(path).preferred '\(preferred)' is not one of the device's providers (\(providers.joined(separator: ", "))).")
     }
 
-    mutating func apply(_ key: String, _ value: JSONValue, at path: OptionsPath) throws(InvalidConfiguration.Field) {
+    public mutating func apply(_ key: String, _ value: JSONValue, at path: OptionsPath) throws(InvalidConfiguration.Field) {
         let setting = try ConfigurationFields(.object([(key, value)]), path: path)
         switch key {
         case _ where Device.stateNames.contains(key):

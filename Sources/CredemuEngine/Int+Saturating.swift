@@ -1,7 +1,7 @@
 extension Int {
     /// `value` rounded toward zero and clamped to `Int`'s range, NaN as zero: for durations worked out from dates
     /// and timeouts, where a huge or non-finite number must not trap.
-    init(saturating value: Double) {
+    public init(saturating value: Double) {
         if value.isNaN {
             self = 0
         } else if value >= Double(Int.max) {

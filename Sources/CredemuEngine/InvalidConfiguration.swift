@@ -31,13 +31,13 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 
     /// What a configuration reader raises before it is known which configuration it reads (a profile setting is
     /// read on its own, and in a scenario's setting step); `reading` gives it its kind.
-    struct Field: JSONFieldFailure {
-        var message: String
-        static func invalidField(_ message: String) -> Field { Field(message: message) }
+    public struct Field: JSONFieldFailure {
+        public var message: String
+        public static func invalidField(_ message: String) -> Field { Field(message: message) }
     }
 
     /// Runs a reader, its failure becoming a configuration error of `kind`, prefixed by the file it came from.
-    static func reading<T>(_ kind: Kind, from origin: String? = nil, _ read: () throws(Field) -> T) throws(InvalidConfiguration) -> T {
+    public static func reading<T>(_ kind: Kind, from origin: String? = nil, _ read: () throws(Field) -> T) throws(InvalidConfiguration) -> T {
         do {
             return try read()
         } catch {
@@ -47,4 +47,4 @@ public struct InvalidConfiguration: Error, Equatable, Sendable, CustomStringConv
 }
 
 /// Typed reads from profiles, packs and scenarios.
-typealias ConfigurationFields = JSONFields<InvalidConfiguration.Field>
+public typealias ConfigurationFields = JSONFields<InvalidConfiguration.Field>

@@ -92,7 +92,7 @@ public struct Profile: Equatable, Sendable {
     }
 
     /// Changes one setting; failures name `path.key` (a scenario's setting step gives the step's path).
-    mutating func apply(_ key: String, _ value: JSONValue, at path: OptionsPath) throws(InvalidConfiguration.Field) {
+    public mutating func apply(_ key: String, _ value: JSONValue, at path: OptionsPath) throws(InvalidConfiguration.Field) {
         let setting = try ConfigurationFields(.object([(key, value)]), path: path)
         func version() throws(InvalidConfiguration.Field) -> String? {
             guard let s = try setting.string(key) else { return nil }

@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuScenarios
 import Foundation
 import Vault
 import WebAuthn

@@ -1,13 +1,11 @@
 import CredemuEngine
+import CredemuReports
 
 extension ProbeReport {
     /// A self-contained HTML page in the divergence report's style: rejected cells red with the server's
     /// message, each tied to its rule and fix below.
     public var html: String {
-        func e(_ s: String) -> String {
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let e = ReportStyle.escape
         var rows = ""
         for v in variants.indices {
             let bad = columns.indices.contains { cells[$0][v].outcome == .rejected }

@@ -69,11 +69,11 @@ public struct PolicyRegistry: Sendable {
         }))])
     }
 
-    /// The providers a scenario runs on: "all" (every policy on the scenario's platform for it, else its
-    /// default), or a list such as "gpm,apple@ios,webauthn-spec".
-    public func select(_ text: String, for scenario: Scenario) throws(InvalidConfiguration) -> [(any ProviderPolicy, Platform)] {
+    /// The providers a run plays: "all" (every policy on its platform in `platforms`, else its default), or a list
+    /// such as "gpm,apple@ios,webauthn-spec".
+    public func select(_ text: String, platforms: [String: Platform]) throws(InvalidConfiguration) -> [(any ProviderPolicy, Platform)] {
         func platform(_ policy: any ProviderPolicy) -> Platform {
-            scenario.platforms[policy.id] ?? (policy as? PolicyPack)?.defaultPlatform ?? .chromeDesktop
+            platforms[policy.id] ?? (policy as? PolicyPack)?.defaultPlatform ?? .chromeDesktop
         }
         if text == "all" { return all.map { ($0, platform($0)) } }
         var out: [(any ProviderPolicy, Platform)] = []

@@ -1,3 +1,4 @@
+import CredemuEngine
 import Foundation
 import WebAuthn
 
@@ -7,8 +8,8 @@ import WebAuthn
 public struct Scenario: Sendable {
     public struct Step: Sendable {
         public var label: String
-        public var action: String
-        public var arguments: JSONValue
+        public var action: Action
+        public var target: Target
         /// Expected outcome per pack ID, or "*" for all.
         public var expect: [(String, JSONValue)]
         /// For a repeated step: how many times.
@@ -204,52 +205,9 @@ public struct Scenario: Sendable {
                 expect.append((pack, cell.value))
             }
         }
-        try checkArguments(f, action)
-        return Step(label: label, action: action, arguments: f.value, expect: expect, times: Int(times))
-    }
-
-    /// Checks the types and values of a step's arguments, as `ScenarioRunner` reads them.
-    private static func checkArguments(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) {
-        for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
-            _ = try f.string(key)
-        }
-        _ = try f.bool("submit")
-        _ = try f.strings("allow")
-        _ = try f.strings("accepted")
-        switch action {
-        case "advance":
-            let by = try f.required("by") { (key) throws(InvalidConfiguration.Field) in f.present(key) }
-            guard by.numberValue.map({ (0...maximumDuration).contains($0) }) ?? by.stringValue.flatMap(parseDuration).map({ _ in true }) ?? false else {
-                throw f.invalid("by", "must be a duration such as 90s, 6m, 2h or 1d, or a number of seconds, not \(by.serialized())")
-            }
-        case "create":
-            if let mediation = try f.string("mediation"), !["conditional", "modal"].contains(mediation) {
-                throw f.invalid("mediation", "must be \"conditional\" or \"modal\", not \"\(mediation)\"")
-            }
-            if let exclude = f.present("exclude")?.stringValue {
-                guard exclude == "known" else { throw f.invalid("exclude", "must be \"known\" or a list of labels, not \"\(exclude)\"") }
-            } else {
-                _ = try f.strings("exclude")
-            }
-        case "setting" where f.present("on") != nil:
-            var probe = Device(name: "scenario")
-            for (key, value) in f.members where Device.settingNames.contains(key) {
-                try probe.apply(key, value, at: f.path)
-            }
-        case "setting":
-            var probe = Profile(name: "scenario")
-            for (key, value) in f.members where Profile.settingNames.contains(key) { try probe.apply(key, value, at: f.path) }
-        case "signal":
-            if let kind = try f.string("kind"), !["unknown", "accepted", "details"].contains(kind) {
-                throw f.invalid("kind", "must be unknown, accepted or details, not \"\(kind)\"")
-            }
-        case "user":
-            for (i, decision) in try f.strings("decisions").enumerated() where UserDecision(decision) == nil {
-                throw .invalidField("\(f.path).decisions[\(i)] '\(decision)' is not accept, cancel, timeout or pick:ID.")
-            }
-        default:
-            break
-        }
+        var target = Target.main
+        if let on = try f.string("on") { target = .device(on) } else if let account = try f.string("account") { target = .account(account) }
+        return Step(label: label, action: try Action.read(f, action), target: target, expect: expect, times: Int(times))
     }
 
     public static func load(path: String) throws(InvalidConfiguration) -> Scenario {

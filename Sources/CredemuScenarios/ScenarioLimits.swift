@@ -1,3 +1,4 @@
+import CredemuEngine
 import Foundation
 
 /// How much one scenario run may ask for, checked before anything runs, and how long it may take.

@@ -1,3 +1,5 @@
+import CredemuEngine
+import CredemuReports
 import Foundation
 import Vault
 import WebAuthn
@@ -121,10 +123,7 @@ public struct DivergenceMatrix: Sendable {
     /// A self-contained HTML page: diverging rows highlighted, every cell's knob and source on hover and in
     /// a details line.
     public var html: String {
-        func e(_ s: String) -> String {
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let e = ReportStyle.escape
         var rows = ""
         for row in scenario.steps.indices {
             rows += "<tr class=\"\(diverges(row) ? "diverges" : "same")\"><th scope=\"row\">\(diverges(row) ? "<span class=\"mark\">≠</span> " : "")\(e(scenario.steps[row].label))</th>"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The CSS the HTML reports share (the divergence matrix, `credemu probe`): page, table, diverging rows.
 public enum ReportStyle {
     public static let base = """
@@ -8,4 +10,10 @@ public enum ReportStyle {
         thead th{background:#f6f8fa;position:sticky;top:0}
         tr.diverges{background:#fff8c5} tr.diverges th{border-left:4px solid #bf8700}
         """
+
+    /// `text` with `&`, `<`, `>` and `"` escaped, for an HTML element or a quoted attribute.
+    public static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
 }

@@ -2,7 +2,8 @@ import CredemuTestSupport
 import Foundation
 import WebAuthn
 import XCTest
-@testable import CredemuEngine
+import CredemuEngine
+@testable import CredemuScenarios
 
 /// Every shipped scenario across every pack gives the matrix checked in under scenarios/expected/, so a pack
 /// or engine change that alters behaviour shows up as a diff.

@@ -1,7 +1,8 @@
 import CredemuTestSupport
 import Foundation
 import XCTest
-@testable import CredemuEngine
+import CredemuEngine
+@testable import CredemuScenarios
 
 /// A scenario run is bounded before it starts (steps, step runs times columns) and ends between step runs when its
 /// cancellation says so: its client gone, its deadline passed, the process stopping.

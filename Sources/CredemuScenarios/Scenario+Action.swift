@@ -1,0 +1,171 @@
+import CredemuEngine
+import Foundation
+import WebAuthn
+
+extension Scenario {
+    /// What a step does, one case per step kind (`do` in scenarios/README.md), its arguments read and checked once.
+    public enum Action: Sendable {
+        case savePassword(SavePassword)
+        case autofill(Autofill)
+        /// The user types the password saved for this user (nil: the scenario's) and submits.
+        case usePassword(user: String?)
+        case advance(Advance)
+        case create(Create)
+        /// A get allowing the credentials with these labels (none: discoverable).
+        case get(allow: [String])
+        /// Settings in the order written: the device's when the step is `on` one, else the account's.
+        case setting([(String, JSONValue)])
+        case signal(Signal)
+        /// The user deletes the credential with this label in the provider.
+        case removePasskey(label: String?)
+        case user([UserDecision])
+        case rp(note: String?)
+
+        public struct SavePassword: Sendable {
+            public var user: String?
+            public var password: String?
+            public var savedIn: String?
+        }
+
+        public struct Autofill: Sendable {
+            public var user: String?
+            public var submit: Bool
+        }
+
+        public struct Advance: Sendable {
+            public var seconds: TimeInterval
+            /// The duration as written ("6m"), when it was a string.
+            public var written: String?
+        }
+
+        public struct Create: Sendable {
+            public enum Exclude: Sendable {
+                /// Every credential the vault holds for the user.
+                case known
+                case labels([String])
+            }
+
+            public var conditional: Bool
+            /// The label the new credential gets (default: the next `pkN`).
+            public var label: String?
+            public var exclude: Exclude
+            public var user: String?
+            public var userID: String?
+            public var userVerification: String?
+        }
+
+        public struct Signal: Sendable {
+            public enum Kind: String, Sendable {
+                case unknown, accepted, details
+            }
+
+            public var kind: Kind
+            public var credential: String?
+            public var accepted: [String]
+            public var name: String?
+            public var displayName: String?
+            public var userID: String?
+        }
+
+        /// The step's `do`, for the default label and the dialect's operation.
+        public var name: String {
+            switch self {
+            case .savePassword: return "savePassword"
+            case .autofill: return "autofill"
+            case .usePassword: return "usePassword"
+            case .advance: return "advance"
+            case .create: return "create"
+            case .get: return "get"
+            case .setting: return "setting"
+            case .signal: return "signal"
+            case .removePasskey: return "removePasskey"
+            case .user: return "user"
+            case .rp: return "rp"
+            }
+        }
+
+        /// Reads the arguments of the step `f` whose `do` is `action` (its members already limited to the action's),
+        /// with the messages of scenarios/README.md's rules.
+        static func read(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) -> Action {
+            for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
+                _ = try f.string(key)
+            }
+            _ = try f.bool("submit")
+            _ = try f.strings("allow")
+            _ = try f.strings("accepted")
+            switch action {
+            case "savePassword":
+                return .savePassword(SavePassword(user: try f.string("user"), password: try f.string("password"), savedIn: try f.string("savedIn")))
+            case "autofill":
+                return .autofill(Autofill(user: try f.string("user"), submit: try f.bool("submit") ?? true))
+            case "usePassword":
+                return .usePassword(user: try f.string("user"))
+            case "advance":
+                let by = try f.required("by") { (key) throws(InvalidConfiguration.Field) in f.present(key) }
+                guard let seconds = by.numberValue.flatMap({ (0...maximumDuration).contains($0) ? $0 : nil }) ?? by.stringValue.flatMap(parseDuration) else {
+                    throw f.invalid("by", "must be a duration such as 90s, 6m, 2h or 1d, or a number of seconds, not \(by.serialized())")
+                }
+                return .advance(Advance(seconds: seconds, written: by.stringValue))
+            case "create":
+                let mediation = try f.string("mediation")
+                if let mediation, !["conditional", "modal"].contains(mediation) {
+                    throw f.invalid("mediation", "must be \"conditional\" or \"modal\", not \"\(mediation)\"")
+                }
+                let exclude: Create.Exclude
+                if let text = f.present("exclude")?.stringValue {
+                    guard text == "known" else { throw f.invalid("exclude", "must be \"known\" or a list of labels, not \"\(text)\"") }
+                    exclude = .known
+                } else {
+                    exclude = .labels(try f.strings("exclude"))
+                }
+                return .create(Create(conditional: mediation == "conditional", label: try f.string("as"), exclude: exclude, user: try f.string("user"),
+                                      userID: try f.string("userId"), userVerification: try f.string("userVerification")))
+            case "get":
+                return .get(allow: try f.strings("allow"))
+            case "setting" where f.present("on") != nil:
+                var probe = Device(name: "scenario")
+                var settings: [(String, JSONValue)] = []
+                for (key, value) in f.members where Device.settingNames.contains(key) {
+                    try probe.apply(key, value, at: f.path)
+                    settings.append((key, value))
+                }
+                return .setting(settings)
+            case "setting":
+                var probe = Profile(name: "scenario")
+                var settings: [(String, JSONValue)] = []
+                for (key, value) in f.members where Profile.settingNames.contains(key) {
+                    try probe.apply(key, value, at: f.path)
+                    settings.append((key, value))
+                }
+                return .setting(settings)
+            case "signal":
+                let text = try f.string("kind") ?? "unknown"
+                guard let kind = Signal.Kind(rawValue: text) else { throw f.invalid("kind", "must be unknown, accepted or details, not \"\(text)\"") }
+                return .signal(Signal(kind: kind, credential: try f.string("credential"), accepted: try f.strings("accepted"), name: try f.string("name"),
+                                      displayName: try f.string("displayName"), userID: try f.string("userId")))
+            case "removePasskey":
+                return .removePasskey(label: try f.string("credential"))
+            case "user":
+                var decisions: [UserDecision] = []
+                for (i, text) in try f.strings("decisions").enumerated() {
+                    guard let decision = UserDecision(text) else {
+                        throw .invalidField("\(f.path).decisions[\(i)] '\(text)' is not accept, cancel, timeout or pick:ID.")
+                    }
+                    decisions.append(decision)
+                }
+                return .user(decisions)
+            default:
+                return .rp(note: try f.string("note"))
+            }
+        }
+    }
+
+    /// Where a step acts when the scenario has accounts and devices.
+    public enum Target: Sendable, Equatable {
+        /// The scenario's only account, or the first declared.
+        case main
+        case account(String)
+        /// A ceremony or device setting `on` a device, as its platform routes it.
+        case device(String)
+    }
+}

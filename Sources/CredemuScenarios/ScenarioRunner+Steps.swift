@@ -1,0 +1,222 @@
+import CredemuEngine
+import Foundation
+import Signing
+import Vault
+import WebAuthn
+
+/// The step actions: each step kind done against the column's accounts and devices.
+extension ScenarioRunner {
+    func caller() -> Caller {
+        (try? Caller(origin: scenario.origin)) ?? Caller(origin: .web(scheme: "https", host: scenario.rpID, port: nil))
+    }
+
+    func perform(_ step: Scenario.Step) -> Cell {
+        var on: String?
+        var account = mainAccount
+        switch step.target {
+        case .main: break
+        case .account(let name): account = name
+        case .device(let name):
+            guard devices[name] != nil else { return Cell(outcome: "n/a", summary: "no \(name) here: \(absent[name] ?? "absent")", vault: "") }
+            on = name
+        }
+        if let missing = missingPacks[account] { return Cell(outcome: "error", summary: "account \(account): no pack '\(missing)'", vault: "") }
+        let device = on.flatMap { devices[$0] }
+        var acting = engine(account)
+        do {
+            switch step.action {
+            case .savePassword(let save):
+                let user = save.user ?? scenario.userName
+                try acting.savePassword(origin: scenario.origin, username: user, password: save.password ?? "hunter2", savedIn: save.savedIn)
+                return ok("saved", "password saved for \(user)" + (save.savedIn.map { " in \($0)" } ?? "") + inAccount(account))
+            case .autofill(let fill):
+                _ = try acting.autofill(origin: scenario.origin, username: fill.user, submit: fill.submit)
+                return ok("filled", (fill.submit ? "password filled and submitted" : "password filled") + inAccount(account))
+            case .usePassword(let user):
+                try acting.markPasswordUsed(origin: scenario.origin, username: user ?? scenario.userName)
+                return ok("ok", "password typed and submitted" + inAccount(account))
+            case .advance(let advance):
+                clock.advance(by: advance.seconds)
+                return ok("ok", "clock +\(advance.written ?? "\(Int(saturating: advance.seconds))s")")
+            case .setting(let settings):
+                var changed: [String] = []
+                if let on {
+                    for (key, value) in settings {
+                        try devices[on]!.set(key, value)
+                        changed.append("\(key) = \(value.serialized())")
+                    }
+                    try devices[on]!.checked()
+                    return ok("ok", "\(on): " + changed.joined(separator: ", "))
+                }
+                for (key, value) in settings {
+                    try accounts[account]!.profile.set(key, value)
+                    changed.append("\(key) = \(value.serialized())")
+                }
+                return ok("ok", changed.joined(separator: ", ") + inAccount(account))
+            case .user(let decisions):
+                for decision in decisions { try acting.queue(decision) }
+                return ok("ok", "user will: " + decisions.map(\.description).joined(separator: ", "))
+            case .rp(let note):
+                return ok("—", note ?? "RP-side step")
+            case .create(let create):
+                if let device {
+                    acting = try session(device).createEngine().engine
+                }
+                return try self.create(create, engine: acting, routed: device != nil)
+            case .get(let allow):
+                let options = try getOptions(allow: allow)
+                if let device {
+                    acting = try session(device).getEngine(options, caller: caller(), pick: nil)
+                }
+                return try get(options, engine: acting, routed: device != nil)
+            case .signal(let signal):
+                if let device {
+                    let session = session(device)
+                    acting = try session.pageEngine()
+                    return try self.signal(signal, session: session)
+                }
+                return try self.signal(signal, engine: acting)
+            case .removePasskey(let label):
+                guard let label, let id = labels[label] else { return ok("ok", "nothing to remove") }
+                _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
+                return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
+            }
+        } catch let failure as CeremonyError {
+            var operation = Dialect.Operation.create
+            var signalKind = Scenario.Action.Signal.Kind.unknown
+            var conditional = false
+            switch step.action {
+            case .get: operation = .get
+            case .signal(let signal): (operation, signalKind) = (.signal, signal.kind)
+            case .create(let create): conditional = create.conditional
+            default: break
+            }
+            var cell = failed(failure, operation, engine: acting, signalKind: signalKind.rawValue, conditional: conditional)
+            if device != nil, operation != .signal { cell.provider = acting.profile.name }
+            return cell
+        } catch {
+            return Cell(outcome: "error", summary: "\(error)", vault: "")
+        }
+    }
+
+    func create(_ a: Scenario.Action.Create, engine: Engine, routed: Bool) throws -> Cell {
+        let user = a.user ?? scenario.userName
+        let conditional = a.conditional
+        let exclude: [[UInt8]]
+        switch a.exclude {
+        case .known: exclude = snapshot().filter { $0.value.userName == user }.map(\.value.credentialID)
+        case .labels(let names): exclude = names.compactMap { labels[$0] }
+        }
+        var members: [(String, JSONValue)] = [
+            ("rp", .object([("id", .string(scenario.rpID)), ("name", "Scenario RP")])),
+            ("user", .object([("id", .string(Base64URL.encode(Array((a.userID ?? user).utf8)))), ("name", .string(user)),
+                              ("displayName", .string(scenario.displayName))])),
+            ("challenge", .string(Base64URL.encode([UInt8](repeating: 7, count: 32)))),
+            ("pubKeyCredParams", .array([.object([("type", "public-key"), ("alg", -7)]), .object([("type", "public-key"), ("alg", -257)])])),
+            ("excludeCredentials", .array(exclude.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
+            ("authenticatorSelection", .object([("residentKey", "required"), ("userVerification", .string(a.userVerification ?? "preferred"))])),
+        ]
+        members.append(("attestation", "none"))
+        let document: JSONValue = conditional ? .object([("publicKey", .object(members)), ("mediation", "conditional")]) : .object(members)
+        let options = try CreationOptions(document: document)
+        let response = try engine.create(options, caller: caller())
+        let name = labels.name(for: response.credentialID)
+        if let wanted = a.label, wanted != name {
+            labels.assign(wanted, to: response.credentialID)
+            labels.giveBackNumber()
+        }
+        let shown = a.label ?? name
+        let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
+        let bits = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
+        let silent = conditional && engine.knobs.conditionalMode == .silent
+        let how = silent ? "silently" : "with the provider's sheet"
+        let knob = conditional
+            ? engine.knobs.cite("conditionalCreate.mode", engine.knobs.conditionalMode.rawValue)
+            : engine.knobs.cite("authenticator.userVerification", engine.knobs.userVerification.rawValue)
+        var cell = ok("created", "created \(shown) \(how) (\(bits))" + (routed ? " in \(engine.profile.name)" : ""), knob: knob)
+        cell.ui = silent ? (engine.knobs.notification.isEmpty ? "none" : "notice") : "sheet"
+        cell.flags = bits
+        if routed { cell.provider = engine.profile.name }
+        return cell
+    }
+
+    func getOptions(allow names: [String]) throws -> RequestOptions {
+        let allow = names.compactMap { labels[$0] }
+        return try RequestOptions(document: .object([
+            ("challenge", .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))), ("rpId", .string(scenario.rpID)),
+            ("allowCredentials", .array(allow.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
+        ]))
+    }
+
+    func get(_ options: RequestOptions, engine: Engine, routed: Bool) throws -> Cell {
+        let response = try engine.get(options, caller: caller())
+        let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
+        var cell = ok("signedIn", "signed in with \(labels.name(for: response.credentialID))" + (routed ? " from \(engine.profile.name)" : ""))
+        cell.ui = "sheet"
+        cell.flags = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
+        if routed { cell.provider = engine.profile.name }
+        return cell
+    }
+
+    func signalRequest(_ a: Scenario.Action.Signal) -> (request: SignalRequest, knob: String) {
+        let userID = Base64URL.encode(Array((a.userID ?? scenario.userName).utf8))
+        switch a.kind {
+        case .accepted:
+            let ids = a.accepted.compactMap { labels[$0] }.map { Base64URL.encode($0) }
+            return (.allAcceptedCredentials(rpId: scenario.rpID, userId: userID, allAcceptedCredentialIds: ids), "signals.allAcceptedCredentials")
+        case .details:
+            return (.currentUserDetails(rpId: scenario.rpID, userId: userID, name: a.name ?? scenario.userName,
+                                        displayName: a.displayName ?? scenario.displayName), "signals.currentUserDetails")
+        case .unknown:
+            let id = a.credential.flatMap { labels[$0] } ?? [UInt8](repeating: 1, count: 16)
+            return (.unknownCredential(rpId: scenario.rpID, credentialId: Base64URL.encode(id)), "signals.unknownCredential")
+        }
+    }
+
+    /// What one provider did with a signal: its log's outcome, and the knob that decided it.
+    func signalOutcome(_ engine: Engine, _ request: SignalRequest, knobName: String, after before: Int64) -> (outcome: String, knob: String) {
+        let event = try? engine.vault.events(kind: "signal", after: before).last
+        let outcome = event?.outcome ?? "resolved"
+        let value: String
+        switch knobName {
+        case "signals.allAcceptedCredentials": value = engine.knobs.allAcceptedCredentials.rawValue
+        case "signals.currentUserDetails": value = engine.knobs.currentUserDetails.rawValue
+        default: value = engine.knobs.unknownCredential.rawValue
+        }
+        let knob = outcome == "dropped"
+            ? engine.knobs.cite(PolicyKnobs.rateLimitKnob(request.kind), "\(engine.knobs.rateLimit(for: request.kind))") : engine.knobs.cite(knobName, value)
+        return (outcome, knob)
+    }
+
+    static let signalWords = ["applied": "acted", "noop": "had nothing to change", "ignored": "ignored it", "dropped": "dropped it (over quota)"]
+
+    func signal(_ a: Scenario.Action.Signal, engine: Engine) throws -> Cell {
+        let (request, knobName) = signalRequest(a)
+        let before: Int64 = (try? engine.vault.lastEventID(kind: "signal")) ?? 0
+        try engine.signal(request, caller: caller())
+        let (outcome, knob) = signalOutcome(engine, request, knobName: knobName, after: before)
+        return Cell(outcome: "resolved", summary: "resolved; the provider \(ScenarioRunner.signalWords[outcome] ?? outcome)",
+                    reason: outcome == "applied" ? nil : outcome, vault: "", knob: knob)
+    }
+
+    /// A signal on a device: each provider the platform sends it to, and what each did.
+    func signal(_ a: Scenario.Action.Signal, session: DeviceSession) throws -> Cell {
+        let (request, knobName) = signalRequest(a)
+        let before = session.engines.map { (try? $0.vault.lastEventID(kind: "signal")) ?? 0 }
+        let reached = try session.signal(request, caller: caller())
+        var parts: [String] = []
+        var knobs: [String] = []
+        var outcomes: [String] = []
+        for (engine, mark) in zip(session.engines, before) where reached.contains(engine.profile.name) {
+            let (outcome, knob) = signalOutcome(engine, request, knobName: knobName, after: mark)
+            parts.append("\(engine.profile.name) \(ScenarioRunner.signalWords[outcome] ?? outcome)")
+            knobs.append("\(engine.profile.name): \(knob)")
+            outcomes.append(outcome)
+        }
+        let summary = reached.isEmpty ? "resolved; no provider on the device gets signals" : "resolved; " + parts.joined(separator: ", ")
+        var cell = Cell(outcome: "resolved", summary: summary, reason: outcomes.allSatisfy { $0 == "applied" } && !outcomes.isEmpty ? nil : outcomes.joined(separator: ","),
+                        vault: "", knob: knobs.joined(separator: "; ").nilIfEmpty)
+        cell.provider = reached.isEmpty ? "none" : reached.joined(separator: ",")
+        return cell
+    }
+}

@@ -1,0 +1,127 @@
+import CredemuEngine
+import Foundation
+import Signing
+import Vault
+import WebAuthn
+
+/// Runs a scenario against one provider on one platform, in a vault of its own with a virtual clock. A scenario with
+/// `accounts` and `devices` gives each account a profile (the column's pack, or the one it names) and runs a step
+/// `on` a device through a `DeviceSession`, as the device's platform routes it.
+public final class ScenarioRunner {
+    let scenario: Scenario
+    let clock: AdjustableClock
+    let policy: any ProviderPolicy
+    let vault: Vault
+    /// Account label to its profile and policy; one account, `scenario`, when the scenario declares none.
+    var accounts: [String: (profile: Profile, policy: any ProviderPolicy)] = [:]
+    var accountOrder: [String] = []
+    /// The devices this column has, and why the others are absent.
+    var devices: [String: Device] = [:]
+    var absent: [String: String] = [:]
+    /// Accounts naming a pack the registry does not have: their steps fail, naming it.
+    var missingPacks: [String: String] = [:]
+    var engines: [String: Engine] = [:]
+    /// Scenario label to credential ID, and back.
+    var labels = CredentialLabels()
+    /// The vault after the last step run: nothing changes it before the next one, whose "before" it is.
+    var lastSnapshot: [String: PasskeyRecord]?
+
+    public static let start = Date(timeIntervalSince1970: 1_795_953_600)  // 2026-11-29T10:00:00Z
+
+    /// - Parameter packs: the packs an account that names one plays (the registry's).
+    public init(scenario: Scenario, policy: any ProviderPolicy, platform: Platform, vault: Vault, packs: [any ProviderPolicy] = []) {
+        self.scenario = scenario
+        self.policy = policy
+        self.vault = vault
+        clock = AdjustableClock(ScenarioRunner.start)
+        guard !scenario.accounts.isEmpty else {
+            accounts["scenario"] = (Profile(name: "scenario", pack: policy.id, platform: platform), policy)
+            accountOrder = ["scenario"]
+            return
+        }
+        for account in scenario.accounts {
+            let chosen: any ProviderPolicy = account.pack.flatMap { id in packs.first { $0.id == id } } ?? policy
+            if let id = account.pack, chosen.id != id { missingPacks[account.label] = id }
+            let own = chosen.id == policy.id ? platform
+                : scenario.platforms[chosen.id] ?? (chosen as? PolicyPack)?.defaultPlatform ?? chosen.platforms.first ?? platform
+            var profile = Profile(name: account.label, pack: chosen.id, platform: own)
+            for (key, value) in account.settings { try? profile.set(key, value) }
+            accounts[account.label] = (profile, chosen)
+            accountOrder.append(account.label)
+        }
+        for spec in scenario.devices {
+            guard let devicePlatform = spec.platform(column: policy.id) else {
+                absent[spec.label] = "the scenario gives \(spec.label) no platform for \(policy.id)"
+                continue
+            }
+            var device = Device(name: spec.label, platform: devicePlatform)
+            for (key, value) in spec.settings { try? device.set(key, value) }
+            if let unmodelled = device.providers.first(where: { !(accounts[$0]?.policy.platforms.contains(devicePlatform) ?? false) }) {
+                absent[spec.label] = "\(accounts[unmodelled]?.policy.id ?? unmodelled) does not model \(devicePlatform.rawValue)"
+                continue
+            }
+            devices[spec.label] = device
+        }
+    }
+
+    /// The profiles the scenario's accounts are, for findings.
+    public var profileNames: [String] { accountOrder }
+
+    /// The default account: the scenario's only one, or the first declared.
+    var mainAccount: String { accountOrder[0] }
+
+    /// The engine of an account, on its own platform or on a device, for its current settings (a setting step changes them).
+    func engine(_ account: String, on device: Device? = nil) -> Engine {
+        let (own, policy) = accounts[account]!
+        let profile = device.map { own.on($0) } ?? own
+        let key = account + "@" + (device?.name ?? "")
+        if let cached = engines[key], cached.profile == profile { return cached }
+        let engine = Engine(vault: vault.scoped(to: own.name), profile: profile, policy: policy, clock: clock)
+        engines[key] = engine
+        return engine
+    }
+
+    func session(_ device: Device) -> DeviceSession {
+        DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) })
+    }
+
+    /// The step runs this scenario makes in one column: each step's `times`, summed.
+    public var stepRuns: Int { scenario.steps.reduce(0) { $0 + $1.times } }
+
+    /// Runs every step; `cancellation` is checked before each step run, so a run ends within one of them.
+    public func run(cancellation: Cancellation = .never) throws(Cancellation.Stopped) -> [Cell] {
+        var rows: [Cell] = []
+        var completed = 0
+        for step in scenario.steps {
+            var cells: [Cell] = []
+            for _ in 0..<step.times {
+                if let reason = cancellation.reason() { throw Cancellation.Stopped(reason: reason, completed: completed, total: stepRuns) }
+                cells.append(run(step))
+                completed += 1
+            }
+            rows.append(cells.count == 1 ? cells[0] : summarize(cells))
+        }
+        return rows
+    }
+
+    /// Every account's passkeys by scenario label; with several accounts a label reads `pk1@account`.
+    func snapshot() -> [String: PasskeyRecord] {
+        var out: [String: PasskeyRecord] = [:]
+        for account in accountOrder {
+            for record in (try? vault.scoped(to: accounts[account]!.profile.name).allPasskeys()) ?? [] {
+                out[labels.name(for: record.credentialID) + (accountOrder.count > 1 ? "@" + account : "")] = record
+            }
+        }
+        return out
+    }
+
+    func run(_ step: Scenario.Step) -> Cell {
+        let before = lastSnapshot ?? snapshot()
+        var cell = perform(step)
+        let after = snapshot()
+        lastSnapshot = after
+        cell.vault = vaultChange(before, after)
+        cell.unexpected = check(cell, against: step)
+        return cell
+    }
+}
