@@ -23,6 +23,9 @@ static const unsigned char pack_gpm_pre_m144[] = {
 static const unsigned char pack_gpm[] = {
 #embed "../../providers/gpm.json"
 };
+static const unsigned char pack_security_key[] = {
+#embed "../../providers/security-key.json"
+};
 static const unsigned char pack_keepassxc[] = {
 #embed "../../providers/keepassxc.json"
 };
@@ -55,6 +58,7 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("providers/gpm-pre-m144.json", pack_gpm_pre_m144),
     FILE_ENTRY("providers/gpm.json", pack_gpm),
     FILE_ENTRY("providers/keepassxc.json", pack_keepassxc),
+    FILE_ENTRY("providers/security-key.json", pack_security_key),
     FILE_ENTRY("Sources/CredemuServer/Resources/shim.js", shim_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/openapi.json", openapi_json),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.html", console_html),

@@ -34,6 +34,21 @@ extension Option {
                 The RPs' related origins, {"example.com": ["https://example.co.uk"]}: what
                 https://example.com/.well-known/webauthn would list (credemu never fetches it).
                 """, section: section),
+            Option("authenticator", .json, """
+                A security key's hardware (profiles of the security-key pack), WebAuthn L3 §11.1's options:
+                {"protocol": "ctap2_1"|"ctap2"|"ctap1/u2f", "transport": "usb", "hasResidentKey": true,
+                "hasUserVerification": true, "isUserConsenting": true, "isUserVerified": true, "extensions": [...],
+                "defaultBackupEligibility": false, "defaultBackupState": false, "residentKeyCapacity": 25}; members given
+                change, the rest stay.
+                """, section: section),
+            Option("authenticators", .text("K1,K2"), """
+                The security keys plugged in (security-key profiles), at most \(Profile.roamingLimit): the browser's sheet
+                offers them beside the password manager (`user next use:KEY` picks one).
+                """, section: section),
+            Option("phones", .text("D1,D2"), """
+                The phones linked to the browser (chrome-android, android or ios devices), at most \(Profile.roamingLimit);
+                `user next use:PHONE` reaches one over hybrid (any other phone device by the QR code).
+                """, section: section),
             Option("providers", .text("P1,P2"), """
                 The provider accounts (profiles), at most \(Device.providerLimit), in the user's order, each with a pack that
                 models the device's platform; a new device needs them.

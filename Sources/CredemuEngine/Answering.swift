@@ -6,6 +6,8 @@ import WebAuthn
 public protocol Answering {
     /// Every account behind the target, in its order.
     var engines: [Engine] { get }
+    /// The browser's sheet: the keys plugged in and the phones it reaches, and the target's simulated user.
+    var sheet: Sheet { get }
     /// The engine a create goes to, and the rule that chose it.
     func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String)
     /// The engine whose API the page sees: it reads the options, answers `getClientCapabilities()` and checks a
@@ -23,8 +25,12 @@ public protocol Answering {
 /// and device state.
 public struct SingleAccount: Answering {
     public let engine: Engine
+    public let sheet: Sheet
 
-    public init(_ engine: Engine) { self.engine = engine }
+    public init(_ engine: Engine, sheet: Sheet? = nil) {
+        self.engine = engine
+        self.sheet = sheet ?? Sheet(queue: engine.vault)
+    }
 
     public var engines: [Engine] { [engine] }
     public func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String) { (engine, "the profile's own provider") }

@@ -18,7 +18,7 @@ public struct Device: Equatable, Sendable {
 
     /// The device settings that are the device's state, not an account's.
     public static let stateNames = ["platform", "osVersion", "playServicesVersion", "passcodeSet", "browserSignedIn", "syncEnabled",
-                                    "privateBrowsing", "browserVersion"]
+                                    "privateBrowsing", "browserVersion", "authenticators", "phones"]
     /// Every setting a caller may give.
     public static let settingNames = stateNames + ["providers", "preferred"]
     /// The most provider accounts one device holds.
@@ -115,6 +115,8 @@ extension Profile {
         p.syncEnabled = device.state.syncEnabled
         p.privateBrowsing = device.state.privateBrowsing
         p.browserVersion = device.state.browserVersion
+        p.authenticators = device.state.authenticators
+        p.phones = device.state.phones
         p.device = device.name
         return p
     }

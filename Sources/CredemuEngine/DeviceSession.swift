@@ -8,10 +8,12 @@ public final class DeviceSession: Answering, @unchecked Sendable {
     public let routing: DeviceRouting
     /// The device's accounts in its order, each an engine whose profile runs on the device (`Profile.on(_:)`).
     public let engines: [Engine]
+    public let sheet: Sheet
 
-    public init(device: Device, engines: [Engine]) {
+    public init(device: Device, engines: [Engine], sheet: Sheet) {
         self.device = device
         self.engines = engines
+        self.sheet = sheet
         routing = DeviceRouting(device: device, accounts: engines.map {
             DeviceRouting.Account(name: $0.profile.name, integration: $0.knobs.integration, offersInAutofill: $0.knobs.conditionalMediation)
         })

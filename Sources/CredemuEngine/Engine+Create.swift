@@ -29,8 +29,10 @@ extension Engine {
             if let asked = options.authenticatorAttachment, ["platform", "cross-platform"].contains(asked), asked != knobs.attachment,
                knobs.otherAttachment == .notOffered {
                 detail.append(("attachment", .string(knobs.cite("authenticator.otherAttachment", knobs.otherAttachment.rawValue))))
-                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the user, offered only security keys and phones, dismissed the dialog."),
-                                    reason: .attachmentNotOffered)
+                // Chrome's sheet then offers security keys and phones (`Sheet`); with none used it settles at the timeout.
+                let millis = Int(saturating: options.timeout ?? 300_000)
+                throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the browser's sheet offered security keys and phones, none was used, and the request settled at its \(millis) ms timeout."),
+                                    reason: .attachmentNotOffered, settlesAfterMillis: millis)
             }
             if largeBlobRequirementUnmet(options.extensionInputs) {
                 detail.append(("largeBlob", .string(knobs.cite("extensions.largeBlob", knobs.largeBlob.rawValue))))
@@ -41,8 +43,10 @@ extension Engine {
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: passkeys are turned off in the provider."),
                                     reason: .passkeysDisabled)
             }
+            try checkKeyCanStore(options)
             if let match = try excludedMatch(options, rpID: rpID) { throw exclusionFailure(match, timeout: options.timeout) }
             if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
+            try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
                                               userPresent: true, userVerified: reportsUserVerification(options.userVerification))
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
@@ -56,7 +60,7 @@ extension Engine {
     /// Generates, stores and answers with a new credential; the caller has made every check.
     func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings: PasskeySettings?,
                         userPresent: Bool, userVerified: Bool) throws(CeremonyError) -> RegistrationResponse {
-        let settings = settings ?? knobs.newPasskeySettings
+        let settings = settings ?? newCredentialSettings(options)
         let key: any SigningKey
         do {
             key = try SigningKeys.generate(algorithm)
@@ -75,7 +79,7 @@ extension Engine {
         let clientData = clientData(.create, challenge: options.challenge, caller: caller).bytes
 
         let statement: AttestationObject.Statement
-        if settings.attestation == .packed && (options.attestation == "direct" || options.attestation == "enterprise") {
+        if settings.attestation != .none && (options.attestation == "direct" || options.attestation == "enterprise") {
             do {
                 statement = .packedSelf(algorithm: algorithm, signature: try key.sign(authData + Digest.sha256(clientData)))
             } catch {
@@ -101,7 +105,7 @@ extension Engine {
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
-            authenticatorData: authData, transports: knobs.transports,
+            authenticatorData: authData, transports: reportedTransports,
             publicKey: knobs.publicKeyExposure == .null ? nil : key.subjectPublicKeyInfo,
             publicKeyAlgorithm: algorithm, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensionResults)
     }
@@ -113,9 +117,9 @@ extension Engine {
             ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue]
             : params.filter { $0.type == "public-key" }.map(\.alg)
         for alg in requested {
-            if let algorithm = COSEAlgorithm(rawValue: alg), knobs.algorithms.contains(algorithm) { return algorithm }
+            if let algorithm = COSEAlgorithm(rawValue: alg), offeredAlgorithms.contains(algorithm) { return algorithm }
         }
-        let offered = knobs.algorithms.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ")
+        let offered = offeredAlgorithms.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ")
         throw CeremonyError(.notSupported("None of the requested algorithms \(requested) is supported; \(policy.name) offers \(offered)."))
     }
 

@@ -17,6 +17,7 @@ extension Engine {
         do throws(CeremonyError) {
             try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
+            try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             // One short transaction takes the user's decision, chooses the credential and records its use
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
             // A declined prompt still commits, consuming its decision. Signing runs after it, outside the vault's

@@ -30,7 +30,14 @@ public final class Engine: @unchecked Sendable {
         self.clock = clock
         self.profile = profile
         self.policy = policy
-        self.knobs = policy.knobs(for: profile.platform)
+        var knobs = policy.knobs(for: profile.platform)
+        if profile.overHybrid {
+            // A phone's provider answering a desktop (WebAuthn L3 §5.8.4 `hybrid`): what the phone's own provider
+            // reports, with the hybrid transport, as a cross-platform authenticator.
+            knobs.attachment = "cross-platform"
+            knobs.transports = Array(Set(knobs.transports + ["hybrid"])).sorted()
+        }
+        self.knobs = knobs
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }
 
@@ -114,6 +121,8 @@ public final class Engine: @unchecked Sendable {
 
     /// The user-verification bit this provider reports when the RP asks for `requirement`.
     func reportsUserVerification(_ requirement: UserVerification) -> Bool {
+        // A key verifies only with a PIN set and entered (`checkKeyCanAnswer` refused a required one it cannot).
+        if let key = securityKey, !(key.supportsUserVerification && key.isUserVerified) { return false }
         switch knobs.userVerification {
         case .performed: return requirement != .discouraged
         case .alwaysClaimed: return true

@@ -32,6 +32,19 @@ public struct Profile: Equatable, Sendable {
     public var relatedOrigins: [String: [String]] = [:]
     /// The device the account runs on for this ceremony (`on(_:)`), named in its events; nil for the profile's own.
     public var device: String?
+    /// A security key's hardware (`AuthenticatorOptions`), for a profile whose pack's model is `securityKey`.
+    public var authenticator: AuthenticatorOptions?
+    /// Device state: the security keys plugged in (profiles whose pack is a security key), which the browser's sheet
+    /// offers beside its own manager.
+    public var authenticators: [String] = []
+    /// Device state: the phones linked to the browser (device names), which its sheet lists for hybrid; any other
+    /// phone device is reached by scanning the QR code.
+    public var phones: [String] = []
+    /// The account answers from a phone, reached over hybrid by a desktop's sheet (`Sheet`): its credentials
+    /// report the cross-platform attachment and the hybrid transport. Never stored.
+    public var overHybrid = false
+    /// The most keys plugged into, and phones linked to, one device.
+    public static let roamingLimit = 8
 
     public init(name: String, pack: String = "gpm", packPath: String? = nil, platform: Platform = .chromeDesktop,
                 osVersion: String? = nil, playServicesVersion: String? = nil, passcodeSet: Bool = true,
@@ -68,13 +81,15 @@ public struct Profile: Equatable, Sendable {
             ("privateBrowsing", .bool(privateBrowsing)),
             ("browserVersion", browserVersion.map(JSONValue.string) ?? .null),
             ("relatedOrigins", .object(relatedOrigins.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.string))) })),
-        ])
+            ("authenticators", .array(authenticators.map(JSONValue.string))),
+            ("phones", .array(phones.map(JSONValue.string))),
+        ] + (authenticator.map { [("authenticator", $0.json)] } ?? []))
     }
 
     /// The settings a caller may change, and what each takes.
     public static let settingNames = ["pack", "packPath", "platform", "osVersion", "playServicesVersion", "passcodeSet",
                                       "automaticPasskeyUpgrades", "passkeysEnabled", "browserSignedIn", "syncEnabled", "privateBrowsing",
-                                      "browserVersion", "relatedOrigins"]
+                                      "browserVersion", "relatedOrigins", "authenticator", "authenticators", "phones"]
 
     /// The profile from its stored settings.
     public init(name: String, json: JSONValue) throws(InvalidConfiguration) {
@@ -133,8 +148,36 @@ public struct Profile: Equatable, Sendable {
                 throw setting.invalid(key, "must map up to 64 RP IDs (domains) to lists of up to 1000 origin strings, as {\"example.com\": [\"https://example.co.uk\"]}")
             }
             relatedOrigins = Dictionary(members.map { ($0.0, $0.1.arrayValue!.compactMap(\.stringValue)) }, uniquingKeysWith: { _, last in last })
+        case "authenticator":
+            if value == .null { authenticator = nil; break }
+            var options = authenticator ?? AuthenticatorOptions()
+            try options.apply(value, at: .member(path, key))
+            authenticator = options
+        case "authenticators", "phones":
+            let names = value.isNull ? [] : try Profile.nameList(value, setting)
+            if key == "authenticators" { authenticators = names } else { phones = names }
         default:
             throw .invalidField("'\(key)' is not a profile setting; the settings are \(Profile.settingNames.joined(separator: ", ")).")
         }
+    }
+}
+
+extension Profile {
+    /// A list of profile or device names (the command line gives them comma-separated), at most `roamingLimit`,
+    /// each once.
+    static func nameList(_ value: JSONValue, _ setting: ConfigurationFields) throws(InvalidConfiguration.Field) -> [String] {
+        let key = setting.members.first?.0 ?? "names"
+        let names: [String]
+        if let text = value.stringValue {
+            names = text.split(separator: ",", omittingEmptySubsequences: true).map { String($0) }
+        } else if let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) {
+            names = list.compactMap(\.stringValue)
+        } else {
+            throw setting.invalid(key, "must be a list of names")
+        }
+        guard names.count <= Profile.roamingLimit, names.allSatisfy(Profile.isValidName), Set(names).count == names.count else {
+            throw setting.invalid(key, "must list at most \(Profile.roamingLimit) distinct names of 1 to 64 letters, digits, '-', '_' and '.'")
+        }
+        return names
     }
 }

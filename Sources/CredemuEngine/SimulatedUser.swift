@@ -10,12 +10,19 @@ public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
     case timeout
     /// Picks this credential in an account chooser.
     case pick([UInt8])
+    /// Chooses an authenticator in the browser's sheet (`Sheet`): a security key's profile, a phone device, or a
+    /// manager account.
+    case use(String)
 
     public init?(_ text: String) {
         switch text {
         case "accept": self = .accept
         case "cancel": self = .cancel
         case "timeout": self = .timeout
+        case _ where text.hasPrefix("use:"):
+            let name = String(text.dropFirst(4))
+            guard Profile.isValidName(name) else { return nil }
+            self = .use(name)
         default:
             guard text.hasPrefix("pick:"), let id = Base64URL.decode(String(text.dropFirst(5))), !id.isEmpty else { return nil }
             self = .pick(id)
@@ -28,6 +35,7 @@ public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
         case .cancel: return "cancel"
         case .timeout: return "timeout"
         case .pick(let id): return "pick:" + Base64URL.encode(id)
+        case .use(let name): return "use:" + name
         }
     }
 }

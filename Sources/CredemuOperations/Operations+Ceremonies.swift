@@ -8,7 +8,8 @@ extension Operations {
     public func answerers(_ target: CeremonyTarget, platform: String? = nil) throws(OperationError) -> any Answering {
         switch target {
         case .profile(let name):
-            return SingleAccount(try engine(name, platform: platform))
+            let engine = try engine(name, platform: platform)
+            return SingleAccount(engine, sheet: try sheet(engine.profile, queue: engine.vault, device: nil))
         case .device(let name):
             guard platform == nil else {
                 throw .invalidInput("A device's ceremonies run on its own platform; change the device's platform setting instead of giving one.")
@@ -32,11 +33,18 @@ extension Operations {
     /// its routing picks.
     public func create(_ target: CeremonyTarget, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> Answer {
         let answering = try answerers(target, platform: request.platform)
-        let engine = try routed(answering, .create) { () throws(CeremonyError) in try answering.createEngine().engine }
+        var engine = try routed(answering, .create) { () throws(CeremonyError) in try answering.createEngine().engine }
         let (parsed, nativeOrigin) = try options(request, engine, .create, PlatformRequest.creationOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
+        // A modal create is the browser's sheet's: it may go to a security key or a phone instead.
+        if options.mediation != "conditional" {
+            let routedEngine = engine
+            engine = try run(routedEngine, .create) { () throws(CeremonyError) in
+                try answering.sheet.create(options, routed: routedEngine, candidates: answering.engines)
+            }
+        }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
         let id = try begin(target, request, caller, conditional: false, engine, .create)
         defer { if let id { ceremonies.finish(target: target, id: id) } }
@@ -69,7 +77,11 @@ extension Operations {
             pick = try waitForPick(target, id, options, caller, page, answering, request)
         }
         let chosen = pick
-        let engine = try run(page, .get) { () throws(CeremonyError) in try answering.getEngine(options, caller: caller, pick: chosen) }
+        let engine = try run(page, .get) { () throws(CeremonyError) in
+            let routedEngine = try answering.getEngine(options, caller: caller, pick: chosen)
+            guard !conditional else { return routedEngine }
+            return try answering.sheet.get(options, caller: caller, routed: routedEngine, candidates: answering.engines, pick: chosen)
+        }
         if engine !== page {
             try honourHold(engine, .get, request)
             try checkNotAborted(target, id, engine, .get)

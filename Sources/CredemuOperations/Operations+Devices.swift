@@ -67,6 +67,7 @@ extension Operations {
         } catch {
             throw .configuration(error)
         }
+        try checkRoaming(device.state)
         for account in device.providers {
             let policy = try policy(for: try profile(account))
             guard policy.platforms.contains(device.platform) else {
@@ -86,10 +87,13 @@ extension Operations {
     }
 
     /// The ceremonies of a device: an engine per provider account, running on the device.
-    public func session(_ name: String) throws(OperationError) -> DeviceSession {
+    ///
+    /// - Parameter overHybrid: the device is a phone answering a desktop's sheet; its own sheet is not used then.
+    public func session(_ name: String, overHybrid: Bool = false) throws(OperationError) -> DeviceSession {
         let device = try device(name)
         var engines: [Engine] = []
-        for account in device.providers { engines.append(try engine(account, on: device)) }
-        return DeviceSession(device: device, engines: engines)
+        for account in device.providers { engines.append(try engine(account, on: device, overHybrid: overHybrid)) }
+        let sheet = overHybrid ? Sheet(queue: deviceQueue(name)) : try self.sheet(device.state, queue: deviceQueue(name), device: device)
+        return DeviceSession(device: device, engines: engines, sheet: sheet)
     }
 }

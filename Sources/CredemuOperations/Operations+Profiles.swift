@@ -63,6 +63,8 @@ extension Operations {
             }
         }
         let policy = try policy(for: profile)
+        try checkAuthenticatorOptions(&profile, policy)
+        try checkRoaming(profile)
         guard !policy.platforms.contains(profile.platform) else { return }
         if settings.contains(where: { $0.0 == "platform" }) {
             _ = try platform(profile.platform.rawValue, for: policy)
@@ -78,5 +80,17 @@ extension Operations {
                                                            detail: .object(changed.filter { $0.0 != "name" }), at: now)
         }
         forget(profile.name)
+    }
+
+    /// A security key's profile always shows its hardware (the defaults until set); a provider's has none.
+    private func checkAuthenticatorOptions(_ profile: inout Profile, _ policy: any ProviderPolicy) throws(OperationError) {
+        let isKey = policy.knobs(for: profile.platform).model == .securityKey
+        if isKey, profile.authenticator == nil { profile.authenticator = AuthenticatorOptions() }
+        if !isKey, profile.authenticator != nil {
+            throw .configuration(InvalidConfiguration(.profileSetting, "profile.authenticator sets a security key's hardware, and the pack '\(profile.pack)' is a passkey provider; use a pack whose authenticator.model is securityKey (security-key), or leave it out."))
+        }
+        if isKey, !profile.authenticators.isEmpty || !profile.phones.isEmpty {
+            throw .configuration(InvalidConfiguration(.profileSetting, "profile.authenticators and profile.phones belong to a device or a provider's profile; a security key cannot have keys plugged into it."))
+        }
     }
 }

@@ -33,6 +33,8 @@ public final class Operations: @unchecked Sendable {
         var profile: String
         var platform: Platform
         var device: String?
+        /// Answering a desktop from the device, over hybrid (`Profile.overHybrid`).
+        var overHybrid = false
     }
 
     private var engines: [EngineKey: Engine] = [:]
@@ -146,9 +148,10 @@ public final class Operations: @unchecked Sendable {
     }
 
     /// The engine of a profile running on a device (`Profile.on(_:)`), cached per (profile, device).
-    func engine(_ name: String, on device: Device) throws(OperationError) -> Engine {
-        let profile = try profile(name).on(device)
-        return try cachedEngine(EngineKey(profile: name, platform: device.platform, device: device.name), profile) { () throws(OperationError) in
+    func engine(_ name: String, on device: Device, overHybrid: Bool = false) throws(OperationError) -> Engine {
+        var profile = try profile(name).on(device)
+        profile.overHybrid = overHybrid
+        return try cachedEngine(EngineKey(profile: name, platform: device.platform, device: device.name, overHybrid: overHybrid), profile) { () throws(OperationError) in
             let policy = try policy(for: profile)
             guard policy.platforms.contains(device.platform) else {
                 throw .invalidInput("The profile '\(name)' of device \(device.name) plays the pack '\(policy.id)', which does not model the platform '\(device.platform.rawValue)'.")
@@ -159,7 +162,7 @@ public final class Operations: @unchecked Sendable {
 
     /// The engine cached under `key` while it was made for `profile` as it is now; on a miss, one made with the
     /// policy `policy` looks up (only then: packs are resolved once per settings change).
-    private func cachedEngine(_ key: EngineKey, _ profile: Profile,
+    func cachedEngine(_ key: EngineKey, _ profile: Profile,
                               policy: () throws(OperationError) -> any ProviderPolicy) throws(OperationError) -> Engine {
         cacheLock.lock()
         let cached = engines[key]

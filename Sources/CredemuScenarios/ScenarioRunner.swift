@@ -82,7 +82,7 @@ public final class ScenarioRunner {
     }
 
     func session(_ device: Device) -> DeviceSession {
-        DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) })
+        DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) }, sheet: Sheet(queue: vault.scoped(to: "device:" + device.name)))
     }
 
     /// The step runs this scenario makes in one column: each step's `times`, summed.

@@ -15,6 +15,9 @@ public enum AttestationCapability: String, Sendable, Codable, CaseIterable {
     case none
     /// `packed` self-attestation when the RP asks for "direct" or "enterprise"; "none" otherwise.
     case packed
+    /// Full attestation (§8.2 `packed` with an `x5c`, §8.6 `fido-u2f` for a U2F-only key) by a batch key whose
+    /// certificate chains to the vault's test CA, when the RP asks for "direct", "indirect" or "enterprise".
+    case batch
 }
 
 /// Per-credential authenticator behaviour. The defaults are a synced passkey: BE=1, BS=1, counter 0, fmt none.

@@ -66,4 +66,9 @@ final class StagedPasskeys {
         }
         return total
     }
+
+    /// `Vault.countDiscoverableSQL` over the staged passkeys of one profile.
+    func countDiscoverable(profile: String) -> Int {
+        entries.values.reduce(0) { $0 + ($1.profile == profile && $1.record.settings.discoverable && !$1.record.hidden ? 1 : 0) }
+    }
 }

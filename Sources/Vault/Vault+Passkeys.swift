@@ -87,6 +87,19 @@ extension Vault {
     static let accountByNameVisibleSQL = selectPasskeysSQL
         + "WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ? AND hidden = 0 ORDER BY created_at, credential_id LIMIT ?"
 
+    static let countDiscoverableSQL =
+        "SELECT count(*) FROM (SELECT 1 FROM passkeys INDEXED BY passkeys_offered WHERE profile = ? AND hidden = 0 AND discoverable = 1 LIMIT ?)"
+
+    /// How many discoverable passkeys the profile holds, counted up to `limit`: a security key's resident slots in use
+    /// (its capacity bounds `limit`), read from the offer index's profile prefix.
+    public func countDiscoverablePasskeys(limit: Int) throws(VaultError) -> Int {
+        try locked { () throws(VaultError) in
+            var total = 0
+            try db.query(Vault.countDiscoverableSQL, [.text(profile), .int(Int64(limit))]) { row in total = Int(row.int(0)) }
+            return total + connection.staged.countDiscoverable(profile: profile)
+        }
+    }
+
     /// How many of an account's visible passkeys for an RP ID are not among `excluding`: counted in SQL, so an
     /// account with many passkeys costs no decoding. One statement, each half on its own index (with an OR,
     /// SQLite scans every passkey of the RP); the excluded IDs are one parameter, however many.

@@ -17,6 +17,7 @@ extension Vault {
         "offered": offeredSQL,
         "countAccount": countAccountSQL,
         "countAccountExcluding": countAccountExcludingSQL,
+        "countDiscoverable": countDiscoverableSQL,
         "accountByHandle": accountByHandleSQL,
         "accountByHandleVisible": accountByHandleVisibleSQL,
         "accountByName": accountByNameSQL,

@@ -165,6 +165,16 @@ enum VaultMigrations {
             prf_secret BLOB
         );
         """,
+        // 7: a security key's full attestation (issue 23): `attestation` may be 'batch'. SQLite cannot alter a CHECK
+        // constraint; relaxing one through `writable_schema` is the documented way (sqlite.org/lang_altertable.html
+        // "Making Other Kinds Of Table Schema Changes"): no row that was valid becomes invalid, so nothing is rebuilt.
+        """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (attestation IN (''none'', ''packed''))',
+                                               'CHECK (attestation IN (''none'', ''packed'', ''batch''))')
+            WHERE type = 'table' AND name = 'passkeys';
+        PRAGMA writable_schema = OFF;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

@@ -115,8 +115,8 @@ final class QueryPlanTests: XCTestCase {
     }
 }
 
-/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices)
-/// and 6 (staged registrations) on a vault made before them.
+/// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
+/// 6 (staged registrations) and 7 (batch attestation) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
@@ -138,6 +138,11 @@ final class VaultMigrationTests: XCTestCase {
             CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle);
             DROP INDEX passkeys_by_user_name;
             CREATE INDEX passkeys_by_user_name ON passkeys (profile, rp_id, user_name);
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (attestation IN (''none'', ''packed'', ''batch''))',
+                                                   'CHECK (attestation IN (''none'', ''packed''))')
+                WHERE type = 'table' AND name = 'passkeys';
+            PRAGMA writable_schema = OFF;
             PRAGMA user_version = 1;
             """)
     }

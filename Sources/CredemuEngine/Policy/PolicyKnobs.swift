@@ -104,7 +104,16 @@ public struct PolicyKnobs: Sendable {
         }
     }
 
+    /// What the pack describes (`authenticator.model`).
+    public enum Model: String, Sendable, CaseIterable {
+        /// A passkey provider a device enables: a password manager, the platform's own.
+        case passkeyProvider
+        /// A roaming authenticator, its hardware set by the profile's `authenticator` options (`AuthenticatorOptions`).
+        case securityKey
+    }
+
     // Authenticator
+    public var model: Model = .passkeyProvider
     public var aaguid: [UInt8]
     public var algorithms: [COSEAlgorithm]
     public var backupEligible: Bool

@@ -180,6 +180,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.rateLimits = Dictionary(uniqueKeysWithValues: ["unknown", "accepted", "details"].map {
             ($0, PolicyPack.rateLimit(v(PolicyKnobs.rateLimitKnob($0))))
         })
+        knobs.model = .init(rawValue: s("authenticator.model"))!
         knobs.signalDecodeOrder = .init(rawValue: s("signals.decodeOrder"))!
         knobs.signalMethods = b("signals.methodsExposed")
         knobs.publicKeyExposure = .init(rawValue: s("response.getPublicKey"))!
@@ -292,6 +293,7 @@ enum KnobSpec {
     }
 
     static let all: [String: KnobSpec] = [
+        "authenticator.model": .oneOf(PolicyKnobs.Model.allCases.map(\.rawValue)),
         "authenticator.aaguid": .uuid,
         "authenticator.algorithms": .listOf(COSEAlgorithm.allCases.map(\.name)),
         "authenticator.backupEligible": .bool,

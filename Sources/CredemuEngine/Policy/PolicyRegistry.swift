@@ -75,7 +75,10 @@ public struct PolicyRegistry: Sendable {
         func platform(_ policy: any ProviderPolicy) -> Platform {
             platforms[policy.id] ?? (policy as? PolicyPack)?.defaultPlatform ?? .chromeDesktop
         }
-        if text == "all" { return all.map { ($0, platform($0)) } }
+        // "all" is every passkey provider: a security key is an authenticator a scenario plugs in, not a column.
+        if text == "all" {
+            return all.filter { $0.knobs(for: platform($0)).model == .passkeyProvider }.map { ($0, platform($0)) }
+        }
         var out: [(any ProviderPolicy, Platform)] = []
         for item in text.split(separator: ",") {
             let parts = item.split(separator: "@", omittingEmptySubsequences: false).map(String.init)

@@ -1,0 +1,99 @@
+import Vault
+import WebAuthn
+
+extension Reason {
+    /// The key cannot make a discoverable credential (U2F only, no resident keys) and the RP requires one.
+    public static let residentKeyUnsupported = Reason(rawValue: "residentKeyUnsupported")
+    /// The key has no discoverable slot left (CTAP2_ERR_KEY_STORE_FULL).
+    public static let keyStoreFull = Reason(rawValue: "keyStoreFull")
+    /// The RP requires user verification and the key cannot do it (no PIN, U2F only).
+    public static let userVerificationUnavailable = Reason(rawValue: "userVerificationUnavailable")
+    /// The key tried to verify the user and failed (the wrong PIN).
+    public static let userVerificationFailed = Reason(rawValue: "userVerificationFailed")
+    /// Nobody touched the key; the request settled at its timeout.
+    public static let userNotPresent = Reason(rawValue: "userNotPresent")
+}
+
+/// A roaming authenticator's rules (a profile whose pack's `authenticator.model` is `securityKey`): what its
+/// hardware, the profile's `AuthenticatorOptions`, lets it do (WebAuthn L3 §6.3.2 and §6.3.3 for the steps, CTAP 2.1
+/// §6.1 and §6.2 for the key's errors, §11.1 for the options).
+extension Engine {
+    /// The key's hardware, or nil for a passkey provider.
+    public var securityKey: AuthenticatorOptions? {
+        knobs.model == .securityKey ? (profile.authenticator ?? AuthenticatorOptions()) : nil
+    }
+
+    /// The algorithms the authenticator makes credentials with: a U2F-only key's are ES256 alone.
+    var offeredAlgorithms: [COSEAlgorithm] {
+        securityKey?.isU2F == true ? knobs.algorithms.filter { $0 == .es256 } : knobs.algorithms
+    }
+
+    /// Whether a create with these options makes a discoverable credential: always for a passkey provider; on a
+    /// key, when the RP requires one, or prefers one and the key can (§5.4.6 `residentKey`).
+    func makesDiscoverable(_ options: CreationOptions) -> Bool {
+        guard let key = securityKey else { return true }
+        switch options.residentKey {
+        case "required": return true
+        case "preferred": return key.supportsResidentKeys
+        case "discouraged": return false
+        default: return options.requireResidentKey && key.supportsResidentKeys
+        }
+    }
+
+    /// Refuses what the key's hardware cannot do before it is asked to act, in the order a browser meets it: the
+    /// touch, then user verification (§6.3.2 steps 3 to 5), for a create or a get.
+    func checkKeyCanAnswer(_ requirement: UserVerification, timeout: Double?) throws(CeremonyError) {
+        guard let key = securityKey else { return }
+        guard key.isUserConsenting else {
+            let millis = Int(saturating: timeout ?? 300_000)
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: nobody touched the security key; the request settled at its \(millis) ms timeout."),
+                                reason: .userNotPresent, settlesAfterMillis: millis)
+        }
+        guard requirement == .required else { return }
+        guard key.supportsUserVerification else {
+            let why = key.isU2F ? "a U2F-only key cannot verify the user" : "the security key has no PIN set"
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP requires user verification and \(why)."),
+                                reason: .userVerificationUnavailable)
+        }
+        guard key.isUserVerified else {
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the security key's user verification failed (the wrong PIN)."),
+                                reason: .userVerificationFailed)
+        }
+    }
+
+    /// A create's refusals by the key's storage: a discoverable credential it cannot make (§6.3.2 step 4), or no slot
+    /// left for one (CTAP2_ERR_KEY_STORE_FULL, which Chrome shows as "this security key is full").
+    func checkKeyCanStore(_ options: CreationOptions) throws(CeremonyError) {
+        guard let key = securityKey else { return }
+        let required = options.residentKey == "required" || (options.residentKey == nil && options.requireResidentKey)
+        if required && !key.supportsResidentKeys {
+            let why = key.isU2F ? "a U2F-only key cannot store passkeys" : "the security key cannot store discoverable credentials"
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP requires a discoverable credential and \(why)."),
+                                reason: .residentKeyUnsupported)
+        }
+        guard makesDiscoverable(options) else { return }
+        let used = try store { () throws(VaultError) in try vault.countDiscoverablePasskeys(limit: key.residentKeyCapacity) }
+        guard used >= key.residentKeyCapacity else { return }
+        throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the security key is full (\(used) of \(key.residentKeyCapacity) discoverable credentials)."),
+                            reason: .keyStoreFull)
+    }
+
+    /// The settings a new credential gets: the pack's, with a key's backup flags from its options (§11.1) and a
+    /// U2F-only key's zero AAGUID.
+    func newCredentialSettings(_ options: CreationOptions) -> PasskeySettings {
+        var settings = knobs.newPasskeySettings
+        settings.discoverable = makesDiscoverable(options)
+        if let key = securityKey {
+            settings.backupEligible = key.defaultBackupEligibility
+            settings.backupState = key.defaultBackupEligibility && key.defaultBackupState
+            if key.isU2F { settings.aaguid = [UInt8](repeating: 0, count: 16) }
+        }
+        return settings
+    }
+
+    /// The transports a registration reports: the pack's, or, for a key reached over one it does not list, that one.
+    var reportedTransports: [String] {
+        guard let key = securityKey, !knobs.transports.contains(key.transport) else { return knobs.transports }
+        return [key.transport]
+    }
+}
