@@ -165,6 +165,23 @@ enum VaultMigrations {
             prf_secret BLOB
         );
         """,
+        // 7: the vault's test attestation CA (issue 23, `Vault+Attestation`): one root, and one batch per authenticator
+        // model (AAGUID) signed by it. Private keys sealed, certificates in the clear.
+        """
+        CREATE TABLE attestation_root (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            private_key BLOB NOT NULL,
+            certificate BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE attestation_batches (
+            aaguid BLOB PRIMARY KEY,
+            vendor TEXT NOT NULL,
+            private_key BLOB NOT NULL,
+            certificate BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {
