@@ -78,16 +78,8 @@ extension Engine {
             attestedCredentialData: .init(aaguid: settings.aaguid, credentialID: credentialID, publicKey: key.publicKey)).bytes
         let clientData = clientData(.create, challenge: options.challenge, caller: caller).bytes
 
-        let statement: AttestationObject.Statement
-        if settings.attestation != .none && (options.attestation == "direct" || options.attestation == "enterprise") {
-            do {
-                statement = .packedSelf(algorithm: algorithm, signature: try key.sign(authData + Digest.sha256(clientData)))
-            } catch {
-                throw CeremonyError(WebAuthnError(.unknownError, "Attestation signing failed: \(error.message)"), reason: .storage)
-            }
-        } else {
-            statement = .none
-        }
+        let statement = try attestationStatement(settings.attestation, conveyance: options.attestation, algorithm: algorithm, key: key,
+                                                 authData: authData, clientData: clientData, rpID: rpID, credentialID: credentialID)
         let record = PasskeyRecord(
             credentialID: credentialID, rpID: rpID, userHandle: options.user.id, userName: options.user.name,
             displayName: options.user.displayName, algorithm: algorithm, publicKey: key.publicKey, signCount: 0,

@@ -83,6 +83,7 @@ extension APIServer {
         Route("DELETE", "/profiles/{profile}/user", .operator) { s, r in
             s.json(200, try s.operations.clearDecisions(r.first))
         },
+        Route("GET", "/attestation/root", .operator) { s, _ in s.json(200, try s.operations.attestationRoot()) },
         Route("GET", "/devices", .operator) { s, _ in
             s.json(200, .object([("devices", .array(try s.operations.listDevices()))]))
         },
