@@ -29,7 +29,9 @@ extension Engine {
             if let asked = options.authenticatorAttachment, ["platform", "cross-platform"].contains(asked), asked != knobs.attachment,
                knobs.otherAttachment == .notOffered {
                 detail.append(("attachment", .string(knobs.cite("authenticator.otherAttachment", knobs.otherAttachment.rawValue))))
-                // Chrome's sheet then offers security keys and phones (`Sheet`); with none used it settles at the timeout.
+                // Chrome's sheet then offers security keys and phones (`Sheet`): the user cancels it, or with none used
+                // it settles at the timeout.
+                if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
                 let millis = Int(saturating: options.timeout ?? 300_000)
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the browser's sheet offered security keys and phones, none was used, and the request settled at its \(millis) ms timeout."),
                                     reason: .attachmentNotOffered, settlesAfterMillis: millis)
