@@ -60,9 +60,10 @@ extension Engine {
     }
 
     /// Generates, stores and answers with a new credential; the caller has made every check.
-    func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings: PasskeySettings?,
+    func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings given: PasskeySettings?,
                         userPresent: Bool, userVerified: Bool) throws(CeremonyError) -> RegistrationResponse {
-        let settings = settings ?? newCredentialSettings(options)
+        let settings: PasskeySettings
+        if let given { settings = given } else { settings = try newCredentialSettings(options) }
         let key: any SigningKey
         do {
             key = try SigningKeys.generate(algorithm)
