@@ -104,7 +104,8 @@ public struct Sheet: Sendable {
         case .use(let name):
             try pop()
             return .use(name)
-        case .cancel, .timeout where consumingDeclines:
+        case .cancel, .timeout:
+            guard consumingDeclines else { return .none }
             try pop()
             return .declined(decision)
         default:
