@@ -116,7 +116,7 @@ extension APIServer {
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
             return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
-    ] + ceremonyRoutes + passwordRoutes
+    ] + ceremonyRoutes + passwordRoutes + webDriverRoutes
 
     /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.
