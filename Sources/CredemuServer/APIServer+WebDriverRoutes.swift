@@ -8,14 +8,14 @@ extension APIServer {
     /// with a 400, an unknown authenticator or credential a 404 `NotFound`.
     static let webDriverRoutes: [Route] = [
         Route("POST", "/webauthn/authenticator", .operator) { s, r in
-            s.webDriver(.string(try s.operations.addVirtualAuthenticator(try r.body().value)))
+            s.webDriver(.string(try s.operations.addVirtualAuthenticator(try s.parameters(r))))
         },
         Route("DELETE", "/webauthn/authenticator/{authenticatorId}", .operator) { s, r in
             try s.operations.removeVirtualAuthenticator(r.first)
             return s.webDriver(.null)
         },
         Route("POST", "/webauthn/authenticator/{authenticatorId}/credential", .operator) { s, r in
-            try s.operations.addVirtualCredential(r.first, try r.body().value)
+            try s.operations.addVirtualCredential(r.first, try s.parameters(r))
             return s.webDriver(.null)
         },
         Route("GET", "/webauthn/authenticator/{authenticatorId}/credentials", .operator) { s, r in
@@ -30,14 +30,24 @@ extension APIServer {
             return s.webDriver(.null)
         },
         Route("POST", "/webauthn/authenticator/{authenticatorId}/uv", .operator) { s, r in
-            try s.operations.setVirtualUserVerified(r.first, try r.body().value)
+            try s.operations.setVirtualUserVerified(r.first, try s.parameters(r))
             return s.webDriver(.null)
         },
         Route("POST", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props", .operator) { s, r in
-            try s.operations.setVirtualCredentialProperties(r.first, credentialID: r.second, try r.body().value)
+            try s.operations.setVirtualCredentialProperties(r.first, credentialID: r.second, try s.parameters(r))
             return s.webDriver(.null)
         },
     ]
+
+    /// A command's parameters: any JSON value, so that one which is not an object is the command's own
+    /// `InvalidArgument` (§11's "If parameters is not a JSON Object"), not the body reader's `TypeError`.
+    func parameters(_ r: RouteRequest) throws(APIError) -> JSONValue {
+        do {
+            return try JSONValue.parse(r.http.body)
+        } catch {
+            throw APIError(.invalidInput("The request body is not valid JSON: \(error.description)."))
+        }
+    }
 
     /// WebDriver's success: the command's data as `value`.
     func webDriver(_ value: JSONValue) -> HTTPResponse { json(200, .object([("value", value)])) }
