@@ -89,13 +89,23 @@ extension Engine {
     /// The settings a new credential gets: the pack's, with a key's backup flags from its options (§11.1) and a
     /// U2F-only key's zero AAGUID.
     func newCredentialSettings(_ options: CreationOptions) throws(CeremonyError) -> PasskeySettings {
-        var settings = knobs.newPasskeySettings
-        settings.discoverable = try makesDiscoverable(options)
-        if let key = securityKey {
-            settings.backupEligible = key.defaultBackupEligibility
-            settings.backupState = key.defaultBackupEligibility && key.defaultBackupState
-            if key.isU2F { settings.aaguid = [UInt8](repeating: 0, count: 16) }
+        guard let key = securityKey else {
+            var settings = knobs.newPasskeySettings
+            settings.discoverable = try makesDiscoverable(options)
+            return settings
         }
+        return keyCredentialSettings(discoverable: try makesDiscoverable(options), backupEligible: key.defaultBackupEligibility,
+                                     backupState: key.defaultBackupEligibility && key.defaultBackupState)
+    }
+
+    /// The settings of a credential the key holds: the pack's (AAGUID, counter, attestation), these flags, and a
+    /// U2F-only key's zero AAGUID; also what WebDriver's Add Credential injects (WebAuthn L3 §11.5).
+    public func keyCredentialSettings(discoverable: Bool, backupEligible: Bool, backupState: Bool) -> PasskeySettings {
+        var settings = knobs.newPasskeySettings
+        settings.discoverable = discoverable
+        settings.backupEligible = backupEligible
+        settings.backupState = backupState
+        if securityKey?.isU2F == true { settings.aaguid = [UInt8](repeating: 0, count: 16) }
         return settings
     }
 

@@ -42,6 +42,10 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case serverStopping
         /// `unavailable`: the run's client went away (nobody reads the answer).
         case clientGone
+        /// `invalidInput`: WebDriver's "invalid argument" (WebAuthn L3 §11's commands).
+        case invalidArgument
+        /// `invalidInput`: WebDriver's "unsupported operation" (§11.3: an extension the authenticator cannot process).
+        case unsupportedOperation
 
         public var rawValue: String {
             switch self {
@@ -55,6 +59,8 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
             case .scenarioTimedOut: return "ScenarioTimedOut"
             case .serverStopping: return "ServerStopping"
             case .clientGone: return "ClientGone"
+            case .invalidArgument: return "InvalidArgument"
+            case .unsupportedOperation: return "UnsupportedOperation"
             }
         }
 
@@ -84,6 +90,8 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
     public static func conflict(_ message: String) -> OperationError { .init(.conflict, .conflict, message) }
     public static func wrongOrigin(_ message: String) -> OperationError { .init(.wrongOrigin, .web(.securityError), message) }
     public static func internalError(_ message: String) -> OperationError { .init(.storage, .internalError, message) }
+    public static func invalidArgument(_ message: String) -> OperationError { .init(.invalidInput, .invalidArgument, message) }
+    public static func unsupportedOperation(_ message: String) -> OperationError { .init(.invalidInput, .unsupportedOperation, message) }
 
     /// A run that `Cancellation` ended: `ScenarioTimedOut`, `ServerStopping` or `ClientGone` (which nobody reads).
     public static func stopped(_ stop: Cancellation.Stopped, what: String) -> OperationError {

@@ -9,11 +9,12 @@ extension Vault {
     static let passkeyCountSQL = "SELECT count(*) FROM passkeys"
 
     /// The statements that write passkeys without dropping the filter: their callers add the accounts they write
-    /// (insert, stage, rename), or they change no account (uses, hiding, secrets, large blobs); a move's rows
+    /// (insert, stage, rename), or they change no account (uses, hiding, secrets, large blobs, backup flags and counters); a move's rows
     /// were added when staged.
     static let keepsAccountFilter: Set<String> = [
         insertPasskeySQL, stagePasskeySQL, moveStagedSQL, renameUserSQL, renameUserNameOnlySQL, updateUserSQL,
         recordAssertionSQL, recordUseSQL, setHiddenSQL, hideUnlistedSQL, restoreListedSQL, setPRFSecretSQL, setLargeBlobSQL,
+        setCredentialPropertiesSQL,
     ]
 
     /// Builds the filter from every passkey in the file (the caller holds the file alone).

@@ -31,6 +31,9 @@ extension Vault {
         "setHidden": setHiddenSQL,
         "updateUser": updateUserSQL,
         "removePasskey": removePasskeySQL,
+        // WebDriver's virtual authenticators (§11.8, §11.10).
+        "setCredentialProperties": setCredentialPropertiesSQL,
+        "removeAllPasskeys": removeAllPasskeysSQL,
         "firstUserPasskey": firstUserPasskeySQL,
         "hideUnlisted": hideUnlistedSQL,
         "restoreListed": restoreListedSQL,

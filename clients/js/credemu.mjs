@@ -75,6 +75,14 @@ export const ROUTES = {
   'POST /devices/{device}/autofill': ['autofill'],
   'POST /devices/{device}/signals/{kind}': ['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails'],
   'GET /devices/{device}/capabilities': ['getClientCapabilities'],
+  'POST /webauthn/authenticator': ['addVirtualAuthenticator'],
+  'DELETE /webauthn/authenticator/{authenticatorId}': ['removeVirtualAuthenticator'],
+  'POST /webauthn/authenticator/{authenticatorId}/credential': ['addCredential'],
+  'GET /webauthn/authenticator/{authenticatorId}/credentials': ['getCredentials'],
+  'DELETE /webauthn/authenticator/{authenticatorId}/credentials': ['removeAllCredentials'],
+  'DELETE /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}': ['removeCredential'],
+  'POST /webauthn/authenticator/{authenticatorId}/uv': ['setUserVerified'],
+  'POST /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props': ['setCredentialProperties'],
 };
 
 /** The header a device ceremony's answer names its answering provider account in (a signal's: every account it reached, comma-separated). */
@@ -163,6 +171,8 @@ export class Client {
     this.origin = origin;
     this.token = token;
     this.timeout = timeout;
+    // The virtual authenticator the WebDriver-named methods act on (addVirtualAuthenticator sets it).
+    this.virtualAuthenticatorId = null;
   }
 
   /** The same server, acting for another profile (and origin, when given); no device. */
@@ -407,6 +417,49 @@ export class Client {
     return (await this.request('POST', this.profilePath(profile, '/user'), { decisions })).pending;
   }
   async clearDecisions({ profile } = {}) { return (await this.request('DELETE', this.profilePath(profile, '/user'))).pending; }
+
+  // ---- WebDriver's virtual authenticators (WebAuthn L3 §11), under selenium-webdriver's names ----
+  authenticatorPath(authenticatorId, tail = '') {
+    const id = authenticatorId || this.virtualAuthenticatorId;
+    if (!id) throw new TypeError('no virtual authenticator: call addVirtualAuthenticator first, or pass { authenticatorId }');
+    return `/webauthn/authenticator/${encodeURIComponent(id)}${tail}`;
+  }
+  /** A new security key from §11.1's options (an object, or selenium-webdriver's VirtualAuthenticatorOptions: its toDict()); it becomes the current one. Its ID is the key's profile name. */
+  async addVirtualAuthenticator(opts) {
+    this.virtualAuthenticatorId = (await this.request('POST', '/webauthn/authenticator', parameters(opts))).value;
+    return this.virtualAuthenticatorId;
+  }
+  async removeVirtualAuthenticator({ authenticatorId } = {}) {
+    await this.request('DELETE', this.authenticatorPath(authenticatorId));
+    if (!authenticatorId || authenticatorId === this.virtualAuthenticatorId) this.virtualAuthenticatorId = null;
+  }
+  /** §11.5's Credential Parameters: an object, or selenium-webdriver's Credential (its toDict()). */
+  async addCredential(credential, { authenticatorId } = {}) {
+    await this.request('POST', this.authenticatorPath(authenticatorId, '/credential'), parameters(credential));
+  }
+  /** The key's credentials as §11.5's objects, private keys PKCS#8 in base64url. */
+  async getCredentials({ authenticatorId } = {}) { return (await this.request('GET', this.authenticatorPath(authenticatorId, '/credentials'))).value; }
+  async removeCredential(credentialId, { authenticatorId } = {}) {
+    await this.request('DELETE', this.authenticatorPath(authenticatorId, `/credentials/${encodeURIComponent(base64url(credentialId))}`));
+  }
+  async removeAllCredentials({ authenticatorId } = {}) { await this.request('DELETE', this.authenticatorPath(authenticatorId, '/credentials')); }
+  async setUserVerified(verified, { authenticatorId } = {}) {
+    await this.request('POST', this.authenticatorPath(authenticatorId, '/uv'), { isUserVerified: Boolean(verified) });
+  }
+  /** A credential's BE and BS flags and counter (`signCount: null`: no counter); what is not given stays. */
+  async setCredentialProperties(credentialId, { backupEligibility, backupState, signCount, authenticatorId } = {}) {
+    const body = dropUndefined({ backupEligibility, backupState });
+    if (signCount !== undefined) body.signCount = signCount;
+    await this.request('POST', this.authenticatorPath(authenticatorId, `/credentials/${encodeURIComponent(base64url(credentialId))}/props`), body);
+  }
+}
+
+/** A WebDriver command's parameters: an object, or a binding's options or credential object (toDict(), to_dict()). */
+function parameters(value) {
+  if (value && typeof value.toDict === 'function') return value.toDict();
+  if (value && typeof value.to_dict === 'function') return value.to_dict();
+  if (value && typeof value === 'object') return value;
+  throw new TypeError('parameters must be an object');
 }
 
 /** The credemu executable: `binary` when given, else $CREDEMU, else credemu on PATH. */

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { generateKeyPairSync } from 'node:crypto';
 import { Client, CredemuError, ROUTES, Server, findBinary, installShim, originOf } from './credemu.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -122,7 +123,18 @@ describe('the client', () => {
     const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
     await call('runScenario', scenario, { providers: 'gpm' });
     assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css');
-    await call('removePasskey', created.id); await call('removeProfile');
+    await call('removePasskey', created.id);
+    // WebDriver's virtual authenticators, under selenium-webdriver's names.
+    const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });
+    const key = await call('addVirtualAuthenticator', { protocol: 'ctap2', transport: 'usb', hasResidentKey: true });
+    assert.equal(client.virtualAuthenticatorId, key);
+    await call('addCredential', { credentialId: 'AQID', isResidentCredential: true, rpId: RP_ID, userHandle: 'dXNlcg',
+      privateKey: pkcs8.toString('base64url'), signCount: 0 });
+    assert.deepEqual((await call('getCredentials')).map((c) => c.credentialId), ['AQID']);
+    await call('setUserVerified', false); await call('setCredentialProperties', new Uint8Array([1, 2, 3]), { backupState: false, signCount: null });
+    await call('removeCredential', new Uint8Array([1, 2, 3])); await call('removeAllCredentials'); await call('removeVirtualAuthenticator');
+    assert.equal(client.virtualAuthenticatorId, null);
+    await call('removeProfile');
 
     for (const [name, routes] of Object.entries(calls)) {
       const listed = Object.keys(ROUTES).filter((r) => ROUTES[r].includes(name));

@@ -138,6 +138,19 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     assert "<html" in call("console_file").lower()
     call("console_file", "console.js"), call("console_file", "console.css")
     call("remove_passkey", created["id"])
+    # WebDriver's virtual authenticators, under Selenium's names.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    pkcs8 = ec.generate_private_key(ec.SECP256R1()).private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                                                 serialization.NoEncryption())
+    key = call("add_virtual_authenticator", {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True})
+    assert client.virtual_authenticator_id == key
+    call("add_credential", {"credentialId": "AQID", "isResidentCredential": True, "rpId": RP_ID, "userHandle": "dXNlcg",
+                            "privateKey": base64.urlsafe_b64encode(pkcs8).decode(), "signCount": 0})
+    assert [c["credentialId"] for c in call("get_credentials")] == ["AQID"]
+    call("set_user_verified", False), call("set_credential_properties", b"\x01\x02\x03", backup_state=False, sign_count=None)
+    call("remove_credential", b"\x01\x02\x03"), call("remove_all_credentials"), call("remove_virtual_authenticator")
+    assert client.virtual_authenticator_id is None
     call("remove_profile")
 
     for name, reached in calls.items():

@@ -70,6 +70,14 @@ ROUTES = {
     ("POST", "/devices/{device}/passwords/use"): ["use_password"],
     ("POST", "/devices/{device}/passwords/report-unused"): ["report_unused_password"],
     ("POST", "/devices/{device}/autofill"): ["autofill"],
+    ("POST", "/webauthn/authenticator"): ["add_virtual_authenticator"],
+    ("DELETE", "/webauthn/authenticator/{authenticatorId}"): ["remove_virtual_authenticator"],
+    ("POST", "/webauthn/authenticator/{authenticatorId}/credential"): ["add_credential"],
+    ("GET", "/webauthn/authenticator/{authenticatorId}/credentials"): ["get_credentials"],
+    ("DELETE", "/webauthn/authenticator/{authenticatorId}/credentials"): ["remove_all_credentials"],
+    ("DELETE", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}"): ["remove_credential"],
+    ("POST", "/webauthn/authenticator/{authenticatorId}/uv"): ["set_user_verified"],
+    ("POST", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props"): ["set_credential_properties"],
 }
 
 # The header a device's ceremony answer names its answering provider account in (a signal's: every account it
@@ -152,6 +160,8 @@ class Client:
         # Set by the pytest plugin on a test's profile: the pack it plays and its platform.
         self.pack = None
         self.platform = None
+        # The virtual authenticator the WebDriver-named methods act on (`add_virtual_authenticator` sets it).
+        self.virtual_authenticator_id = None
 
     def for_profile(self, profile, *, origin=None):
         """The same server, acting for another profile (and origin, when given); no device."""
@@ -508,6 +518,66 @@ class Client:
     def clear_decisions(self, *, profile=None):
         """`DELETE /profiles/{p}/user`."""
         return self.request("DELETE", self._profile_path(profile, "/user"))["pending"]
+
+    # ---- WebDriver's virtual authenticators (WebAuthn L3 §11), under Selenium's names ----
+
+    def _authenticator_path(self, authenticator_id, tail=""):
+        name = authenticator_id or self.virtual_authenticator_id
+        if not name:
+            raise ValueError("This function requires a virtual authenticator to be set.")  # Selenium's words
+        return "/webauthn/authenticator/" + urllib.parse.quote(name, safe="") + tail
+
+    def add_virtual_authenticator(self, options):
+        """`POST /webauthn/authenticator` (§11.3): a new security key from §11.1's options (a dict, or Selenium's
+        `VirtualAuthenticatorOptions`: anything with `to_dict()`); it becomes the current one. Returns its ID, the
+        name of the security-key profile that is the key (install the shim for that profile to let a page use it)."""
+        body = options.to_dict() if hasattr(options, "to_dict") else dict(options)
+        self.virtual_authenticator_id = self.request("POST", "/webauthn/authenticator", body)["value"]
+        return self.virtual_authenticator_id
+
+    def remove_virtual_authenticator(self, authenticator_id=None):
+        """`DELETE /webauthn/authenticator/{id}` (§11.4): the key, its credentials and log (default: the current one)."""
+        self.request("DELETE", self._authenticator_path(authenticator_id))
+        if authenticator_id in (None, self.virtual_authenticator_id):
+            self.virtual_authenticator_id = None
+
+    def add_credential(self, credential, *, authenticator_id=None):
+        """`POST .../credential` (§11.5): a dict of Credential Parameters, or Selenium's `Credential` (its `to_dict()`)."""
+        body = credential.to_dict() if hasattr(credential, "to_dict") else dict(credential)
+        self.request("POST", self._authenticator_path(authenticator_id, "/credential"), body)
+
+    def get_credentials(self, *, authenticator_id=None):
+        """`GET .../credentials` (§11.6): the key's credentials as §11.5's dicts, private keys PKCS#8 in base64url."""
+        return self.request("GET", self._authenticator_path(authenticator_id, "/credentials"))["value"]
+
+    def remove_credential(self, credential_id, *, authenticator_id=None):
+        """`DELETE .../credentials/{credentialId}` (§11.7); the ID as bytes or base64url text."""
+        path = self._authenticator_path(authenticator_id, "/credentials/" + urllib.parse.quote(_b64url(credential_id), safe=""))
+        self.request("DELETE", path)
+
+    def remove_all_credentials(self, *, authenticator_id=None):
+        """`DELETE .../credentials` (§11.8)."""
+        self.request("DELETE", self._authenticator_path(authenticator_id, "/credentials"))
+
+    def set_user_verified(self, verified, *, authenticator_id=None):
+        """`POST .../uv` (§11.9): whether the key's user verification succeeds."""
+        self.request("POST", self._authenticator_path(authenticator_id, "/uv"), {"isUserVerified": bool(verified)})
+
+    def set_credential_properties(self, credential_id, *, backup_eligibility=None, backup_state=None, sign_count=..., authenticator_id=None):
+        """`POST .../credentials/{credentialId}/props` (§11.10): the credential's BE and BS flags and its counter
+        (`sign_count=None`: no counter); what is not given stays."""
+        body = _drop_none({"backupEligibility": backup_eligibility, "backupState": backup_state})
+        if sign_count is not ...:
+            body["signCount"] = sign_count
+        path = self._authenticator_path(authenticator_id, "/credentials/" + urllib.parse.quote(_b64url(credential_id), safe="") + "/props")
+        self.request("POST", path, body)
+
+    def selenium(self, driver, *, origin=None):
+        """`driver` (a Selenium Chromium driver) with its virtual-authenticator methods sent to credemu: adding one
+        installs the shim for that key in every page the driver loads, so a suite written for Chrome's own virtual
+        authenticator runs on credemu by changing its driver fixture (`credemu.webdriver.CredemuDriver`)."""
+        from .webdriver import CredemuDriver
+        return CredemuDriver(driver, self, origin=origin)
 
 
 def origin_of(url):
