@@ -22,11 +22,13 @@ let package = Package(
         .target(name: "Shipped", dependencies: ["CShipped"]),
         // P-256 keys in C over OpenSSL's EC_KEY: generation, import and ES256 signatures without EVP dispatch.
         .target(name: "CP256", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
+        // X.509 v3 certificates in C over OpenSSL's X509 interface: the test attestation CA's and its batches'.
+        .target(name: "CX509", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
         .target(name: "WebAuthn", dependencies: ["CPSL"]),
-        // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium.
-        .target(name: "Signing", dependencies: ["COpenSSL", "CP256", "CSodium", "WebAuthn"]),
+        // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium; the attestation CA's certificates.
+        .target(name: "Signing", dependencies: ["COpenSSL", "CP256", "CX509", "CSodium", "WebAuthn"]),
         // The encrypted SQLite vault: passwords, passkeys, fixtures.
         .target(name: "Vault", dependencies: ["CSQLite", "CSQLiteVFS", "CSodium", "Signing", "WebAuthn"]),
         // The provider engine: ceremonies with client and authenticator rules.

@@ -101,7 +101,7 @@ extension Commands {
 
 extension Context {
     /// The ceremony target the global options name: `--device NAME`, else the profile.
-    private var target: CeremonyTarget { deviceName.map { .device($0) } ?? .profile(profileName) }
+    var target: CeremonyTarget { deviceName.map { .device($0) } ?? .profile(profileName) }
 
     func create(_ args: Arguments) throws -> ExitStatus {
         let overrides = try settingOverrides(args)

@@ -37,25 +37,27 @@ extension Commands {
         defaultSubcommand: "show")
 
     static let user: Command = Command(
-        "user", summary: "Script the simulated user's next decisions (accept, cancel, timeout, pick).",
+        "user", summary: "Script the simulated user's next decisions (accept, cancel, timeout, pick, use).",
         discussion: """
         The simulated user's next decisions, taken first in, first out by prompts. Without a queued decision the user
-        accepts.
+        accepts. use:NAME chooses an authenticator in the browser's sheet: a security key plugged in (its profile), a
+        phone device (over hybrid) or one of the manager accounts. With --device, the device's own queue: its sheet's
+        decisions (use:NAME, or a cancel of a sheet that offers only keys and phones).
         """,
         subcommands: [
-            Command("next", summary: "Queue decisions: accept, cancel, timeout or pick:CREDENTIAL_ID.",
-                    positionals: [Positional("DECISION", "a decision: accept, cancel, timeout or pick:CREDENTIAL_ID", repeating: true)]
+            Command("next", summary: "Queue decisions: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.",
+                    positionals: [Positional("DECISION", "a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME", repeating: true)]
             ) { context, args in
                 let decisions = args.words("DECISION")
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.queueDecisions(context.profileName, decisions) })
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.queueDecisions(context.target, decisions) })
                 return .success
             },
             Command("pending", summary: "The queued decisions.") { context, _ in
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.pendingDecisions(context.profileName) })
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.pendingDecisions(context.target) })
                 return .success
             },
             Command("clear", summary: "Drop the queued decisions.") { context, _ in
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.clearDecisions(context.profileName) })
+                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.clearDecisions(context.target) })
                 return .success
             },
         ],

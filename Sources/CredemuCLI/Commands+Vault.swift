@@ -25,6 +25,16 @@ extension Commands {
                 context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.removePasskey(context.profileName, id: id) })
                 return .success
             },
+            Command("attestation-root", summary: "The vault's test attestation root certificate (PEM), which security keys' attestation chains to.",
+                    discussion: """
+                    A security key's packed or fido-u2f attestation is signed by a batch key whose certificate this root
+                    issued, one root per vault, made on first need. Give it to an RP that verifies attestation (py_webauthn's
+                    pem_root_certs_bytes_by_fmt, python-fido2's attestation verifier) as a trusted root.
+                    """) { context, _ in
+                let root = try context.perform { (ops) throws(OperationError) in try ops.attestationRoot() }
+                context.terminal.write(root["pem"]?.stringValue ?? "")
+                return .success
+            },
             Command("import", summary: "Seed the vault from a fixture (format: vault-fixtures/README.md); all or nothing.",
                     positionals: [Positional("FILE", "a fixture file ('-' for standard input)")]) { context, args in
                 let file = args.argument("FILE")

@@ -29,7 +29,9 @@ extension Engine {
             if let asked = options.authenticatorAttachment, ["platform", "cross-platform"].contains(asked), asked != knobs.attachment,
                knobs.otherAttachment == .notOffered {
                 detail.append(("attachment", .string(knobs.cite("authenticator.otherAttachment", knobs.otherAttachment.rawValue))))
-                // Chrome's sheet then offers security keys and phones (`Sheet`); with none used it settles at the timeout.
+                // Chrome's sheet then offers security keys and phones (`Sheet`): the user cancels it, or with none used
+                // it settles at the timeout.
+                if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
                 let millis = Int(saturating: options.timeout ?? 300_000)
                 throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP asked for a \(asked) authenticator and the provider's passkeys are \(knobs.attachment); the browser's sheet offered security keys and phones, none was used, and the request settled at its \(millis) ms timeout."),
                                     reason: .attachmentNotOffered, settlesAfterMillis: millis)
@@ -58,9 +60,10 @@ extension Engine {
     }
 
     /// Generates, stores and answers with a new credential; the caller has made every check.
-    func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings: PasskeySettings?,
+    func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings given: PasskeySettings?,
                         userPresent: Bool, userVerified: Bool) throws(CeremonyError) -> RegistrationResponse {
-        let settings = settings ?? newCredentialSettings(options)
+        let settings: PasskeySettings
+        if let given { settings = given } else { settings = try newCredentialSettings(options) }
         let key: any SigningKey
         do {
             key = try SigningKeys.generate(algorithm)
@@ -78,16 +81,8 @@ extension Engine {
             attestedCredentialData: .init(aaguid: settings.aaguid, credentialID: credentialID, publicKey: key.publicKey)).bytes
         let clientData = clientData(.create, challenge: options.challenge, caller: caller).bytes
 
-        let statement: AttestationObject.Statement
-        if settings.attestation != .none && (options.attestation == "direct" || options.attestation == "enterprise") {
-            do {
-                statement = .packedSelf(algorithm: algorithm, signature: try key.sign(authData + Digest.sha256(clientData)))
-            } catch {
-                throw CeremonyError(WebAuthnError(.unknownError, "Attestation signing failed: \(error.message)"), reason: .storage)
-            }
-        } else {
-            statement = .none
-        }
+        let statement = try attestationStatement(settings.attestation, conveyance: options.attestation, algorithm: algorithm, key: key,
+                                                 authData: authData, clientData: clientData, rpID: rpID, credentialID: credentialID)
         let record = PasskeyRecord(
             credentialID: credentialID, rpID: rpID, userHandle: options.user.id, userName: options.user.name,
             displayName: options.user.displayName, algorithm: algorithm, publicKey: key.publicKey, signCount: 0,

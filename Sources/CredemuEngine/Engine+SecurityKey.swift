@@ -29,15 +29,23 @@ extension Engine {
     }
 
     /// Whether a create with these options makes a discoverable credential: always for a passkey provider; on a
-    /// key, when the RP requires one, or prefers one and the key can (§5.4.6 `residentKey`).
-    func makesDiscoverable(_ options: CreationOptions) -> Bool {
+    /// key, when the RP requires one, or prefers one and the key can with a slot left (§5.4.6 `residentKey`; Chromium
+    /// reads the key's `remainingDiscoverableCredentials` for "preferred").
+    func makesDiscoverable(_ options: CreationOptions) throws(CeremonyError) -> Bool {
         guard let key = securityKey else { return true }
         switch options.residentKey {
         case "required": return true
-        case "preferred": return key.supportsResidentKeys
         case "discouraged": return false
-        default: return options.requireResidentKey && key.supportsResidentKeys
+        case "preferred":
+            guard key.supportsResidentKeys else { return false }
+            return try keySlotsUsed(key) < key.residentKeyCapacity
+        default: return options.requireResidentKey
         }
+    }
+
+    /// The key's discoverable credentials, counted up to its capacity.
+    func keySlotsUsed(_ key: AuthenticatorOptions) throws(CeremonyError) -> Int {
+        try store { () throws(VaultError) in try vault.countDiscoverablePasskeys(limit: key.residentKeyCapacity) }
     }
 
     /// Refuses what the key's hardware cannot do before it is asked to act, in the order a browser meets it: the
@@ -71,8 +79,8 @@ extension Engine {
             throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP requires a discoverable credential and \(why)."),
                                 reason: .residentKeyUnsupported)
         }
-        guard makesDiscoverable(options) else { return }
-        let used = try store { () throws(VaultError) in try vault.countDiscoverablePasskeys(limit: key.residentKeyCapacity) }
+        guard required else { return }
+        let used = try keySlotsUsed(key)
         guard used >= key.residentKeyCapacity else { return }
         throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the security key is full (\(used) of \(key.residentKeyCapacity) discoverable credentials)."),
                             reason: .keyStoreFull)
@@ -80,9 +88,9 @@ extension Engine {
 
     /// The settings a new credential gets: the pack's, with a key's backup flags from its options (§11.1) and a
     /// U2F-only key's zero AAGUID.
-    func newCredentialSettings(_ options: CreationOptions) -> PasskeySettings {
+    func newCredentialSettings(_ options: CreationOptions) throws(CeremonyError) -> PasskeySettings {
         var settings = knobs.newPasskeySettings
-        settings.discoverable = makesDiscoverable(options)
+        settings.discoverable = try makesDiscoverable(options)
         if let key = securityKey {
             settings.backupEligible = key.defaultBackupEligibility
             settings.backupState = key.defaultBackupEligibility && key.defaultBackupState

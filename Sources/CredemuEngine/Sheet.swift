@@ -42,7 +42,7 @@ public struct Sheet: Sendable {
 
     /// Who answers a create: the manager's engine (`routed`, which the platform chose) unless the user chooses another
     /// in the sheet, or the request asks for an attachment the manager does not have and a key is plugged in.
-    public func create(_ options: CreationOptions, routed manager: Engine, candidates managers: [Engine]) throws(CeremonyError) -> Engine {
+    public func create(_ options: CreationOptions, caller: Caller, routed manager: Engine, candidates managers: [Engine]) throws(CeremonyError) -> Engine {
         let offered = Sheet.offers(manager, options.authenticatorAttachment)
         switch try head(consumingDeclines: !offered) {
         case .use(let name):
@@ -55,10 +55,13 @@ public struct Sheet: Sendable {
                 manager.log("hybrid", "dispatched", .success, Sheet.hybridDetail(phone, engine, "create"))
                 return engine
             }
-            throw notOffered(name, options.authenticatorAttachment)
+            throw manager.failed("create", notOffered(name, options.authenticatorAttachment),
+                                 manager.ceremonyDetail(options, caller: caller) + [("sheet", .string("use:" + name))])
         case .declined(let decision):
             // The sheet itself was cancelled or left to time out (the manager was not offered).
-            throw manager.declined(decision, timeout: options.timeout) ?? CeremonyError(.notAllowed("The operation either timed out or was not allowed."), reason: .userCancelled)
+            let failure = manager.declined(decision, timeout: options.timeout)
+                ?? CeremonyError(.notAllowed("The operation either timed out or was not allowed."), reason: .userCancelled)
+            throw manager.failed("create", failure, manager.ceremonyDetail(options, caller: caller) + [("sheet", .string(decision.description))])
         case .none:
             if offered { return manager }
             // Offered only keys and phones, the user touches the first key plugged in; with none, nobody acts and the
@@ -81,7 +84,7 @@ public struct Sheet: Sendable {
                 manager.log("hybrid", "dispatched", .success, Sheet.hybridDetail(phone, engine, "get"))
                 return engine
             }
-            throw notOffered(name, nil)
+            throw manager.failed("get", notOffered(name, nil), [("origin", .string(caller.origin.description)), ("sheet", .string("use:" + name))])
         case .declined, .none:
             guard !keys.isEmpty, try manager.usableCredentials(options, caller: caller, limit: 1).isEmpty else { return manager }
             for key in keys where try !key.usableCredentials(options, caller: caller, limit: 1).isEmpty { return key }
@@ -101,7 +104,8 @@ public struct Sheet: Sendable {
         case .use(let name):
             try pop()
             return .use(name)
-        case .cancel, .timeout where consumingDeclines:
+        case .cancel, .timeout:
+            guard consumingDeclines else { return .none }
             try pop()
             return .declined(decision)
         default:

@@ -42,7 +42,7 @@ extension Operations {
         if options.mediation != "conditional" {
             let routedEngine = engine
             engine = try run(routedEngine, .create) { () throws(CeremonyError) in
-                try answering.sheet.create(options, routed: routedEngine, candidates: answering.engines)
+                try answering.sheet.create(options, caller: caller, routed: routedEngine, candidates: answering.engines)
             }
         }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)

@@ -38,30 +38,39 @@ extension Operations {
         }
     }
 
-    /// Queues the simulated user's next decisions (accept, cancel, timeout, pick:ID).
-    public func queueDecisions(_ name: String, _ texts: [String]) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
+    /// The queue of the target's simulated user: a profile's own, or a device's (its browser's sheet; each account
+    /// keeps its own queue for its own prompts).
+    func decisionQueue(_ target: CeremonyTarget) throws(OperationError) -> Vault {
+        try checkExists(target)
+        switch target {
+        case .profile(let name): return vault.scoped(to: name)
+        case .device(let name): return deviceQueue(name)
+        }
+    }
+
+    /// Queues the simulated user's next decisions (accept, cancel, timeout, pick:ID, use:NAME).
+    public func queueDecisions(_ target: CeremonyTarget, _ texts: [String]) throws(OperationError) -> JSONValue {
+        let queue = try decisionQueue(target)
         var decisions: [UserDecision] = []
         for text in texts {
             guard let decision = UserDecision(text) else {
-                throw .invalidInput("'\(text)' is not a decision: accept, cancel, timeout or pick:CREDENTIAL_ID.")
+                throw .invalidInput("'\(text)' is not a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.")
             }
             decisions.append(decision)
         }
-        let scoped = vault.scoped(to: name)
-        try stored { () throws(VaultError) in try scoped.transaction { () throws(VaultError) in for d in decisions { try scoped.pushDecision(d.description) } } }
-        return try pendingDecisions(name)
+        try stored { () throws(VaultError) in try queue.transaction { () throws(VaultError) in for d in decisions { try queue.pushDecision(d.description) } } }
+        return try pendingDecisions(target)
     }
 
-    public func clearDecisions(_ name: String) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
-        try stored { () throws(VaultError) in try vault.scoped(to: name).clearDecisions() }
-        return try pendingDecisions(name)
+    public func clearDecisions(_ target: CeremonyTarget) throws(OperationError) -> JSONValue {
+        let queue = try decisionQueue(target)
+        try stored { () throws(VaultError) in try queue.clearDecisions() }
+        return try pendingDecisions(target)
     }
 
-    public func pendingDecisions(_ name: String) throws(OperationError) -> JSONValue {
-        _ = try profile(name)
-        let pending = try stored { () throws(VaultError) in try vault.scoped(to: name).pendingDecisions() }
+    public func pendingDecisions(_ target: CeremonyTarget) throws(OperationError) -> JSONValue {
+        let queue = try decisionQueue(target)
+        let pending = try stored { () throws(VaultError) in try queue.pendingDecisions() }
         return .object([("pending", .array(pending.map(JSONValue.string)))])
     }
 

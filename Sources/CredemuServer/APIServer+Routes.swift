@@ -72,17 +72,7 @@ extension APIServer {
         Route("GET", "/profiles/{profile}/findings", .operator) { s, r in
             s.json(200, .object([("findings", .array(try s.operations.findings(r.first)))]))
         },
-        Route("GET", "/profiles/{profile}/user", .operator) { s, r in
-            s.json(200, try s.operations.pendingDecisions(r.first))
-        },
-        Route("POST", "/profiles/{profile}/user", .operator) { s, r in
-            let body = try r.body()
-            guard let decisions = try body.strings("decisions") else { throw APIError(.invalidInput("body.decisions must be an array of decisions.")) }
-            return s.json(200, try s.operations.queueDecisions(r.first, decisions))
-        },
-        Route("DELETE", "/profiles/{profile}/user", .operator) { s, r in
-            s.json(200, try s.operations.clearDecisions(r.first))
-        },
+        Route("GET", "/attestation/root", .operator) { s, _ in s.json(200, try s.operations.attestationRoot()) },
         Route("GET", "/devices", .operator) { s, _ in
             s.json(200, .object([("devices", .array(try s.operations.listDevices()))]))
         },
@@ -116,7 +106,7 @@ extension APIServer {
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
             return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
-    ] + ceremonyRoutes + passwordRoutes
+    ] + ceremonyRoutes + passwordRoutes + userRoutes
 
     /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.
@@ -153,6 +143,21 @@ extension APIServer {
 
     /// A page's passwords, on a profile or on a device (where the account that takes the device's creates saves
     /// and fills them, as the platform's password manager does).
+    /// The simulated user's queue of a profile, or of a device's sheet.
+    static let userRoutes: [Route] = [
+        Route.onEveryTarget("GET", "/user", .operator) { s, r in
+            s.json(200, try s.operations.pendingDecisions(r.target!))
+        },
+        Route.onEveryTarget("POST", "/user", .operator) { s, r in
+            let body = try r.body()
+            guard let decisions = try body.strings("decisions") else { throw APIError(.invalidInput("body.decisions must be an array of decisions.")) }
+            return s.json(200, try s.operations.queueDecisions(r.target!, decisions))
+        },
+        Route.onEveryTarget("DELETE", "/user", .operator) { s, r in
+            s.json(200, try s.operations.clearDecisions(r.target!))
+        },
+    ].flatMap { $0 }
+
     static let passwordRoutes: [Route] = [
         Route.onEveryTarget("GET", "/passwords", .page) { s, r in
             let reveal = r.query("reveal") == "true"

@@ -2,6 +2,8 @@
 public struct SigningError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case keyGeneration, invalidKey, algorithmMismatch, signing, library
+        /// A certificate could not be made, or a field given for it is not acceptable.
+        case certificate
     }
 
     public var code: Code

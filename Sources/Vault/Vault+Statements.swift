@@ -50,6 +50,11 @@ extension Vault {
         // An unused password reported by the RP (hidden or deleted).
         "retirePassword": retirePasswordSQL,
         "deletePasswordByAccount": deletePasswordByAccountSQL,
+        // A security key's attestation: the vault's root and the model's batch, each made once.
+        "attestationRoot": attestationRootSQL,
+        "insertAttestationRoot": insertAttestationRootSQL,
+        "attestationBatch": attestationBatchSQL,
+        "insertAttestationBatch": insertAttestationBatchSQL,
         // The simulated user's queue.
         "pushDecision": pushDecisionSQL,
         "nextDecision": nextDecisionSQL,

@@ -70,6 +70,10 @@ public final class Vault: @unchecked Sendable {
         var accounts: AccountFilter?
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
         var profilesWithoutDecisions = Set<String>()
+        /// The attestation root and batches read or made and committed (`Vault+Attestation`): rows never change once
+        /// written, so these hold for every process.
+        var attestationRoot: AttestationCA?
+        var attestationBatches: [[UInt8]: AttestationBatch] = [:]
 
         init(db: SQLiteDatabase, box: SecretBox) {
             self.db = db

@@ -165,15 +165,30 @@ enum VaultMigrations {
             prf_secret BLOB
         );
         """,
-        // 7: a security key's full attestation (issue 23): `attestation` may be 'batch'. SQLite cannot alter a CHECK
-        // constraint; relaxing one through `writable_schema` is the documented way (sqlite.org/lang_altertable.html
-        // "Making Other Kinds Of Table Schema Changes"): no row that was valid becomes invalid, so nothing is rebuilt.
+        // 7: security keys (issue 23). The vault's test attestation CA (`Vault+Attestation`): one root, and one batch per
+        // authenticator model (AAGUID) signed by it, private keys sealed, certificates in the clear. And `attestation`
+        // may be 'batch': SQLite cannot alter a CHECK constraint; relaxing one through `writable_schema` is the
+        // documented way (sqlite.org/lang_altertable.html "Making Other Kinds Of Table Schema Changes"): no row that was
+        // valid becomes invalid, so nothing is rebuilt.
         """
         PRAGMA writable_schema = ON;
         UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (attestation IN (''none'', ''packed''))',
                                                'CHECK (attestation IN (''none'', ''packed'', ''batch''))')
             WHERE type = 'table' AND name = 'passkeys';
         PRAGMA writable_schema = OFF;
+        CREATE TABLE attestation_root (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            private_key BLOB NOT NULL,
+            certificate BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE attestation_batches (
+            aaguid BLOB PRIMARY KEY,
+            vendor TEXT NOT NULL,
+            private_key BLOB NOT NULL,
+            certificate BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """,
     ]
 

@@ -6,6 +6,13 @@ public struct AttestationObject: Equatable, Sendable {
         case none
         /// §8.2 self attestation: `alg` and `sig` by the credential's own key, no `x5c`.
         case packedSelf(algorithm: COSEAlgorithm, signature: [UInt8])
+        /// §8.2 full (basic) attestation: `alg`, `sig` over authenticatorData || clientDataHash by the attestation
+        /// key, and `x5c`, the attestation certificate (DER) first, then any intermediates; the root, which the
+        /// RP trusts, is left out.
+        case packed(algorithm: COSEAlgorithm, signature: [UInt8], x5c: [[UInt8]])
+        /// §8.6 FIDO U2F: `sig` over `fidoU2FVerificationData` by the attestation key (ECDSA P-256) and `x5c`, the
+        /// one attestation certificate.
+        case fidoU2F(signature: [UInt8], x5c: [[UInt8]])
     }
 
     public var authenticatorData: [UInt8]
@@ -19,7 +26,8 @@ public struct AttestationObject: Equatable, Sendable {
     public var fmt: String {
         switch statement {
         case .none: return "none"
-        case .packedSelf: return "packed"
+        case .packedSelf, .packed: return "packed"
+        case .fidoU2F: return "fido-u2f"
         }
     }
 
@@ -29,6 +37,11 @@ public struct AttestationObject: Equatable, Sendable {
         case .none: attStmt = .map([])
         case let .packedSelf(algorithm, signature):
             attStmt = .map([(.text("alg"), .int(Int64(algorithm.rawValue))), (.text("sig"), .bytes(signature))])
+        case let .packed(algorithm, signature, x5c):
+            attStmt = .map([(.text("alg"), .int(Int64(algorithm.rawValue))), (.text("sig"), .bytes(signature)),
+                            (.text("x5c"), .array(x5c.map { .bytes($0) }))])
+        case let .fidoU2F(signature, x5c):
+            attStmt = .map([(.text("sig"), .bytes(signature)), (.text("x5c"), .array(x5c.map { .bytes($0) }))])
         }
         return .map([(.text("fmt"), .text(fmt)), (.text("attStmt"), attStmt), (.text("authData"), .bytes(authenticatorData))])
     }
@@ -43,6 +56,24 @@ public struct AttestationObject: Equatable, Sendable {
                                 0x68, 0x61, 0x75, 0x74, 0x68, 0x44, 0x61, 0x74, 0x61])
         CBOR.writeHead(major: 2, argument: UInt64(authenticatorData.count), into: &out)
         out.append(contentsOf: authenticatorData)
+        return out
+    }
+
+    /// What a FIDO U2F attestation signs (§8.6 verification step 5, from U2F's registration message): 0x00,
+    /// rpIdHash, clientDataHash, the credential ID, then the public key as an uncompressed point (0x04 || x || y).
+    /// Nil unless the key is P-256, the only key U2F has, and the credential ID fits U2F's one-byte key-handle length.
+    public static func fidoU2FVerificationData(rpIDHash: [UInt8], clientDataHash: [UInt8], credentialID: [UInt8],
+                                               publicKey: COSEKey) -> [UInt8]? {
+        guard case let .ec2P256(x, y) = publicKey, rpIDHash.count == 32, clientDataHash.count == 32,
+              credentialID.count <= 255 else { return nil }
+        var out: [UInt8] = [0x00]
+        out.reserveCapacity(1 + 32 + 32 + credentialID.count + 65)
+        out += rpIDHash
+        out += clientDataHash
+        out += credentialID
+        out.append(0x04)
+        out += x
+        out += y
         return out
     }
 }

@@ -41,14 +41,14 @@ final class UsageRefusalTests: XCTestCase {
         assertRefused(["password", "save", "--origin", "https://a.test"], "--username is required.")
         assertRefused(["vault", "show"], "vault show needs a credential ID (base64url).")
         assertRefused(["vault", "list", "extra"], "Unexpected argument 'extra'.")
-        assertRefused(["user", "next"], "user next needs a decision: accept, cancel, timeout or pick:CREDENTIAL_ID.")
+        assertRefused(["user", "next"], "user next needs a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.")
         assertRefused(["signal", "--origin", "https://a.test"], "signal needs a kind: unknown, accepted or details.")
     }
 
     func testUnknownCommandsAndSubcommandsAreRefused() {
         assertRefused(["frobnicate"], "Unknown command 'frobnicate'.")
-        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, import or export.")
-        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, import or export.")
+        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, attestation-root, import or export.")
+        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, attestation-root, import or export.")
         assertRefused(["clock", "5"], "Unknown clock subcommand '5': show, set, advance or system.")
     }
 

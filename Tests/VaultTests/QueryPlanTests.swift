@@ -10,7 +10,7 @@ import XCTest
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
     static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
-                         "staged_passkeys"]
+                         "staged_passkeys", "attestation_root", "attestation_batches"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -68,6 +68,8 @@ final class QueryPlanTests: XCTestCase {
             ("eventsOfKind", "SEARCH events USING INDEX events_by_kind (profile=? AND kind=? AND id>?)"),
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),
             ("quota", "SEARCH signal_quota USING INDEX sqlite_autoindex_signal_quota_1 (profile=? AND key=?)"),
+            ("attestationRoot", "SEARCH attestation_root USING INTEGER PRIMARY KEY (rowid=?)"),
+            ("attestationBatch", "SEARCH attestation_batches USING PRIMARY KEY (aaguid=?)"),
         ]
         for (name, line) in expected {
             let sql = try XCTUnwrap(Vault.pathStatements[name], name)
@@ -116,13 +118,15 @@ final class QueryPlanTests: XCTestCase {
 }
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
-/// 6 (staged registrations) and 7 (batch attestation) on a vault made before them.
+/// 6 (staged registrations) and 7 (the attestation CA, batch attestation) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TABLE attestation_root;
+            DROP TABLE attestation_batches;
             DROP TABLE devices;
             DROP TABLE staged_passkeys;
             DROP TRIGGER large_blob_follows_passkey;
