@@ -184,9 +184,11 @@ class Credemu:
         """The page's ceremonies go to the device from now on (`/shim.js?device=NAME`)."""
         self.shim = fetch_shim(self.server.url, device=name)
 
-    def queue(self, *decisions, profile=None):
-        """The simulated user's next decisions at `profile`'s prompts and sheet (default: the main profile)."""
-        return self.expect("POST", f"/profiles/{profile or self.profile}/user", {"decisions": list(decisions)})
+    def queue(self, *decisions, profile=None, device=None):
+        """The simulated user's next decisions: at `profile`'s prompts and sheet (default: the main profile's), or at
+        `device`'s browser sheet (`use:NAME`, a cancel of a sheet offering only keys and phones)."""
+        owner = f"/devices/{device}" if device else f"/profiles/{profile or self.profile}"
+        return self.expect("POST", f"{owner}/user", {"decisions": list(decisions)})
 
     def passkeys(self, profile=None):
         return self.expect("GET", f"/profiles/{profile or self.profile}/passkeys")["passkeys"]
