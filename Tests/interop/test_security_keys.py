@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from webauthn.helpers import parse_attestation_object
 
+from conftest import html_site
 from rp_journeys import DRIVERS, RP, free_port
 from rp_journeys import fido2_example, fido2_example_dir, open_browser, playwright_browser, serve_credemu  # noqa: F401 (fixtures)
 
@@ -237,3 +238,58 @@ def test_flask_security_registers_a_phone_as_first_factor_and_signs_in_with_it(d
         assert len(hybrid_events(credemu, operation)) == 1, credemu.events("hybrid")
     [got] = credemu.events("get", profile=phone_account)
     assert got["outcome"] == "success" and got["detail"]["credentialId"] == credential["credentialId"]
+
+
+# ---- a sheet nobody answers ----
+
+SHEET_PAGE = b"""<!doctype html><meta charset="utf-8"><title>sheet</title>
+<button id="go">register</button><p id="out"></p>
+<script>
+document.getElementById("go").onclick = async () => {
+  const started = performance.now();
+  const out = document.getElementById("out");
+  try {
+    await navigator.credentials.create({publicKey: {
+      rp: {name: "Page"}, user: {id: new Uint8Array([1, 2, 3]), name: "alice", displayName: "Alice"},
+      challenge: new Uint8Array(32), pubKeyCredParams: [{type: "public-key", alg: -7}], timeout: 1500,
+      authenticatorSelection: {authenticatorAttachment: "cross-platform"}}});
+    out.textContent = "created";
+  } catch (e) {
+    out.textContent = "rejected " + e.name + " after " + Math.round(performance.now() - started) + " ms";
+  }
+};
+</script>"""
+
+
+class StaticSite:
+    """A page of ours (conftest.html_site) standing where Browser expects an RP."""
+
+    name = "page"
+
+    def __init__(self, origin):
+        self.origin = origin
+
+    def output(self):
+        return ""
+
+
+@pytest.mark.parametrize("plugged", ["nothing", "a key nobody touches"])
+def test_a_cross_platform_create_nobody_answers_settles_at_its_timeout(plugged, open_browser, serve_credemu):
+    # Chrome's sheet stays open (a key to touch, a phone to pick) until the user acts or the timeout passes.
+    with html_site(SHEET_PAGE) as origin:
+        credemu = serve_credemu(origin, "gpm", "gpm", "chrome-desktop")
+        answering = "gpm"
+        if plugged != "nothing":
+            credemu.add_profile("key1", "security-key", authenticator={"isUserConsenting": False})
+            credemu.expect("PATCH", "/profiles/gpm", {"authenticators": ["key1"]})
+            answering = "key1"
+        b = open_browser("selenium", f"sheet-timeout-{answering}", StaticSite(origin), credemu.shim)
+        b.goto(origin + "/")
+        b.click("#go")
+        outcome = b.wait_text("#out", "rejected", timeout=30)
+        b.screenshot("settled")
+    name, millis = outcome.split()[1], int(outcome.split()[3])
+    assert name == "NotAllowedError" and millis >= 1500, outcome
+    [refused] = credemu.events("create", profile=answering)
+    assert refused["reason"] == ("attachmentNotOffered" if plugged == "nothing" else "userNotPresent"), refused
+    assert credemu.passkeys(answering) == []
