@@ -86,22 +86,17 @@ def received_registration(rp):
 
 
 def fido2_register_then_authenticate(b, rp, before_each=lambda: None):
-    b.goto(rp.origin + "/register.html")
-    b.wait_text("h2", "Register a credential")
-    before_each()
-    b.click("#initial button")
-    message = b.next_dialog()
-    assert message == "Registration successful More details in server log...", message + "\n" + b.diagnostics()
-    b.wait_text("h2", "Available actions")
-    b.screenshot("registered")
-    b.click("a[href='/authenticate.html']")
-    b.wait_text("h2", "Authenticate using a credential")
-    before_each()
-    b.click("#initial button")
-    message = b.next_dialog()
-    assert message == "Authentication successful More details in server log...", message + "\n" + b.diagnostics()
-    b.wait_text("h2", "Available actions")
-    b.screenshot("authenticated")
+    """The example's two pages, each through its own button; `before_each` runs before each click."""
+    for page, heading, done in [("/register.html", "Register a credential", "Registration"),
+                                ("/authenticate.html", "Authenticate using a credential", "Authentication")]:
+        b.goto(rp.origin + page)
+        b.wait_text("h2", heading)
+        before_each()
+        b.click("#initial button")
+        message = b.next_dialog()
+        assert message == f"{done} successful More details in server log...", message + "\n" + b.diagnostics()
+        b.wait_text("h2", "Available actions")
+        b.screenshot(done.lower())
     assert "ASSERTION OK" in rp.output()
 
 
