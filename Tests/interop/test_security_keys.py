@@ -36,10 +36,15 @@ def b64(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def with_key(credemu):
-    """A YubiKey-like CTAP 2.1 key (a PIN set, USB) plugged into the main profile's browser."""
-    credemu.add_profile("key1", "security-key")
-    credemu.expect("PATCH", f"/profiles/{credemu.profile}", {"authenticators": ["key1"]})
+def with_key(credemu, hardware=None, on="profile"):
+    """A security key (by default YubiKey-like: CTAP 2.1, a PIN set, USB) plugged into the main profile's browser, or
+    into a Chrome desktop device whose manager is the main profile (the page then runs on the device)."""
+    credemu.add_profile("key1", "security-key", **({"authenticator": hardware} if hardware else {}))
+    if on == "device":
+        credemu.add_device("laptop", "chrome-desktop", [credemu.profile], authenticators=["key1"])
+        credemu.open_on_device("laptop")
+    else:
+        credemu.expect("PATCH", f"/profiles/{credemu.profile}", {"authenticators": ["key1"]})
     return "key1"
 
 
@@ -53,11 +58,11 @@ def with_phone(credemu):
     return "pixel-gpm"
 
 
-def check_from_a_key(credential, response):
+def check_from_a_key(credential, response, aaguid=YUBIKEY_5_NFC):
     """A registration the key made, as the RP received it (`response`) and credemu keeps it (`credential`)."""
     auth_data = parse_attestation_object(b64(response["response"]["attestationObject"])).auth_data
-    assert str(credential["aaguid"]) == YUBIKEY_5_NFC
-    assert auth_data.attested_credential_data.aaguid.hex() == YUBIKEY_5_NFC.replace("-", "")
+    assert credential["aaguid"] == aaguid and credential["backupEligible"] is False
+    assert auth_data.attested_credential_data.aaguid.hex() == aaguid.replace("-", "")
     assert auth_data.flags.be is False and auth_data.flags.bs is False
     assert response["authenticatorAttachment"] == "cross-platform"
     assert response["response"]["transports"] == ["nfc", "usb"]
@@ -100,12 +105,23 @@ def fido2_register_then_authenticate(b, rp, before_each=lambda: None):
     assert "ASSERTION OK" in rp.output()
 
 
+U2F_AAGUID = "00000000-0000-0000-0000-000000000000"  # a U2F-only key has none
+KEY_SETUPS = {  # the key's hardware, where it is plugged in, the AAGUID its credentials carry
+    "ctap2_1 key in the profile": (None, "profile", YUBIKEY_5_NFC),
+    "ctap2_1 key in a device": (None, "device", YUBIKEY_5_NFC),
+    "u2f key in the profile": ({"protocol": "ctap1/u2f"}, "profile", U2F_AAGUID),
+}
+
+
+@pytest.mark.parametrize("setup", list(KEY_SETUPS))
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_python_fido2_example_registers_and_authenticates_with_a_security_key(driver, fido2_example, open_browser, serve_credemu):
-    # Nothing queued: the example's cross-platform create is not offered to GPM, so the user touches the one key.
+def test_python_fido2_example_registers_and_authenticates_with_a_security_key(driver, setup, fido2_example, open_browser, serve_credemu):
+    # Nothing queued: the example's cross-platform create is not offered to GPM, so the user touches the one key;
+    # its sign-in lists the credential (allowCredentials), which GPM does not hold and the key does, U2F or not.
+    hardware, on, aaguid = KEY_SETUPS[setup]
     credemu = serve_credemu(fido2_example.origin, "gpm", "gpm", "chrome-desktop")
-    key = with_key(credemu)
-    b = open_browser(driver, "fido2-example-key", fido2_example, credemu.shim)
+    key = with_key(credemu, hardware, on)
+    b = open_browser(driver, "fido2-example-" + setup.replace(" ", "-"), fido2_example, credemu.shim)
     fido2_register_then_authenticate(b, fido2_example)
 
     assert credemu.passkeys() == []
@@ -114,11 +130,11 @@ def test_python_fido2_example_registers_and_authenticates_with_a_security_key(dr
     assert credential["discoverable"] is False  # the example asks residentKey "discouraged"
     received = received_registration(fido2_example)
     assert received["id"] == credential["credentialId"]
-    check_from_a_key(credential, received)
+    check_from_a_key(credential, received, aaguid)
     kept = fido2_example.output().split("REGISTERED CREDENTIAL: ")[1].splitlines()[0]
-    assert YUBIKEY_5_NFC.replace("-", "") in kept.replace("-", "").lower(), kept  # the AAGUID the example stored
+    assert aaguid.replace("-", "") in kept.replace("-", "").lower(), kept  # the AAGUID the example stored
     [created] = credemu.events("create", profile=key)
-    assert created["outcome"] == "success"
+    assert created["outcome"] == "success" and created["detail"].get("device") == ("laptop" if on == "device" else None)
     [got] = credemu.events("get", profile=key)
     assert got["outcome"] == "success" and got["detail"]["credentialId"] == credential["credentialId"]
     assert credemu.passkeys(key)[0]["signCount"] == 1
