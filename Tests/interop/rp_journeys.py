@@ -152,9 +152,6 @@ def fido2_example(fido2_example_dir, tmp_path):
     rp.stop()
 
 
-# The sandbox's settings name one http origin, http://localhost:8000 (what `manage.py runserver` serves). To run on
-# a free port we set OTP_WEBAUTHN_ALLOWED_ORIGINS, the setting the package's README (step 5) tells every deployment
-
 # ---- credemu ----
 
 class Credemu:
@@ -165,8 +162,12 @@ class Credemu:
         directory.mkdir(parents=True, exist_ok=True)
         self.server = Server(BINARY, directory, "--allow-origin", origin)
         self.profile = profile
-        self.add_profile(profile, pack, platform, **settings)
-        self.shim = fetch_shim(self.server.url, profile)
+        try:
+            self.add_profile(profile, pack, platform, **settings)
+            self.shim = fetch_shim(self.server.url, profile)
+        except BaseException:
+            self.server.stop()  # no fixture holds it yet
+            raise
 
     def expect(self, method, path, body=None, status=200):
         answered, payload = self.server.call(method, path, body)
