@@ -182,9 +182,10 @@ def stored_webauthn(rp):
         return [dict(r) for r in db.execute(f"SELECT * FROM {table}")]
 
 
-def flask_security_journey(b, rp, before_each=lambda: None):
-    """Password sign-in, a key registered as a first factor, sign out, sign in with the key; returns the listing
-    of the registered key on /wan-register."""
+def flask_security_journey(b, rp, before_each=lambda: None, identity=None):
+    """Password sign-in, a key registered as a first factor, sign out, sign in with the key (typing `identity` on
+    /wan-signin when given: the RP then lists the user's credentials); returns the listing of the registered key
+    on /wan-register."""
     b.goto(rp.origin + "/login")
     b.fill("input#email", FS_USER)
     b.fill("input#password", FS_PASSWORD)
@@ -202,6 +203,8 @@ def flask_security_journey(b, rp, before_each=lambda: None):
     b.goto(rp.origin + "/logout")
     b.goto(rp.origin + "/wan-signin")
     b.wait_text("h1", "Sign In Using WebAuthn Security Key")
+    if identity:
+        b.fill("input#identity", identity)
     before_each()
     b.click("input#wan_signin")
     b.wait_text("#hello", f"Hello {FS_USER}")
@@ -209,26 +212,30 @@ def flask_security_journey(b, rp, before_each=lambda: None):
     return listing
 
 
+@pytest.mark.parametrize("hardware", ["ctap2_1", "ctap1/u2f"])
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_flask_security_registers_a_security_key_as_first_factor_and_signs_in_with_it(driver, flask_security, open_browser, serve_credemu):
+def test_flask_security_registers_a_security_key_as_first_factor_and_signs_in_with_it(driver, hardware, flask_security, open_browser, serve_credemu):
+    # A CTAP 2.1 key stores a discoverable credential (residentKey preferred): /wan-signin with no identity finds it.
+    # A U2F-only key cannot: the user types the identity and the RP lists the credential.
+    u2f = hardware == "ctap1/u2f"
     credemu = serve_credemu(flask_security.origin, "gpm", "gpm", "chrome-desktop")
-    key = with_key(credemu)
-    b = open_browser(driver, "flask-security-key", flask_security, credemu.shim)
-    listing = flask_security_journey(b, flask_security)
+    key = with_key(credemu, {"protocol": hardware})
+    b = open_browser(driver, "flask-security-" + hardware.replace("/", "-"), flask_security, credemu.shim)
+    listing = flask_security_journey(b, flask_security, identity=FS_USER if u2f else None)
 
     assert credemu.passkeys() == []
     [credential] = credemu.passkeys(key)
-    assert credential["discoverable"] is True  # residentKey preferred, and the key stores passkeys
-    assert 'Usage: "first" Transports: "nfc, usb" Discoverable: "True" Device Type: "single_device" Backed up? "False"' in listing, listing
+    assert credential["discoverable"] is not u2f
+    assert f'Usage: "first" Transports: "nfc, usb" Discoverable: "{not u2f}" Device Type: "single_device" Backed up? "False"' in listing, listing
     [row] = stored_webauthn(flask_security)
     assert base64.urlsafe_b64encode(row["credential_id"]).rstrip(b"=").decode() == credential["credentialId"]
     assert row["usage"] == "first" and row["device_type"] == "single_device" and row["backup_state"] == 0
     assert row["sign_count"] == 1 == credemu.passkeys(key)[0]["signCount"]
     [created] = credemu.events("create", profile=key)
     assert created["outcome"] == "success"
-    # /wan-signin asked with no identity: a discoverable get, which GPM cannot answer and the key can.
+    # GPM holds nothing for the RP; the key answers the get.
     [got] = credemu.events("get", profile=key)
-    assert got["outcome"] == "success" and got["detail"]["allowCredentials"] == 0
+    assert got["outcome"] == "success" and got["detail"]["allowCredentials"] == (1 if u2f else 0)
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
