@@ -39,9 +39,15 @@ extension Operations {
 
     /// Refuses keys that are not security keys and phones that are not phone devices, by name.
     func checkRoaming(_ state: Profile) throws(OperationError) {
-        for name in state.authenticators { _ = try keyEngine(name, on: nil) }
+        // A setting naming what does not exist is the setting's error (400), not a missing resource of the request's.
+        func named<T>(_ what: String, _ name: String, _ look: () throws(OperationError) -> T) throws(OperationError) -> T {
+            do { return try look() } catch where error.code == .notFound {
+                throw .invalidInput("\(what) '\(name)' does not exist: \(error.message)")
+            }
+        }
+        for name in state.authenticators { _ = try named("The security key", name) { () throws(OperationError) in try keyEngine(name, on: nil) } }
         for name in state.phones {
-            let phone = try device(name)
+            let phone = try named("The linked phone", name) { () throws(OperationError) in try device(name) }
             guard phone.platform.isPhone else {
                 throw .invalidInput("The linked phone '\(name)' is a \(phone.platform.rawValue) device; a phone is a chrome-android, android or ios device.")
             }

@@ -391,3 +391,61 @@ def test_a_profile_and_a_device_of_its_one_account_answer_alike_over_http_and_th
     capabilities = [run(*target, "capabilities") for target in ([], ["--device", "desk"])]
     assert capabilities[0].stdout == capabilities[1].stdout and capabilities[0].returncode == 0, capabilities
     assert run("--device", "desk", "capabilities", "--platform", "chrome-android").returncode == 2
+
+
+def test_a_key_plugged_in_and_a_linked_phone_answer_through_the_devices_sheet_and_verify(server):
+    # The laptop's GPM is a platform authenticator: a cross-platform create goes to the plugged security key (packed
+    # attestation chaining to the vault's root, BE=0, a growing counter); `use:pixel` on the device's own queue sends
+    # the next one to the linked phone over hybrid, answered by the phone's GPM account as a cross-platform authenticator.
+    from webauthn import verify_registration_response, verify_authentication_response
+    from webauthn.helpers.structs import AttestationFormat, AttestationConveyancePreference, AuthenticatorSelectionCriteria, \
+        AuthenticatorAttachment, ResidentKeyRequirement
+    SHOP = "https://" + RP_ID
+    profiles(server, ("laptop-gpm", "gpm"), ("key1", "security-key"))
+    assert server.call("POST", "/profiles", {"name": "phone-gpm", "pack": "gpm", "platform": "chrome-android"})[0] == 201
+    assert server.call("POST", "/devices", {"name": "pixel", "platform": "chrome-android", "providers": ["phone-gpm"]})[0] == 201
+    status, body = server.call("POST", "/devices", {"name": "laptop", "providers": ["laptop-gpm"], "authenticators": ["key1"],
+                                                     "phones": ["pixel"]})
+    assert status == 201 and body["authenticators"] == ["key1"] and body["phones"] == ["pixel"], body
+    status, root = server.call("GET", "/attestation/root")
+    assert status == 200 and root["pem"].startswith("-----BEGIN CERTIFICATE-----"), root
+
+    def register(user):
+        options = generate_registration_options(
+            rp_id=RP_ID, rp_name="Shop", user_name=user, attestation=AttestationConveyancePreference.DIRECT,
+            authenticator_selection=AuthenticatorSelectionCriteria(authenticator_attachment=AuthenticatorAttachment.CROSS_PLATFORM,
+                                                                   resident_key=ResidentKeyRequirement.DISCOURAGED))
+        status, response = server.call("POST", "/devices/laptop/credentials/create", {"origin": SHOP, "options": json.loads(options_to_json(options))})
+        assert status == 200, response
+        verified = verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                                expected_origin=SHOP,
+                                                pem_root_certs_bytes_by_fmt={AttestationFormat.PACKED: [root["pem"].encode()]})
+        return response, verified, provider(server)
+
+    key_response, key, answered = register("alice")
+    assert answered == "key1" and key.fmt == AttestationFormat.PACKED and not key.credential_backed_up
+    assert str(key.aaguid) == "2fc0579f-8113-47ea-b116-bb5a8db9202a" and key_response["authenticatorAttachment"] == "cross-platform"
+    counts = []
+    for _ in range(2):
+        options, body = request_options(allow=[key.credential_id])
+        status, assertion = server.call("POST", "/devices/laptop/credentials/get", {"origin": SHOP, "options": body})
+        assert status == 200 and provider(server) == "key1", assertion
+        counts.append(verify_authentication_response(credential=assertion, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                                     expected_origin=SHOP, credential_public_key=key.credential_public_key,
+                                                     credential_current_sign_count=counts[-1] if counts else 0).new_sign_count)
+    assert counts == [1, 2], "a security key's counter grows, and py_webauthn accepts each"
+
+    assert server.call("POST", "/devices/laptop/user", {"decisions": ["use:pixel"]})[1] == {"pending": ["use:pixel"]}
+    assert server.call("GET", "/devices/laptop/user")[1] == {"pending": ["use:pixel"]}
+    phone_response, phone, answered = register("bob")
+    assert answered == "phone-gpm" and phone.fmt == AttestationFormat.NONE and phone.credential_backed_up
+    assert phone_response["authenticatorAttachment"] == "cross-platform"
+    assert phone_response["response"]["transports"] == ["hybrid", "internal"]
+    assert server.call("GET", "/devices/laptop/user")[1] == {"pending": []}, "the sheet took its decision"
+    [hybrid] = server.call("GET", "/profiles/laptop-gpm/events?kind=hybrid")[1]["events"]
+    assert hybrid["detail"]["phone"] == "pixel" and hybrid["detail"]["reachedBy"] == "linked phone", hybrid
+
+    assert server.call("POST", "/devices/laptop/user", {"decisions": ["use:nowhere"]})[0] == 200
+    assert server.call("DELETE", "/devices/laptop/user")[1] == {"pending": []}
+    status, error = server.call("PATCH", "/devices/laptop", {"phones": ["nowhere"]})
+    assert status == 400 and "nowhere" in error["error"]["message"], error

@@ -9,7 +9,7 @@ import subprocess
 from api_client import Server
 from conftest import BINARY, ROOT, Credemu, register_and_sign_in
 
-SHIPPED = ["1password", "apple", "bitwarden", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "webauthn-spec"]
+SHIPPED = ["1password", "apple", "bitwarden", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "security-key", "webauthn-spec"]
 
 
 def elsewhere(tmp_path):

@@ -58,13 +58,16 @@ public struct PolicyRegistry: Sendable {
         return packs.contains { $0.id == spec.id } ? packs : packs + [spec]
     }
 
-    /// Every policy with its ID, name, version, platforms and sources: `credemu providers` and `GET /providers`.
+    /// Every policy with its ID, name, version, platforms, model (`authenticator.model`: a passkey provider or a security
+    /// key) and sources: `credemu providers` and `GET /providers`.
     public var json: JSONValue {
         .object([("directory", directory.map(JSONValue.string) ?? .null), ("providers", .array(all.map { policy in
             let sources: [(String, JSONValue)] = (policy as? PolicyPack)?.sources.map { ($0.0, .string($0.1)) }
                 ?? [("spec", "W3C WebAuthn Level 3 editor's draft (built in, Swift)")]
             return .object([("id", .string(policy.id)), ("name", .string(policy.name)), ("version", .string(policy.version)),
-                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })), ("sources", .object(sources)),
+                            ("platforms", .array(policy.platforms.map { .string($0.rawValue) })),
+                            ("model", .string(policy.knobs(for: policy.platforms.first ?? .chromeDesktop).model.rawValue)),
+                            ("sources", .object(sources)),
                             ("origin", .string(origins[policy.id] ?? "built-in"))])
         }))])
     }

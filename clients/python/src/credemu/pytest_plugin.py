@@ -77,7 +77,9 @@ class CredemuSession:
             done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             if done.returncode != 0:
                 raise CredemuError("InvalidPolicyPack", f"`{' '.join(command)}` failed ({done.returncode}): {done.stdout}{done.stderr}")
-            self._packs = {p["id"]: p.get("platforms", []) for p in json.loads(done.stdout)["providers"]}
+            # "all" is every passkey provider: a security key (model securityKey) is plugged in, not a provider.
+            self._packs = {p["id"]: p.get("platforms", []) for p in json.loads(done.stdout)["providers"]
+                           if p.get("model", "passkeyProvider") == "passkeyProvider"}
         return self._packs
 
     def pack_list(self, spec):
