@@ -31,9 +31,12 @@ BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"
 # The credemu pytest plugin (clients/python) finds the binary by $CREDEMU. `make deps-python` installs the package;
 # a venv without it gets the plugin from the source tree.
 os.environ.setdefault("CREDEMU", BINARY)
+# The third-party RP journeys' fixtures (rp_journeys.py), registered once for every module that uses them: a
+# session-scoped one imported into two modules would start two Playwright drivers in one process.
+pytest_plugins = ["rp_journeys"]
 if not any(e.name == "credemu" for e in importlib.metadata.entry_points(group="pytest11")):
     sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
-    pytest_plugins = ["credemu.pytest_plugin"]
+    pytest_plugins.append("credemu.pytest_plugin")
 
 
 class Credemu:

@@ -2,7 +2,8 @@
 (test_third_party_rps.py, test_security_keys.py): an RP's sources from PyPI (`sdist`), the RP as a subprocess
 (`RP`, python-fido2's example server as the `fido2_example` fixture), credemu served for the RP's origin with the
 profiles and devices a journey needs (`serve_credemu`), and one `Browser` interface over Selenium and Playwright
-(`open_browser`). Every process a fixture starts is stopped when its test ends.
+(`open_browser`). Every process a fixture starts is stopped when its test ends. conftest.py registers this module
+as a plugin, so its fixtures reach every test module without an import.
 
 The sdists are the versions installed from Tests/interop/requirements.txt, downloaded once into a cache beside
 the interpreter (`.venv/credemu-sdists/`). Screenshots of every step go to artifacts/e2e/<journey>-<driver>/.

@@ -23,7 +23,6 @@ from webauthn.helpers import parse_attestation_object
 
 from conftest import html_site
 from rp_journeys import DRIVERS, RP, free_port
-from rp_journeys import fido2_example, fido2_example_dir, open_browser, playwright_browser, serve_credemu  # noqa: F401 (fixtures)
 
 GPM_AAGUID = "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
 # The security-key pack's: FIDO MDS3's "YubiKey 5 Series with NFC" (providers/security-key.json).

@@ -19,7 +19,6 @@ import urllib.request
 import pytest
 
 from rp_journeys import DRIVERS, RP, free_port, sdist
-from rp_journeys import fido2_example, fido2_example_dir, open_browser, playwright_browser, serve_credemu  # noqa: F401 (fixtures)
 
 GPM_AAGUID = "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
 BITWARDEN_AAGUID = "d548826e-79b4-db40-a3d8-11116f7e8349"
