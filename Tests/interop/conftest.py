@@ -11,6 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+from fido2.attestation import AttestationVerifier
 from fido2.server import Fido2Server
 from fido2.utils import websafe_encode
 from fido2.webauthn import AttestedCredentialData, PublicKeyCredentialRpEntity
@@ -21,15 +24,19 @@ from webauthn import (
     verify_authentication_response,
     verify_registration_response,
 )
+from webauthn.helpers.structs import AttestationFormat
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"))
 # The credemu pytest plugin (clients/python) finds the binary by $CREDEMU. `make deps-python` installs the package;
 # a venv without it gets the plugin from the source tree.
 os.environ.setdefault("CREDEMU", BINARY)
+# The third-party RP journeys' fixtures (rp_journeys.py), registered once for every module that uses them: a
+# session-scoped one imported into two modules would start two Playwright drivers in one process.
+pytest_plugins = ["rp_journeys"]
 if not any(e.name == "credemu" for e in importlib.metadata.entry_points(group="pytest11")):
     sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
-    pytest_plugins = ["credemu.pytest_plugin"]
+    pytest_plugins.append("credemu.pytest_plugin")
 
 
 class Credemu:
@@ -81,8 +88,21 @@ def credemu(tmp_path):
     return Credemu(tmp_path)
 
 
-def verify_registration_both(response, options, origin, rp_id, require_uv=False, require_up=True):
-    """Verifies a registration with py_webauthn and with python-fido2's Fido2Server; returns py_webauthn's result."""
+class TrustedRoot(AttestationVerifier):
+    """python-fido2's attestation check with one trusted root (DER) for every authenticator."""
+
+    def __init__(self, root_der):
+        super().__init__()
+        self.root_der = root_der
+
+    def ca_lookup(self, attestation_result, auth_data):
+        return self.root_der
+
+
+def verify_registration_both(response, options, origin, rp_id, require_uv=False, require_up=True, root_pem=None):
+    """Verifies a registration with py_webauthn and with python-fido2's Fido2Server; returns py_webauthn's result.
+    With `root_pem`, both also check that the attestation's certificate chain (packed or fido-u2f x5c) ends there."""
+    roots = {AttestationFormat.PACKED: [root_pem], AttestationFormat.FIDO_U2F: [root_pem]} if root_pem else None
     verified = verify_registration_response(
         credential=response,
         expected_challenge=options.challenge,
@@ -90,8 +110,11 @@ def verify_registration_both(response, options, origin, rp_id, require_uv=False,
         expected_rp_id=rp_id,
         require_user_verification=require_uv,
         require_user_presence=require_up,
+        pem_root_certs_bytes_by_fmt=roots,
     )
-    server = Fido2Server(PublicKeyCredentialRpEntity(name="Example", id=rp_id), attestation=options.attestation.value)
+    verifier = TrustedRoot(x509.load_pem_x509_certificate(root_pem).public_bytes(Encoding.DER)) if root_pem else None
+    server = Fido2Server(PublicKeyCredentialRpEntity(name="Example", id=rp_id), attestation=options.attestation.value,
+                         verify_attestation=verifier)
     state = {"challenge": websafe_encode(options.challenge), "user_verification": "required" if require_uv else "preferred"}
     auth_data = server.register_complete(state, response)
     assert auth_data.credential_data.credential_id == verified.credential_id

@@ -10,9 +10,10 @@ Content-Security-Policy applies to the shim's `fetch` to credemu as to any scrip
 import urllib.request
 
 
-def fetch_shim(server, profile="default"):
-    """The shim for `profile`, with credemu's URL baked in."""
-    with urllib.request.urlopen(f"{server}/shim.js?profile={profile}", timeout=30) as response:
+def fetch_shim(server, profile="default", device=None):
+    """The shim for `profile` (or, given `device`, for that device), with credemu's URL baked in."""
+    query = f"device={device}" if device else f"profile={profile}"
+    with urllib.request.urlopen(f"{server}/shim.js?{query}", timeout=30) as response:
         return response.read().decode()
 
 
