@@ -225,7 +225,7 @@ public struct Scenario: Sendable {
         if let e = try f.object("expect") {
             for (pack, _) in e.members {
                 let cell = try e.requiredObject(pack)
-                try cell.onlyKeys(["outcome", "summary", "reason", "error", "dialect", "vault", "knob"])
+                try cell.onlyKeys(["outcome", "summary", "reason", "error", "dialect", "vault", "knob", "ui", "flags", "provider", "authenticator"])
                 for (key, _) in cell.members { _ = try cell.requiredString(key) }
                 expect.append((pack, cell.value))
             }

@@ -149,7 +149,7 @@ extension ScenarioRunner {
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
         let bits = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
         let silent = conditional && engine.knobs.conditionalMode == .silent
-        let how = silent ? "silently" : "with the provider's sheet"
+        let how = silent ? "silently" : roaming ? "through the browser's sheet" : "with the provider's sheet"
         let knob = conditional
             ? engine.knobs.cite("conditionalCreate.mode", engine.knobs.conditionalMode.rawValue)
             : engine.knobs.cite("authenticator.userVerification", engine.knobs.userVerification.rawValue)
