@@ -66,7 +66,7 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .signCountGrowing:
             return "WebAuthn L3 §6.1.1 and §7.2: a non-zero signCount greater than the stored one is the expected case; store the new value after each assertion"
         case .hybridTransport:
-            return "WebAuthn L3 §5.8.4: transport \"hybrid\" and §5.4.6 attachment \"cross-platform\" are what a phone reached from a desktop reports; §5.8.4: an RP stores transports as given and passes them back in allowCredentials"
+            return "WebAuthn L3 §5.8.4: transport \"hybrid\" and §5.4.5 attachment \"cross-platform\" are what a phone reached from a desktop reports; §5.8.4: an RP stores transports as given and passes them back in allowCredentials"
         case .signCountZero, .signCountNotGrowing:
             return "WebAuthn L3 §6.1.1: \"Authenticators that do not implement a signature counter leave signCount constant at zero\"; §7.2: compare counters only when either is non-zero (providers.md §1: every synced provider sends 0)"
         }
