@@ -112,12 +112,6 @@ public final class ScenarioRunner {
         })
     }
 
-    /// A step the run cannot set up (a plugged-in account that is no security key): its cell is an error naming it.
-    struct Refusal: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
-    }
-
     /// The step runs this scenario makes in one column: each step's `times`, summed.
     public var stepRuns: Int { scenario.steps.reduce(0) { $0 + $1.times } }
 
