@@ -46,3 +46,20 @@ public struct SingleAccount: Answering {
         return [engine.profile.name]
     }
 }
+
+extension Answering {
+    /// Who answers a create the platform routed to `routed`: a modal one is the browser's sheet's, which may give it
+    /// to a security key or a phone; a conditional one (an automatic upgrade) stays with the manager.
+    public func createAnswerer(_ options: CreationOptions, caller: Caller, routed: Engine) throws(CeremonyError) -> Engine {
+        guard options.mediation != "conditional" else { return routed }
+        return try sheet.create(options, caller: caller, routed: routed, candidates: engines)
+    }
+
+    /// Who answers a get: the account holding the pick or a usable passkey (`getEngine`), or for a modal get what
+    /// the browser's sheet gives it to instead.
+    public func getAnswerer(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
+        let routed = try getEngine(options, caller: caller, pick: pick)
+        guard options.mediation != "conditional" else { return routed }
+        return try sheet.get(options, caller: caller, routed: routed, candidates: engines, pick: pick)
+    }
+}

@@ -28,7 +28,7 @@ extension Engine {
                                                                    ("message", .string(finding.message)), ("fix", .string(finding.fix))])
     }
 
-    /// Checks a create request against N2.6-AC03, AC04, AC05 and WebAuthn §5.1.3 before it runs.
+    /// Checks a create request against N2.6-AC03, AC04, AC05, WebAuthn §5.1.3 and §5.4.4 before it runs.
     func reviewCreate(_ options: CreationOptions, caller: Caller, rpID: String) {
         let conditional = options.mediation == "conditional"
         let unlisted = (try? vault.countAccountPasskeys(rpID: rpID, userHandle: options.user.id, userName: options.user.name,
@@ -37,6 +37,13 @@ extension Engine {
             record(Finding(criterion: "N2.6-AC04", code: "missingExclusionIds",
                            message: "The provider holds \(unlisted) passkey(s) for \(options.user.name) on \(rpID) that excludeCredentials does not list.",
                            fix: "Send every server-known credential ID of the account in excludeCredentials."))
+        }
+        let discoverable = options.residentKey.map { $0 == "required" || $0 == "preferred" } ?? options.requireResidentKey
+        if options.authenticatorAttachment == "cross-platform", discoverable {
+            // WebAuthn L3 §5.4.4: the attachment filters the authenticators; Chromium then offers no platform manager.
+            record(Finding(criterion: "WebAuthn L3 §5.4.4", code: "crossPlatformPasskey",
+                           message: "The create asks authenticatorAttachment \"cross-platform\" for a discoverable credential (a passkey): the platform's password manager (GPM, iCloud Keychain) is not offered, so its users can register only with a phone or a security key.",
+                           fix: "Leave authenticatorAttachment unset for passkeys (give hints such as [\"security-key\"] to steer the browser's UI instead, WebAuthn L3 §5.8.7); ask for cross-platform only to register a security key as a second factor."))
         }
         guard conditional else { return }
         if options.userVerification == .required {

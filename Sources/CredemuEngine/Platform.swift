@@ -21,6 +21,9 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
         case .ios, .macos: return .apple
         }
     }
+
+    /// A phone a desktop reaches over hybrid: Android (Chrome or an app, GPM through Play services) or an iPhone.
+    public var isPhone: Bool { self == .chromeAndroid || self == .android || self == .ios }
 }
 
 public enum DialectKind: String, Sendable, Codable {

@@ -38,13 +38,8 @@ extension Operations {
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, engine, .create)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
-        // A modal create is the browser's sheet's: it may go to a security key or a phone instead.
-        if options.mediation != "conditional" {
-            let routedEngine = engine
-            engine = try run(routedEngine, .create) { () throws(CeremonyError) in
-                try answering.sheet.create(options, caller: caller, routed: routedEngine, candidates: answering.engines)
-            }
-        }
+        let routedEngine = engine
+        engine = try run(routedEngine, .create) { () throws(CeremonyError) in try answering.createAnswerer(options, caller: caller, routed: routedEngine) }
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
         let id = try begin(target, request, caller, conditional: false, engine, .create)
         defer { if let id { ceremonies.finish(target: target, id: id) } }
@@ -77,11 +72,7 @@ extension Operations {
             pick = try waitForPick(target, id, options, caller, page, answering, request)
         }
         let chosen = pick
-        let engine = try run(page, .get) { () throws(CeremonyError) in
-            let routedEngine = try answering.getEngine(options, caller: caller, pick: chosen)
-            guard !conditional else { return routedEngine }
-            return try answering.sheet.get(options, caller: caller, routed: routedEngine, candidates: answering.engines, pick: chosen)
-        }
+        let engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: chosen) }
         if engine !== page {
             try honourHold(engine, .get, request)
             try checkNotAborted(target, id, engine, .get)

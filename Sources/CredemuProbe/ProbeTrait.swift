@@ -11,6 +11,10 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
     case assertionUserNotVerified
     case signCountZero
     case signCountNotGrowing
+    case notBackupEligible
+    case packedBatchAttestation
+    case signCountGrowing
+    case hybridTransport
 
     public static func < (a: ProbeTrait, b: ProbeTrait) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -29,6 +33,10 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .assertionUserNotVerified: return "UV=0 assertion"
         case .signCountZero: return "signCount 0"
         case .signCountNotGrowing: return "signCount that never grows"
+        case .notBackupEligible: return "device-bound credential (BE=0)"
+        case .packedBatchAttestation: return "packed attestation with x5c"
+        case .signCountGrowing: return "a non-zero, growing signCount"
+        case .hybridTransport: return "a phone over hybrid (cross-platform)"
         }
     }
 
@@ -51,6 +59,14 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
             return "WebAuthn L3 §5.1.3 step 10: the client picks from the RP's own pubKeyCredParams, so every algorithm listed there must verify"
         case .assertionUserNotVerified:
             return "WebAuthn L3 §7.2: check the UV bit only when user verification was required"
+        case .notBackupEligible:
+            return "WebAuthn L3 §6.1.3: BE=0 is a single-device credential, what every security key makes; §7.1 checks the backup flags only against the RP's own policy"
+        case .packedBatchAttestation:
+            return "WebAuthn L3 §8.2: packed attestation with x5c verifies with the attestation certificate's key; §7.1: an attestation the RP cannot trust fails only under an attestation policy, which MAY instead register the credential as self attested; credemu's batch certificates chain to the vault's test root (credemu vault attestation-root), which a server with such a policy must trust in tests"
+        case .signCountGrowing:
+            return "WebAuthn L3 §6.1.1 and §7.2: a non-zero signCount greater than the stored one is the expected case; store the new value after each assertion"
+        case .hybridTransport:
+            return "WebAuthn L3 §5.8.4: transport \"hybrid\" and §5.4.5 attachment \"cross-platform\" are what a phone reached from a desktop reports; §5.8.4: an RP stores transports as given and passes them back in allowCredentials"
         case .signCountZero, .signCountNotGrowing:
             return "WebAuthn L3 §6.1.1: \"Authenticators that do not implement a signature counter leave signCount constant at zero\"; §7.2: compare counters only when either is non-zero (providers.md §1: every synced provider sends 0)"
         }
@@ -67,6 +83,10 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .packedSelfAttestation: return "verify packed self attestation with the credential public key, or treat it as none"
         case .nonES256Algorithm: return "verify every algorithm you list in pubKeyCredParams, or list only those you verify"
         case .assertionUserNotVerified: return "accept UV=0 assertions unless your options said userVerification \"required\""
+        case .notBackupEligible: return "accept BE=0 credentials (security keys, device-bound passkeys); require BE=1 only as a deliberate policy"
+        case .packedBatchAttestation: return "verify packed x5c statements; in tests, trust the vault's test root (credemu vault attestation-root) or treat an unknown root as self attestation"
+        case .signCountGrowing: return "accept a signCount greater than the stored one and store it after every sign-in"
+        case .hybridTransport: return "accept cross-platform responses and store their transports, hybrid included"
         case .signCountZero, .signCountNotGrowing: return "treat signCount 0 (stored and received) as 'no counter'; do not require it to grow"
         }
     }

@@ -9,14 +9,23 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
     case userVerificationDiscouraged
     /// The pack's passkey before its first sync: BE=1, BS=0.
     case notYetSynced
-    /// `packed` self attestation for options asking `attestation: "direct"`, where the pack does it.
+    /// `packed` attestation for options asking `attestation: "direct"`, where the pack does it (self attestation,
+    /// or a security key's batch certificate in `x5c`).
     case packedAttestation
+    /// A security key plugged into the pack's browser registers (the user picks it in the browser's sheet): BE=0,
+    /// the key's AAGUID, `packed` with `x5c` when the server asks direct attestation (providers/security-key.json).
+    case securityKey
+    /// The pack on a phone, reached from the desktop by the QR code (WebAuthn L3 §5.8.4 `hybrid`): attachment
+    /// cross-platform, transports with hybrid, the phone provider's own AAGUID and flags.
+    case hybrid
     /// A sign-in with the first accepted passkey: signCount 0, UV as the pack reports it, the passkey's BS.
     case signIn
     /// A second sign-in with the same passkey: signCount 0 again.
     case signInAgain
+    /// Two sign-ins with the security key's credential: a non-zero signCount that grows.
+    case securityKeySignIn
 
-    public var isRegistration: Bool { self != .signIn && self != .signInAgain }
+    public var isRegistration: Bool { self != .signIn && self != .signInAgain && self != .securityKeySignIn }
 
     public var title: String {
         switch self {
@@ -25,8 +34,11 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
         case .userVerificationDiscouraged: return "registration, UV discouraged"
         case .notYetSynced: return "registration, BE=1 BS=0"
         case .packedAttestation: return "registration, fmt packed"
+        case .securityKey: return "security-key registration (BE=0, packed x5c)"
+        case .hybrid: return "hybrid registration (a phone, cross-platform)"
         case .signIn: return "sign-in (signCount 0)"
         case .signInAgain: return "second sign-in (signCount 0)"
+        case .securityKeySignIn: return "security-key sign-ins (a growing signCount)"
         }
     }
 }

@@ -55,7 +55,7 @@ public final class Prober {
 
     // MARK: One column
 
-    private struct Account {
+    struct Account {
         var profile: String
         var username: String
         var credentialID: String
@@ -64,19 +64,24 @@ public final class Prober {
 
     private func probe(_ policy: any ProviderPolicy, _ platform: Platform, _ column: ProbeColumn) throws(ProbeError) -> [ProbeCell] {
         let profile = "probe-\(policy.id)-\(platform.rawValue)"
+        let roaming = try prepareRoaming(policy, platform, profile: profile)
         try operation { () throws(OperationError) in
             if (try? ops.profile(profile)) != nil { try ops.removeProfile(profile) }
-            _ = try ops.createProfile(profile, settings: [("pack", .string(policy.id)), ("platform", .string(platform.rawValue))], allowPackPath: false)
+            _ = try ops.createProfile(profile, settings: [("pack", .string(policy.id)), ("platform", .string(platform.rawValue))]
+                                      + (roaming.key.map { [("authenticators", .array([.string($0)]))] } ?? []), allowPackPath: false)
         }
         let knobs = policy.knobs(for: platform)
         var out: [ProbeCell] = []
         var signInAccount: Account?
+        var keyAccount: Account?
         let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         for variant in ProbeVariant.allCases where variant.isRegistration {
             let username = "\(policy.id)-\(variant.rawValue)-\(runID)@probe.credemu.test"
-            let (cell, account) = try register(variant, profile: profile, platform: platform, knobs: knobs, username: username)
+            let (cell, account) = try register(variant, profile: profile, platform: platform, knobs: knobs, username: username, roaming: roaming)
             out.append(cell)
-            // Sign in with the modal passkey, or else the first one the server took.
+            // The security key's credential signs in on its own; of the others, the modal passkey, or else the
+            // first one the server took.
+            if variant == .securityKey { keyAccount = account; continue }
             if let account, signInAccount == nil || variant == .modal { signInAccount = account }
         }
         for variant in [ProbeVariant.signIn, .signInAgain] {
@@ -86,11 +91,12 @@ public final class Prober {
             }
             out.append(try authenticate(variant, account: account, platform: platform, knobs: knobs))
         }
+        out.append(try securityKeySignIns(keyAccount, roaming: roaming, platform: platform, knobs: knobs, registration: out[ProbeVariant.allCases.firstIndex(of: .securityKey)!]))
         return out
     }
 
     /// Why the pack never sends `variant`, or nil when it does.
-    private func notApplicable(_ variant: ProbeVariant, _ knobs: PolicyKnobs) -> String? {
+    private func notApplicable(_ variant: ProbeVariant, _ knobs: PolicyKnobs, _ roaming: Roaming) -> String? {
         switch variant {
         case .upgrade:
             switch knobs.conditionalMode {
@@ -104,18 +110,21 @@ public final class Prober {
         case .notYetSynced:
             return knobs.backupEligible ? nil : knobs.cite("authenticator.backupEligible", "false") + ": the pack's passkeys are not backup eligible"
         case .packedAttestation:
-            return knobs.attestation == .packed ? nil : knobs.cite("authenticator.attestation", knobs.attestation.rawValue) + ": the pack always sends fmt none"
+            return knobs.attestation == .packed || knobs.attestation == .batch ? nil
+                : knobs.cite("authenticator.attestation", knobs.attestation.rawValue) + ": the pack always sends fmt none"
+        case .securityKey, .hybrid, .securityKeySignIn:
+            return roaming.notApplicable[variant]
         case .modal, .signIn, .signInAgain:
             return nil
         }
     }
 
     private func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
-                          username: String) throws(ProbeError) -> (ProbeCell, Account?) {
-        if let why = notApplicable(variant, knobs) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
+                          username: String, roaming: Roaming) throws(ProbeError) -> (ProbeCell, Account?) {
+        if let why = notApplicable(variant, knobs, roaming) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
         let client = HTTPClient(limits: limits, runDeadline: deadline)
         let userVerification = variant == .userVerificationDiscouraged ? "discouraged" : "preferred"
-        let attestation = variant == .packedAttestation ? "direct" : "none"
+        let attestation = variant == .packedAttestation || variant == .securityKey ? "direct" : "none"
         let values = ["username": username, "displayName": "Probe \(variant.rawValue)", "userVerification": userVerification, "attestation": attestation]
         let log = logger(profile, variant)
         if let signIn = adapter.signIn { _ = try exchange(client, "signIn", signIn.path, ProbeAdapter.fill(signIn.body, values), log) }
@@ -135,6 +144,7 @@ public final class Prober {
         if variant == .packedAttestation, !["direct", "enterprise"].contains(options["attestation"]?.stringValue ?? "none") {
             return (ProbeCell(outcome: .ruledOut, message: "the server's options ask attestation \"\(options["attestation"]?.stringValue ?? "none")\"; packed is sent only for \"direct\""), nil)
         }
+        if let why = Prober.attachmentRulesOut(variant, options) { return (ProbeCell(outcome: .ruledOut, message: why), nil) }
         if variant == .upgrade {
             // The automatic upgrade's condition: a password for this account just used (seed 000 N2.6-AC05).
             // The user name is the server's: a refusal of it rules the upgrade out; only the vault failing stops the run.
@@ -153,12 +163,14 @@ public final class Prober {
         let overrides = variant == .notYetSynced ? PasskeySettingOverrides(backupState: false) : PasskeySettingOverrides()
         let response: JSONValue
         do {
-            response = try ops.create(.profile(profile), request, overrides: overrides).response
+            response = try choosing(roaming.choice(variant), in: profile) { () throws(OperationError) in
+                try ops.create(.profile(profile), request, overrides: overrides).response
+            }
         } catch {
             return (engineRefusal(error, variant), nil)
         }
         var cell = ProbeCell(outcome: .accepted, message: "")
-        (cell.traits, cell.sent) = Prober.registrationTraits(response, packed: variant == .packedAttestation)
+        (cell.traits, cell.sent) = Prober.registrationTraits(response)
         let body = ProbeAdapter.write(response, into: ProbeAdapter.fill(adapter.registration.finish.body, values), at: adapter.registration.responsePath)
         let finish = try exchange(client, "registration.finish", adapter.registration.finish.path, body, log)
         cell.status = finish.status
@@ -173,7 +185,9 @@ public final class Prober {
                               credentialID: response["id"]?.stringValue ?? "", client: client))
     }
 
-    private func authenticate(_ variant: ProbeVariant, account: Account, platform: Platform, knobs: PolicyKnobs) throws(ProbeError) -> ProbeCell {
+    /// A sign-in with `account`'s passkey, picked from the manager's list; with `use`, the user picks that security
+    /// key in the browser's sheet instead.
+    func authenticate(_ variant: ProbeVariant, account: Account, platform: Platform, knobs: PolicyKnobs, use: String? = nil) throws(ProbeError) -> ProbeCell {
         let values = ["username": account.username, "displayName": "", "userVerification": "preferred", "attestation": "none"]
         let log = logger(account.profile, variant)
         let ceremony = adapter.authentication
@@ -181,10 +195,11 @@ public final class Prober {
         guard (200..<300).contains(begin.status), let options = Prober.options(begin.json, at: ceremony.optionsPath) else {
             return ProbeCell(outcome: .rejected, message: "the options request failed: " + Prober.message(begin), status: begin.status)
         }
-        let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue, mediation: "modal", pick: account.credentialID)
+        let request = CeremonyRequest(options: .json(options), origin: origin, platform: platform.rawValue, mediation: "modal",
+                                      pick: use == nil ? account.credentialID : nil)
         let response: JSONValue
         do {
-            response = try ops.get(.profile(account.profile), request).response
+            response = try choosing(use, in: account.profile) { () throws(OperationError) in try ops.get(.profile(account.profile), request).response }
         } catch {
             return engineRefusal(error, variant)
         }
@@ -245,7 +260,7 @@ public final class Prober {
         return Logger(vault: ops.vault.scoped(to: profile), variant: variant, now: { clock.now() })
     }
 
-    private func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger) throws(ProbeError) -> Exchange {
+    func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger) throws(ProbeError) -> Exchange {
         let url = try base.resolving(path)
         let text = body.serialized()
         let response = try client.request("POST", url, json: text)
@@ -253,7 +268,7 @@ public final class Prober {
         return Exchange(status: response.status, text: response.text, json: try? JSONValue.parse(response.body))
     }
 
-    private func operation(_ body: () throws(OperationError) -> Void) throws(ProbeError) {
+    func operation(_ body: () throws(OperationError) -> Void) throws(ProbeError) {
         do {
             try body()
         } catch {
@@ -294,7 +309,7 @@ public final class Prober {
         response["response"]?["authenticatorData"]?.stringValue.flatMap(Base64URL.decode)
     }
 
-    static func registrationTraits(_ response: JSONValue, packed: Bool) -> ([ProbeTrait], String) {
+    static func registrationTraits(_ response: JSONValue) -> ([ProbeTrait], String) {
         guard let data = authData(response), data.count >= 53 else { return ([], "") }
         let flags = data[32]
         var traits: [ProbeTrait] = []
@@ -302,12 +317,16 @@ public final class Prober {
         if flags & 0x04 == 0 { traits.append(.registrationUserNotVerified) }
         let aaguid = Array(data[37..<53])
         if aaguid.allSatisfy({ $0 == 0 }) { traits.append(.zeroAAGUID) }
-        if flags & 0x08 != 0 { traits.append(flags & 0x10 != 0 ? .backedUp : .backupEligibleNotBackedUp) }
-        if packed { traits.append(.packedSelfAttestation) }
+        if flags & 0x08 != 0 { traits.append(flags & 0x10 != 0 ? .backedUp : .backupEligibleNotBackedUp) } else { traits.append(.notBackupEligible) }
+        let (fmt, x5c) = attestation(response)
+        if fmt == "packed" { traits.append(x5c ? .packedBatchAttestation : .packedSelfAttestation) }
+        if fmt == "fido-u2f" { traits.append(.packedBatchAttestation) }
+        if hybrid(response) { traits.append(.hybridTransport) }
         let alg = response["response"]?["publicKeyAlgorithm"]?.numberValue
         if let alg, alg != -7 { traits.append(.nonES256Algorithm) }
         let hex = aaguid.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        let sent = "\(flagText(flags)) fmt=\(packed ? "packed" : "none") aaguid=\(hex.prefix(8))… alg=\(alg.map { String(Int($0)) } ?? "?")"
+        let sent = "\(flagText(flags)) fmt=\(fmt)\(x5c ? "+x5c" : "") aaguid=\(hex.prefix(8))… alg=\(alg.map { String(Int($0)) } ?? "?")"
+            + (hybrid(response) ? " attachment=cross-platform transports=hybrid" : "")
         return (traits, sent)
     }
 
@@ -318,7 +337,7 @@ public final class Prober {
         var traits: [ProbeTrait] = []
         if flags & 0x04 == 0 { traits.append(.assertionUserNotVerified) }
         if flags & 0x08 != 0 && flags & 0x10 != 0 { traits.append(.backedUp) }
-        if counter == 0 { traits.append(again ? .signCountNotGrowing : .signCountZero) }
+        if counter == 0 { traits.append(again ? .signCountNotGrowing : .signCountZero) } else { traits.append(.signCountGrowing) }
         return (traits, "\(flagText(flags)) signCount=\(counter)")
     }
 

@@ -22,10 +22,12 @@ public struct Cell: Equatable, Sendable {
     public var flags: String?
     /// On a device: the provider account that answered (for a signal, those it reached).
     public var provider: String?
+    /// What the RP sees of a security key or phone that answered instead of a manager (`authenticator(registration:)`).
+    public var authenticator: String?
 
     /// "UI: none · UP=0 UV=0": what the user saw and the RP reads, for the renderings.
     public var observed: String? {
-        let parts = [provider.map { "provider: \($0)" }, ui.map { "UI: \($0)" }, flags].compactMap { $0 }
+        let parts = [provider.map { "provider: \($0)" }, ui.map { "UI: \($0)" }, flags, authenticator].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
@@ -46,7 +48,7 @@ public struct Cell: Equatable, Sendable {
     /// What the RP and the user observe of a step, whatever the platform: the outcome and why, the error, the vault,
     /// whether a UI was shown and the flags. Rows whose keys differ across providers diverge; so do rows whose
     /// `dialect` differs between columns on platforms of one kind (`DivergenceMatrix.diverges`).
-    var key: String { [outcome, reason ?? "", error ?? "", vault, ui ?? "", flags ?? "", provider ?? ""].joined(separator: "|") }
+    var key: String { [outcome, reason ?? "", error ?? "", vault, ui ?? "", flags ?? "", provider ?? "", authenticator ?? ""].joined(separator: "|") }
 
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("outcome", .string(outcome)), ("summary", .string(summary))]
@@ -56,6 +58,7 @@ public struct Cell: Equatable, Sendable {
         if let ui { members.append(("ui", .string(ui))) }
         if let flags { members.append(("flags", .string(flags))) }
         if let provider { members.append(("provider", .string(provider))) }
+        if let authenticator { members.append(("authenticator", .string(authenticator))) }
         members.append(("vault", .string(vault)))
         if let knob { members.append(("knob", .string(knob))) }
         if let unexpected { members.append(("unexpected", .string(unexpected))) }

@@ -11,8 +11,9 @@ extension Scenario {
         case usePassword(user: String?)
         case advance(Advance)
         case create(Create)
-        /// A get allowing the credentials with these labels (none: discoverable).
-        case get(allow: [String])
+        /// A get allowing the credentials with these labels (none: discoverable); `use` names the security key,
+        /// phone or manager account the user chooses in the browser's sheet.
+        case get(allow: [String], use: String?)
         /// Settings in the order written: the device's when the step is `on` one, else the account's.
         case setting([(String, JSONValue)])
         case signal(Signal)
@@ -52,6 +53,14 @@ extension Scenario {
             public var user: String?
             public var userID: String?
             public var userVerification: String?
+            /// `authenticatorSelection.authenticatorAttachment`: "platform" or "cross-platform" (nil: none asked).
+            public var attachment: String?
+            /// `authenticatorSelection.residentKey` (default "required").
+            public var residentKey: String
+            /// The attestation conveyance asked (default "none").
+            public var attestation: String
+            /// The security key, phone or manager account the user chooses in the browser's sheet (`use:NAME`).
+            public var use: String?
         }
 
         public struct Signal: Sendable {
@@ -87,7 +96,7 @@ extension Scenario {
         /// Reads the arguments of the step `f` whose `do` is `action` (its members already limited to the action's),
         /// with the messages of scenarios/README.md's rules.
         static func read(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) -> Action {
-            for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note"] {
+            for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note", "use"] {
                 _ = try f.string(key)
             }
             _ = try f.bool("submit")
@@ -118,10 +127,27 @@ extension Scenario {
                 } else {
                     exclude = .labels(try f.strings("exclude"))
                 }
+                let attachment = try f.string("attachment")
+                if let attachment, !["platform", "cross-platform"].contains(attachment) {
+                    throw f.invalid("attachment", "must be \"platform\" or \"cross-platform\", not \"\(attachment)\"")
+                }
+                let residentKey = try f.string("residentKey") ?? "required"
+                guard ["required", "preferred", "discouraged"].contains(residentKey) else {
+                    throw f.invalid("residentKey", "must be required, preferred or discouraged, not \"\(residentKey)\"")
+                }
+                let attestation = try f.string("attestation") ?? "none"
+                guard ["none", "indirect", "direct", "enterprise"].contains(attestation) else {
+                    throw f.invalid("attestation", "must be none, indirect, direct or enterprise, not \"\(attestation)\"")
+                }
+                let use = try f.string("use")
+                if use != nil, mediation == "conditional" {
+                    throw f.invalid("use", "is a choice in the browser's sheet, which a conditional create does not show")
+                }
                 return .create(Create(conditional: mediation == "conditional", label: try f.string("as"), exclude: exclude, user: try f.string("user"),
-                                      userID: try f.string("userId"), userVerification: try f.string("userVerification")))
+                                      userID: try f.string("userId"), userVerification: try f.string("userVerification"), attachment: attachment,
+                                      residentKey: residentKey, attestation: attestation, use: use))
             case "get":
-                return .get(allow: try f.strings("allow"))
+                return .get(allow: try f.strings("allow"), use: try f.string("use"))
             case "setting" where f.present("on") != nil:
                 var probe = Device(name: "scenario")
                 var settings: [(String, JSONValue)] = []
@@ -149,7 +175,7 @@ extension Scenario {
                 var decisions: [UserDecision] = []
                 for (i, text) in try f.strings("decisions").enumerated() {
                     guard let decision = UserDecision(text) else {
-                        throw .invalidField("\(f.path).decisions[\(i)] '\(text)' is not accept, cancel, timeout or pick:ID.")
+                        throw .invalidField("\(f.path).decisions[\(i)] '\(text)' is not accept, cancel, timeout, pick:ID or use:NAME.")
                     }
                     decisions.append(decision)
                 }

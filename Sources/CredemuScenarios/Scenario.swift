@@ -52,7 +52,8 @@ public struct Scenario: Sendable {
     /// The members each action takes besides `do`, `label`, `times` and `expect` (scenarios/README.md).
     static let arguments: [String: Set<String>] = [
         "savePassword": ["user", "password", "savedIn"], "autofill": ["user", "submit"], "usePassword": ["user"], "advance": ["by"],
-        "create": ["mediation", "as", "exclude", "user", "userId", "userVerification"], "get": ["allow"],
+        "create": ["mediation", "as", "exclude", "user", "userId", "userVerification", "attachment", "residentKey", "attestation", "use"],
+        "get": ["allow", "use"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
         "removePasskey": ["credential"], "user": ["decisions"], "rp": ["note"],
     ]
@@ -62,7 +63,7 @@ public struct Scenario: Sendable {
     static let targets: [String: Set<String>] = [
         "savePassword": ["account"], "autofill": ["account"], "usePassword": ["account"], "create": ["on", "account"],
         "get": ["on", "account"], "setting": ["on", "account"], "signal": ["on", "account"], "removePasskey": ["account"],
-        "user": ["account"],
+        "user": ["on", "account"],
     ]
 
     /// Reads a scenario strictly: an unknown member, a wrong type or an impossible value is an `InvalidConfiguration`
@@ -110,7 +111,11 @@ public struct Scenario: Sendable {
         _ = try s.required("steps", s.array)
         var steps: [Step] = []
         for (i, step) in try s.objects("steps").enumerated() {
-            steps.append(try Scenario.step(step, number: i + 1, accounts: Set(accounts.map(\.label)), devices: Set(devices.map(\.label))))
+            let read = try Scenario.step(step, number: i + 1, accounts: Set(accounts.map(\.label)), devices: Set(devices.map(\.label)))
+            if case .setting(let settings) = read.action {
+                try Scenario.checkRoaming(settings, at: "\(step.path)", accounts: accounts, devices: devices)
+            }
+            steps.append(read)
         }
         guard !steps.isEmpty else { throw s.invalid("steps", "must be a non-empty array") }
         self.steps = steps
@@ -171,7 +176,24 @@ public struct Scenario: Sendable {
                 devices.append(DeviceSpec(label: label, platforms: platforms, settings: settings))
             }
         }
+        for account in accounts {
+            try checkRoaming(account.settings, at: "scenario.accounts.\(account.label)", accounts: accounts, devices: devices)
+        }
+        for device in devices {
+            try checkRoaming(device.settings, at: "scenario.devices.\(device.label)", accounts: accounts, devices: devices)
+        }
         return (accounts, devices)
+    }
+
+    /// `authenticators` name the scenario's accounts (of the security-key pack, checked when the run plugs them in)
+    /// and `phones` its devices.
+    static func checkRoaming(_ settings: [(String, JSONValue)], at path: String, accounts: [Account], devices: [DeviceSpec]) throws(InvalidConfiguration.Field) {
+        for (key, value) in settings where key == "authenticators" || key == "phones" {
+            let known = key == "authenticators" ? Set(accounts.map(\.label)) : Set(devices.map(\.label))
+            for name in value.arrayValue?.compactMap(\.stringValue) ?? [] where !known.contains(name) {
+                throw .invalidField("\(path).\(key) names '\(name)', which is not one of the scenario's \(key == "authenticators" ? "accounts" : "devices").")
+            }
+        }
     }
 
     private static func step(_ f: ConfigurationFields, number: Int, accounts: Set<String>, devices: Set<String>) throws(InvalidConfiguration.Field) -> Step {
@@ -193,6 +215,9 @@ public struct Scenario: Sendable {
             throw f.invalid("account", "'\(account)' is not one of the scenario's accounts")
         }
         if f.present("on") != nil, f.present("account") != nil { throw f.invalid("on", "and account cannot both be given") }
+        if let use = try f.string("use"), !accounts.contains(use), !devices.contains(use) {
+            throw f.invalid("use", "'\(use)' is not one of the scenario's accounts (a security key, a manager) or devices (a phone)")
+        }
         try f.onlyKeys(allowed.union(["do", "label", "times", "expect"]))
         let label = try f.string("label") ?? "\(number). \(action)"
         let times = try f.integer("times", in: 1...100) ?? 1
@@ -200,7 +225,7 @@ public struct Scenario: Sendable {
         if let e = try f.object("expect") {
             for (pack, _) in e.members {
                 let cell = try e.requiredObject(pack)
-                try cell.onlyKeys(["outcome", "summary", "reason", "error", "dialect", "vault", "knob"])
+                try cell.onlyKeys(["outcome", "summary", "reason", "error", "dialect", "vault", "knob", "ui", "flags", "provider", "authenticator"])
                 for (key, _) in cell.members { _ = try cell.requiredString(key) }
                 expect.append((pack, cell.value))
             }

@@ -22,6 +22,7 @@ extension ScenarioRunner {
         summary.ui = Set(cells.compactMap(\.ui)).sorted().joined(separator: "/").nilIfEmpty
         summary.flags = Set(cells.compactMap(\.flags)).sorted().joined(separator: "/").nilIfEmpty
         summary.provider = Set(cells.compactMap(\.provider)).sorted().joined(separator: "/").nilIfEmpty
+        summary.authenticator = cells.compactMap(\.authenticator).last
         summary.unexpected = cells.compactMap(\.unexpected).first
         return summary
     }
@@ -74,7 +75,9 @@ extension ScenarioRunner {
         case .apple: dialect = "ASAuthorizationError \(Int(rendered["apple"]?["code"]?.numberValue ?? 0)) \(rendered["apple"]?["name"]?.stringValue ?? "")"
         }
         let what = failure.silent ? "silent no-op" : failure.error.name.rawValue
-        return Cell(outcome: failure.silent ? "noop" : "error", summary: "\(what): \(failure.reason)", reason: failure.reason.rawValue,
+        // A failure that surfaces only when the operation's timeout runs out, not at once (the user's cancel).
+        let settles = failure.settlesAfterMillis.map { ", settling at the timeout (\($0) ms)" } ?? ""
+        return Cell(outcome: failure.silent ? "noop" : "error", summary: "\(what): \(failure.reason)" + settles, reason: failure.reason.rawValue,
                     error: failure.error.name.rawValue, dialect: dialect, vault: "", knob: knob(for: failure.reason, engine: engine, signalKind: signalKind),
                     ui: operation == .signal ? nil : userInterface(failure, conditional: conditional, engine: engine))
     }

@@ -54,24 +54,29 @@ extension ScenarioRunner {
                 }
                 return ok("ok", changed.joined(separator: ", ") + inAccount(account))
             case .user(let decisions):
-                for decision in decisions { try acting.queue(decision) }
-                return ok("ok", "user will: " + decisions.map(\.description).joined(separator: ", "))
+                // On a device, the device's own queue, which its browser's sheet reads.
+                let queue = try device.map { (d) throws(Refusal) in try session(d).sheet.queue } ?? acting.vault
+                for decision in decisions { try queue.pushDecision(decision.description) }
+                return ok("ok", "user will: " + decisions.map(\.description).joined(separator: ", ") + (on.map { " on \($0)" } ?? ""))
             case .rp(let note):
                 return ok("—", note ?? "RP-side step")
             case .create(let create):
-                if let device {
-                    acting = try session(device).createEngine().engine
-                }
-                return try self.create(create, engine: acting, routed: device != nil)
-            case .get(let allow):
+                let answering = try answering(account, on: device)
+                acting = try answering.createEngine().engine
+                let options = try creationOptions(create)
+                try choose(create.use, in: answering)
+                acting = try answering.createAnswerer(options, caller: caller(), routed: acting)
+                return try self.create(create, options, engine: acting, routed: device != nil, roaming: roaming(acting, answering))
+            case .get(let allow, let use):
                 let options = try getOptions(allow: allow)
-                if let device {
-                    acting = try session(device).getEngine(options, caller: caller(), pick: nil)
-                }
-                return try get(options, engine: acting, routed: device != nil)
+                let answering = try answering(account, on: device)
+                acting = try answering.pageEngine()
+                try choose(use, in: answering)
+                acting = try answering.getAnswerer(options, caller: caller(), pick: nil)
+                return try get(options, engine: acting, routed: device != nil, roaming: roaming(acting, answering))
             case .signal(let signal):
                 if let device {
-                    let session = session(device)
+                    let session = try session(device)
                     acting = try session.pageEngine()
                     return try self.signal(signal, session: session)
                 }
@@ -99,26 +104,41 @@ extension ScenarioRunner {
         }
     }
 
-    func create(_ a: Scenario.Action.Create, engine: Engine, routed: Bool) throws -> Cell {
+    /// The user's choice in the browser's sheet, queued on the target's own queue as a `user` step's `use:NAME`.
+    func choose(_ use: String?, in answering: any Answering) throws {
+        guard let use else { return }
+        try answering.sheet.queue.pushDecision(UserDecision.use(use).description)
+    }
+
+    /// Whether a security key or a phone answered, not one of the target's managers.
+    func roaming(_ engine: Engine, _ answering: any Answering) -> Bool { !answering.engines.contains { $0 === engine } }
+
+    func creationOptions(_ a: Scenario.Action.Create) throws -> CreationOptions {
         let user = a.user ?? scenario.userName
-        let conditional = a.conditional
         let exclude: [[UInt8]]
         switch a.exclude {
         case .known: exclude = snapshot().filter { $0.value.userName == user }.map(\.value.credentialID)
         case .labels(let names): exclude = names.compactMap { labels[$0] }
         }
-        var members: [(String, JSONValue)] = [
+        let members: [(String, JSONValue)] = [
             ("rp", .object([("id", .string(scenario.rpID)), ("name", "Scenario RP")])),
             ("user", .object([("id", .string(Base64URL.encode(Array((a.userID ?? user).utf8)))), ("name", .string(user)),
                               ("displayName", .string(scenario.displayName))])),
             ("challenge", .string(Base64URL.encode([UInt8](repeating: 7, count: 32)))),
             ("pubKeyCredParams", .array([.object([("type", "public-key"), ("alg", -7)]), .object([("type", "public-key"), ("alg", -257)])])),
             ("excludeCredentials", .array(exclude.map { .object([("type", "public-key"), ("id", .string(Base64URL.encode($0)))]) })),
-            ("authenticatorSelection", .object([("residentKey", "required"), ("userVerification", .string(a.userVerification ?? "preferred"))])),
+            ("authenticatorSelection", .object([("residentKey", .string(a.residentKey)), ("userVerification", .string(a.userVerification ?? "preferred"))]
+                + (a.attachment.map { [("authenticatorAttachment", .string($0))] } ?? []))),
+            ("attestation", .string(a.attestation)),
         ]
-        members.append(("attestation", "none"))
-        let document: JSONValue = conditional ? .object([("publicKey", .object(members)), ("mediation", "conditional")]) : .object(members)
-        let options = try CreationOptions(document: document)
+        let document: JSONValue = a.conditional ? .object([("publicKey", .object(members)), ("mediation", "conditional")]) : .object(members)
+        return try CreationOptions(document: document)
+    }
+
+    /// - Parameter roaming: a security key or a phone answered, not the target's manager: the cell says what the RP
+    ///   sees of that authenticator.
+    func create(_ a: Scenario.Action.Create, _ options: CreationOptions, engine: Engine, routed: Bool, roaming: Bool) throws -> Cell {
+        let conditional = a.conditional
         let response = try engine.create(options, caller: caller())
         let name = labels.name(for: response.credentialID)
         if let wanted = a.label, wanted != name {
@@ -129,14 +149,15 @@ extension ScenarioRunner {
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
         let bits = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
         let silent = conditional && engine.knobs.conditionalMode == .silent
-        let how = silent ? "silently" : "with the provider's sheet"
+        let how = silent ? "silently" : roaming ? "through the browser's sheet" : "with the provider's sheet"
         let knob = conditional
             ? engine.knobs.cite("conditionalCreate.mode", engine.knobs.conditionalMode.rawValue)
             : engine.knobs.cite("authenticator.userVerification", engine.knobs.userVerification.rawValue)
-        var cell = ok("created", "created \(shown) \(how) (\(bits))" + (routed ? " in \(engine.profile.name)" : ""), knob: knob)
+        var cell = ok("created", "created \(shown) \(how) (\(bits))" + (routed || roaming ? " in \(engine.profile.name)" : ""), knob: knob)
         cell.ui = silent ? (engine.knobs.notification.isEmpty ? "none" : "notice") : "sheet"
         cell.flags = bits
-        if routed { cell.provider = engine.profile.name }
+        if routed || roaming { cell.provider = engine.profile.name }
+        if roaming { cell.authenticator = try Cell.authenticator(registration: response) }
         return cell
     }
 
@@ -148,13 +169,14 @@ extension ScenarioRunner {
         ]))
     }
 
-    func get(_ options: RequestOptions, engine: Engine, routed: Bool) throws -> Cell {
+    func get(_ options: RequestOptions, engine: Engine, routed: Bool, roaming: Bool) throws -> Cell {
         let response = try engine.get(options, caller: caller())
         let flags = try AuthenticatorData(bytes: response.authenticatorData).flags
-        var cell = ok("signedIn", "signed in with \(labels.name(for: response.credentialID))" + (routed ? " from \(engine.profile.name)" : ""))
+        var cell = ok("signedIn", "signed in with \(labels.name(for: response.credentialID))" + (routed || roaming ? " from \(engine.profile.name)" : ""))
         cell.ui = "sheet"
         cell.flags = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
-        if routed { cell.provider = engine.profile.name }
+        if routed || roaming { cell.provider = engine.profile.name }
+        if roaming { cell.authenticator = try Cell.authenticator(assertion: response) }
         return cell
     }
 

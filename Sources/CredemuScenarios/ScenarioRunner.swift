@@ -70,19 +70,46 @@ public final class ScenarioRunner {
     /// The default account: the scenario's only one, or the first declared.
     var mainAccount: String { accountOrder[0] }
 
-    /// The engine of an account, on its own platform or on a device, for its current settings (a setting step changes them).
-    func engine(_ account: String, on device: Device? = nil) -> Engine {
+    /// The engine of an account, on its own platform or on a device (answering a desktop from it over hybrid when
+    /// `overHybrid`), for its current settings (a setting step changes them).
+    func engine(_ account: String, on device: Device? = nil, overHybrid: Bool = false) -> Engine {
         let (own, policy) = accounts[account]!
-        let profile = device.map { own.on($0) } ?? own
-        let key = account + "@" + (device?.name ?? "")
+        var profile = device.map { own.on($0) } ?? own
+        profile.overHybrid = overHybrid
+        let key = account + "@" + (device?.name ?? "") + (overHybrid ? "+hybrid" : "")
         if let cached = engines[key], cached.profile == profile { return cached }
         let engine = Engine(vault: vault.scoped(to: own.name), profile: profile, policy: policy, clock: clock)
         engines[key] = engine
         return engine
     }
 
-    func session(_ device: Device) -> DeviceSession {
-        DeviceSession(device: device, engines: device.providers.map { engine($0, on: device) }, sheet: Sheet(queue: vault.scoped(to: "device:" + device.name)))
+    /// Who answers a ceremony of `account` on its own platform, or of `device`: the same `Answering` and browser's
+    /// sheet (`Sheet.build`) the operations layer makes, over the column's accounts and devices.
+    func answering(_ account: String, on device: Device?) throws(ScenarioRunner.Refusal) -> any Answering {
+        guard let device else {
+            let engine = engine(account)
+            return SingleAccount(engine, sheet: try sheet(engine.profile, queue: engine.vault, device: nil))
+        }
+        return try session(device)
+    }
+
+    /// A device's session; over hybrid its accounts answer a desktop's sheet and its own sheet is not used.
+    func session(_ device: Device, overHybrid: Bool = false) throws(ScenarioRunner.Refusal) -> DeviceSession {
+        let engines = device.providers.map { engine($0, on: device, overHybrid: overHybrid) }
+        let queue = vault.scoped(to: "device:" + device.name)
+        return DeviceSession(device: device, engines: engines, sheet: overHybrid ? Sheet(queue: queue) : try sheet(device.state, queue: queue, device: device))
+    }
+
+    func sheet(_ state: Profile, queue: Vault, device: Device?) throws(ScenarioRunner.Refusal) -> Sheet {
+        // The sheet's look-ups run while this runner steps; nothing runs them on another thread.
+        nonisolated(unsafe) let runner = self
+        return try Sheet.build(for: state, queue: queue, here: device?.name, key: { (name) throws(ScenarioRunner.Refusal) in
+            guard accounts[name] != nil else { throw Refusal(message: "no account '\(name)' to plug in") }
+            if let missing = missingPacks[name] { throw Refusal(message: "account \(name): no pack '\(missing)'") }
+            return engine(name, on: device)
+        }, notAKey: { Refusal(message: Sheet.notAKeyMessage($0, $1)) }, device: { runner.devices[$0] }, hybrid: { (phone) throws(Refusal) in
+            try runner.session(phone, overHybrid: true)
+        })
     }
 
     /// The step runs this scenario makes in one column: each step's `times`, summed.

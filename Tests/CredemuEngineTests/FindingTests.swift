@@ -118,4 +118,22 @@ final class FindingTests: XCTestCase {
         try good.signal(.currentUserDetails(rpId: good.rpID, userId: userID(), name: "alice2", displayName: "Alice"))
         XCTAssertEqual(try codes(good), [])
     }
+
+    /// A passkey (a discoverable credential) asked of a cross-platform authenticator leaves out the platform's manager;
+    /// a security key asked for as a second factor (residentKey discouraged) is no finding.
+    func testACrossPlatformPasskeyLeavesOutThePlatformsManager() throws {
+        func create(_ s: ProviderScenario, residentKey: String) -> CeremonyError? {
+            var document = try! JSONValue.parse(creationOptionsJSON(rpID: s.rpID, userName: "alice@example.com"))
+            document = .object((document.objectValue ?? []).map { key, value in
+                key == "authenticatorSelection" ? (key, .object([("authenticatorAttachment", "cross-platform"), ("residentKey", .string(residentKey))])) : (key, value)
+            })
+            return s.failure { try s.engine().create(try CreationOptions(document: document), caller: try Caller(origin: s.origin)) }
+        }
+        let s = try ProviderScenario(pack: "gpm")
+        XCTAssertEqual(create(s, residentKey: "required")?.reason, .attachmentNotOffered, "GPM is not offered")
+        XCTAssertEqual(try codes(s), ["crossPlatformPasskey"])
+        let good = try ProviderScenario(pack: "gpm")
+        _ = create(good, residentKey: "discouraged")
+        XCTAssertEqual(try codes(good), [])
+    }
 }

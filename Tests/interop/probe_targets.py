@@ -17,12 +17,19 @@ import threading
 
 from cryptography.hazmat.primitives import constant_time
 
-BUGS = ("reject_uv", "reject_up", "counter_must_grow", "reject_zero_aaguid", "reject_be_without_bs")
+BUGS = ("reject_uv", "reject_up", "counter_must_grow", "reject_zero_aaguid", "reject_be_without_bs",
+        "require_backup_eligible", "reject_attestation_x5c", "reject_nonzero_counter", "reject_hybrid")
 ZERO_AAGUID = "00000000-0000-0000-0000-000000000000"
 
 
 def b64url_decode(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def has_x5c(body):
+    """Whether the registration's attestation statement carries a certificate chain (packed or fido-u2f)."""
+    from fido2 import cbor
+    return "x5c" in cbor.decode(b64url_decode(body["response"]["attestationObject"])).get("attStmt", {})
 
 
 def challenge_of(body):
@@ -197,6 +204,13 @@ class Target:
             raise ValueError("Unknown authenticator: the AAGUID is all zeros.")
         if "reject_be_without_bs" in self.bugs and record["be"] and not record["bs"]:
             raise ValueError("Backup eligible credential is not backed up.")
+        if "require_backup_eligible" in self.bugs and not record["be"]:
+            raise ValueError("Only synced passkeys are accepted: the credential is not backup eligible.")
+        if "reject_attestation_x5c" in self.bugs and has_x5c(body):
+            raise ValueError("Untrusted attestation: the certificate chain does not lead to a known root.")
+        if ("reject_hybrid" in self.bugs and body.get("authenticatorAttachment") == "cross-platform"
+                and "hybrid" in body["response"].get("transports", [])):
+            raise ValueError("Passkeys from another device are not supported.")
         with self.lock:
             self.users.setdefault(username, []).append(record)
 
@@ -221,6 +235,8 @@ class Target:
         if record is None:
             raise ValueError("Unknown credential ID.")
         new_count = self.backend.verify_authentication(state, record, body)
+        if "reject_nonzero_counter" in self.bugs and new_count != 0:
+            raise ValueError(f"Unexpected signCount {new_count}: passkeys have no counter.")
         if "counter_must_grow" in self.bugs and new_count <= record["sign_count"]:
             raise ValueError(f"Possible cloned authenticator: signCount {new_count} is not greater than {record['sign_count']}.")
         record["sign_count"] = new_count
