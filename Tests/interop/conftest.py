@@ -24,7 +24,7 @@ from webauthn import (
     verify_authentication_response,
     verify_registration_response,
 )
-from webauthn.helpers.structs import AttestationFormat
+from webauthn.helpers.structs import AttestationFormat, PublicKeyCredentialDescriptor
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"))
@@ -141,10 +141,11 @@ def verify_authentication_both(response, options, origin, rp_id, verified_regist
 
 def register_and_sign_in(credemu, origin="https://shop.example.com", rp_id="example.com"):
     """A modal registration and a sign-in with it through the CLI, both verified by py_webauthn and python-fido2;
-    returns the credential ID."""
+    returns the credential ID. The sign-in lists the credential, as an RP that knows its user does: a security key's
+    credential is not discoverable unless the RP asks for one."""
     options = generate_registration_options(rp_id=rp_id, rp_name="Shop", user_name="alice@example.com")
     verified, fido2_credential = verify_registration_both(credemu.create(origin, options), options, origin, rp_id)
-    request = generate_authentication_options(rp_id=rp_id)
+    request = generate_authentication_options(rp_id=rp_id, allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
     verify_authentication_both(credemu.get(origin, request), request, origin, rp_id, verified, fido2_credential)
     return verified.credential_id
 
