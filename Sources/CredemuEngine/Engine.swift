@@ -37,6 +37,10 @@ public final class Engine: @unchecked Sendable {
             knobs.attachment = "cross-platform"
             knobs.transports = Array(Set(knobs.transports + ["hybrid"])).sorted()
         }
+        if knobs.model == .securityKey, profile.authenticator?.transport == "internal" {
+            // WebAuthn L3 §11.1: a virtual authenticator on the internal transport is a platform authenticator.
+            knobs.attachment = "platform"
+        }
         self.knobs = knobs
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }

@@ -169,4 +169,12 @@ final class SecurityKeyTests: XCTestCase {
                              "a member outside §11.1's is named")
         XCTAssertEqual(try ops.profile("gpm1").authenticators, ["key1"], "refused settings change nothing")
     }
+
+    func testAKeyOnTheInternalTransportIsAPlatformAuthenticator() throws {
+        let ops = try makeOperations(key: [("authenticator", .object([("transport", "internal")]))])
+        let answer = try ops.create(.profile("key1"), creation(attachment: "platform"))
+        XCTAssertEqual(answer.response["authenticatorAttachment"]?.stringValue, "platform")
+        XCTAssertEqual(answer.response["response"]?["transports"], .array(["internal"]))
+        XCTAssertEqual(refusal { try ops.create(.profile("key1"), self.creation(attachment: "cross-platform")) }?.reason, .attachmentNotOffered)
+    }
 }
