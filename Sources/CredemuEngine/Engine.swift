@@ -37,6 +37,8 @@ public final class Engine: @unchecked Sendable {
             knobs.attachment = "cross-platform"
             knobs.transports = Array(Set(knobs.transports + ["hybrid"])).sorted()
         }
+        // A key answers the extensions its hardware has (§11.1 `extensions`, its protocol).
+        if knobs.model == .securityKey { knobs = (profile.authenticator ?? AuthenticatorOptions()).narrowing(knobs) }
         self.knobs = knobs
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }
