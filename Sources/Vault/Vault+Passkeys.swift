@@ -177,8 +177,8 @@ extension Vault {
         """
 
     static let offeredProtectedSQL = selectPasskeysSQL + """
-        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND NOT EXISTS (SELECT 1 FROM credential_extensions e \
-        WHERE e.credential_id = passkeys.credential_id AND e.cred_protect > ?) \
+        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND NOT EXISTS (SELECT 1 FROM credential_extensions \
+        WHERE credential_extensions.credential_id = passkeys.credential_id AND cred_protect > ?) \
         ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
         """
 

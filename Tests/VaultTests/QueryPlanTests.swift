@@ -10,7 +10,7 @@ import XCTest
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
     static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
-                         "staged_passkeys", "attestation_root", "attestation_batches"]
+                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -48,6 +48,7 @@ final class QueryPlanTests: XCTestCase {
         let (vault, _) = try makeTestVault()
         let expected: [(String, String)] = [
             ("offered", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
+            ("offeredProtected", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
             ("passkeyByID", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("recordAssertion", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("firstUserPasskey", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
