@@ -138,11 +138,102 @@ def test_bitwarden_answers_neither_extension_and_keepassxc_gives_no_public_key(t
 
 def test_providers_validate_refuses_a_claim_of_an_extension_credemu_cannot_answer(credemu, tmp_path):
     pack = json.loads((ROOT / "providers" / "gpm.json").read_text())
-    pack["knobs"]["capabilities.client"]["value"]["extension:credBlob"] = True
+    # Every extension Chromium reports is answered now: the shipped map validates, a made-up one does not.
+    assert pack["knobs"]["capabilities.client"]["value"]["extension:getCredBlob"] is True
+    pack["knobs"]["capabilities.client"]["value"]["extension:madeUpExtension"] = True
     (tmp_path / "claims.json").write_text(json.dumps(pack))
     result = credemu.json("providers", "validate", str(tmp_path / "claims.json"), exit_code=2)
     assert result["error"]["name"] == "UnansweredExtension"
-    assert '"extension:credBlob": true' in result["error"]["message"] and "credProps, largeBlob, prf" in result["error"]["message"]
-    pack["knobs"]["capabilities.client"]["value"]["extension:credBlob"] = False   # known unsupported: no claim
+    assert '"extension:madeUpExtension": true' in result["error"]["message"] and "credProps" in result["error"]["message"]
+    pack["knobs"]["capabilities.client"]["value"]["extension:madeUpExtension"] = False   # known unsupported: no claim
     (tmp_path / "fine.json").write_text(json.dumps(pack))
     assert credemu.json("providers", "validate", str(tmp_path / "fine.json"))["valid"] is True
+
+
+def key(tmp_path, name="key1"):
+    credemu = Credemu(tmp_path, profile=name)
+    credemu.json("profile", "create", name, "--pack", "security-key")
+    return credemu
+
+
+def authenticator_extensions(response) -> dict:
+    """The authenticator data's extensions, read by python-fido2, not credemu."""
+    from fido2.webauthn import AuthenticatorData
+    return dict(AuthenticatorData(unb64url(response["response"]["authenticatorData"])).extensions or {})
+
+
+def test_a_security_key_answers_chromiums_ctap_extensions_and_both_rp_libraries_verify(tmp_path):
+    credemu = key(tmp_path)
+    options = registration()
+    blob = b"32 bytes or fewer"
+    inputs = {"hmacCreateSecret": True, "credBlob": b64url(blob), "minPinLength": True, "credProps": True,
+              "credentialProtectionPolicy": "userVerificationOptionalWithCredentialIDList", "enforceCredentialProtectionPolicy": True}
+    response = credemu.create(ORIGIN, with_extensions(options, inputs))
+    assert response["clientExtensionResults"] == {"credBlob": True, "credProps": {"rk": True}, "hmacCreateSecret": True}
+    assert authenticator_extensions(response) == {"credBlob": True, "credProtect": 2, "hmac-secret": True, "minPinLength": 4}
+    verified, fido2_credential = verify_registration_both(response, options, ORIGIN, RP_ID)
+
+    request = authentication(verified.credential_id)
+    asserted = credemu.get(ORIGIN, with_extensions(request, {"getCredBlob": True}))
+    assert asserted["clientExtensionResults"] == {"getCredBlob": b64url(blob)}
+    assert authenticator_extensions(asserted) == {"credBlob": blob}
+    verify_authentication_both(asserted, request, ORIGIN, RP_ID, verified, fido2_credential, sign_count=0)
+    # The level and the blob are in the export, and come back with an import.
+    exported = json.loads(credemu.export())["passkeys"][0]
+    assert exported["credProtect"] == 2 and exported["credBlob"] == b64url(blob)
+
+
+def test_credprotect_level_three_is_not_usable_without_user_verification(tmp_path):
+    credemu = key(tmp_path)
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="a@example.com", user_id=b"a",
+                                            authenticator_selection=AuthenticatorSelectionCriteria(resident_key=ResidentKeyRequirement.REQUIRED,
+                                                                                                   user_verification=UserVerificationRequirement.PREFERRED))
+    response = credemu.create(ORIGIN, options_to_json(options))
+    assert authenticator_extensions(response)["credProtect"] == 3, "Chromium: rk required with uv preferred asks level 3"
+    request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=unb64url(response["id"]))],
+                                              user_verification=UserVerificationRequirement.DISCOURAGED)
+    refused = credemu.get(ORIGIN, options_to_json(request), exit_code=1)["error"]
+    assert refused["name"] == "NotAllowedError" and refused["reason"] == "noCredential"
+
+
+def u2f_fixture(appid, private_key):
+    from cryptography.hazmat.primitives import serialization
+    der = private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return {"format": "credemu-vault", "version": 1, "passwords": [], "passkeys": [{
+        "credentialId": b64url(b"u2f-era key handle, 32 bytes...."), "rpId": appid, "userHandle": "", "userName": "",
+        "algorithm": "ES256", "privateKey": b64url(der), "signCount": 41, "counter": "increment", "backupEligible": False,
+        "backupState": False, "discoverable": False, "created": "2019-05-01T00:00:00Z"}]}
+
+
+def test_a_u2f_era_credential_under_an_appid_signs_in_through_the_appid_extension(tmp_path):
+    """A credential registered with the legacy U2F API (imported under its AppID URL) is asserted with the AppID's
+    hash, appid: true; py_webauthn and python-fido2 verify it against the AppID, as a U2F-migrating RP does."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from fido2.server import Fido2Server
+    from fido2.webauthn import AttestedCredentialData, PublicKeyCredentialRpEntity
+    from fido2.cose import ES256
+    from fido2.utils import websafe_encode
+    from webauthn import verify_authentication_response
+    appid = "https://example.com/u2f/app-id.json"
+    credemu = key(tmp_path)
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    (tmp_path / "u2f.json").write_text(json.dumps(u2f_fixture(appid, private_key)))
+    credemu.json("vault", "import", str(tmp_path / "u2f.json"))
+    credential_id = b"u2f-era key handle, 32 bytes...."
+    request = authentication(credential_id)
+    assert credemu.get(ORIGIN, options_to_json(request), exit_code=1)["error"]["reason"] == "noCredential", "not under the RP ID"
+    asserted = credemu.get(ORIGIN, with_extensions(request, {"appid": appid}))
+    assert asserted["clientExtensionResults"] == {"appid": True}
+    public_key = ES256.from_cryptography_key(private_key.public_key())
+    import cbor2  # py_webauthn's own dependency: the COSE key as the RP stored it
+    result = verify_authentication_response(credential=asserted, expected_challenge=request.challenge, expected_origin=ORIGIN,
+                                            expected_rp_id=appid, credential_public_key=cbor2.dumps(dict(public_key)),
+                                            credential_current_sign_count=41)
+    assert result.new_sign_count == 42
+    server = Fido2Server(PublicKeyCredentialRpEntity(name="Shop", id=appid), verify_origin=lambda origin: origin == ORIGIN)
+    credential = AttestedCredentialData.create(b"\0" * 16, credential_id, public_key)
+    state = {"challenge": websafe_encode(request.challenge), "user_verification": "discouraged"}
+    assert server.authenticate_complete(state, [credential], asserted).credential_id == credential_id
+    # Another site's AppID is refused as Chromium does.
+    refused = credemu.get(ORIGIN, with_extensions(request, {"appid": "https://u2f.example.org/app-id.json"}), exit_code=1)["error"]
+    assert refused["name"] == "SecurityError" and refused["message"] == "This is an invalid domain."
