@@ -168,7 +168,7 @@ extension Engine {
     }
 
     /// The assertion's authenticator-data extensions and client outputs: `appid` (true when the AppID's hash was
-    /// used), `getCredBlob` (the stored blob, empty when none).
+    /// used), `getCredBlob` (the stored blob, empty when none or when the authenticator has no credBlob).
     func assertionAuthenticatorExtensions(_ options: RequestOptions, record: PasskeyRecord, appID: String?)
         throws(CeremonyError) -> (CBOR?, [(String, JSONValue)]) {
         var results: [(String, JSONValue)] = []
@@ -176,9 +176,14 @@ extension Engine {
         if options.extensionInputs.appid != nil, knobs.appid != .notProcessed {
             results.append(("appid", .bool(appID != nil && record.rpID == appID)))
         }
-        if options.extensionInputs.getCredBlob, knobs.credBlob == .supported {
-            let blob = try store { () throws(VaultError) in try vault.credentialExtensions(record.credentialID).credBlob } ?? []
-            data.append((.text("credBlob"), .bytes(blob)))
+        // Chromium answers getCredBlob whatever the authenticator: an empty buffer when it returned no blob (measured
+        // against its virtual authenticator without hasCredBlob, Tests/interop/test_extensions.py).
+        if options.extensionInputs.getCredBlob, knobs.credBlob != .notProcessed {
+            var blob: [UInt8] = []
+            if knobs.credBlob == .supported {
+                blob = try store { () throws(VaultError) in try vault.credentialExtensions(record.credentialID).credBlob } ?? []
+                data.append((.text("credBlob"), .bytes(blob)))
+            }
             results.append(("getCredBlob", .string(Base64URL.encode(blob))))
         }
         return (data.isEmpty ? nil : .map(data), results)

@@ -30,13 +30,18 @@ final class CredBlobTests: XCTestCase {
         XCTAssertEqual(JSONValue.object(got.clientExtensionResults)["getCredBlob"], "", "CTAP 2.1 §12.2: an empty byte string")
     }
 
-    func testGPMEchoesCredBlobFalseAndGivesNoGetCredBlob() throws {
+    func testGPMEchoesCredBlobFalseAndAnEmptyGetCredBlob() throws {
         let gpm = try ProviderScenario(pack: "gpm")
         let made = try gpm.modalCreate(extensions: .object([("credBlob", .string(Base64URL.encode(blob)))]))
         XCTAssertEqual(JSONValue.object(made.clientExtensionResults)["credBlob"], false)
         XCTAssertNil(try AuthenticatorData(bytes: made.authenticatorData).extensions)
         let got = try gpm.signIn(allow: [made.credentialID], extensions: .object([("getCredBlob", true)]))
-        XCTAssertTrue(got.clientExtensionResults.isEmpty)
+        XCTAssertEqual(JSONValue.object(got.clientExtensionResults), .object([("getCredBlob", "")]), "Chromium's empty buffer")
+        XCTAssertNil(try AuthenticatorData(bytes: got.authenticatorData).extensions)
+        let bitwarden = try ProviderScenario(pack: "bitwarden")
+        let other = try bitwarden.modalCreate(extensions: .object([("credBlob", "AQ")]))
+        XCTAssertTrue(other.clientExtensionResults.isEmpty)
+        XCTAssertTrue(try bitwarden.signIn(allow: [other.credentialID], extensions: .object([("getCredBlob", true)])).clientExtensionResults.isEmpty)
     }
 
     func testTheBlobIsSealedToItsCredential() throws {

@@ -237,3 +237,92 @@ def test_a_u2f_era_credential_under_an_appid_signs_in_through_the_appid_extensio
     # Another site's AppID is refused as Chromium does.
     refused = credemu.get(ORIGIN, with_extensions(request, {"appid": "https://u2f.example.org/app-id.json"}), exit_code=1)["error"]
     assert refused["name"] == "SecurityError" and refused["message"] == "This is an invalid domain."
+
+
+# ---- The browser is the reference: the shim on a security key against Chromium's own virtual authenticator ----
+
+PAGE_CALLS = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  const enc = (ab) => btoa(String.fromCharCode(...new Uint8Array(ab))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const plain = (v) => v instanceof ArrayBuffer ? {arrayBuffer: enc(v)}
+    : (v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, plain(v[k])])) : v);
+  const failure = (p) => p.then(() => 'resolved', (e) => [e.name, e.message]);
+  const user = {id: new Uint8Array([1, 2, 3, 4]), name: 'a@example.com', displayName: 'A'};
+  const create = (extensions, selection) => navigator.credentials.create({publicKey: {rp: {name: 'Shop'}, user,
+    challenge: new Uint8Array(32), pubKeyCredParams: [{type: 'public-key', alg: -7}],
+    authenticatorSelection: selection || {residentKey: 'required', userVerification: 'preferred'}, extensions}});
+  const out = {};
+  out['an enforced policy'] = await failure(create({credentialProtectionPolicy: 'userVerificationOptionalWithCredentialIDList',
+                                                    enforceCredentialProtectionPolicy: true}));
+  const made = await create({hmacCreateSecret: true, credBlob: new Uint8Array([1, 2, 3]), minPinLength: true, credProps: true,
+                             credentialProtectionPolicy: 'userVerificationOptionalWithCredentialIDList'});
+  out['create outputs'] = plain(made.getClientExtensionResults());
+  out['create outputs in JSON'] = made.toJSON().clientExtensionResults;
+  out['create flags UP UV AT ED'] = new Uint8Array(made.response.getAuthenticatorData())[32] & 0xC5;
+  const get = (extensions) => navigator.credentials.get({publicKey: {challenge: new Uint8Array(32),
+    allowCredentials: [{type: 'public-key', id: made.rawId}], extensions}});
+  const got = await get({getCredBlob: true});
+  out['get outputs'] = plain(got.getClientExtensionResults());
+  out['get outputs in JSON'] = got.toJSON().clientExtensionResults;
+  out['get flags UP UV ED'] = new Uint8Array(got.response.authenticatorData)[32] & 0x85;
+  out['get without extensions'] = plain((await get(undefined)).getClientExtensionResults());
+  const large = await create({credBlob: new Uint8Array(33)}, {residentKey: 'discouraged'});
+  out['a 33-byte credBlob'] = plain(large.getClientExtensionResults());
+  out['appid on an http origin'] = await failure(get({appid: location.origin + '/app-id.json'}));
+  out['appid at creation'] = await failure(create({appid: 'https://example.com/app-id.json'}));
+  out['appidExclude not a URL'] = await failure(create({appidExclude: 'not a url'}));
+  out['enforced without a policy'] = await failure(create({enforceCredentialProtectionPolicy: true}));
+  out['level 3 without UV required'] = await failure(create({credentialProtectionPolicy: 'userVerificationRequired'}));
+  out['an unknown policy'] = await failure(create({credentialProtectionPolicy: 'sometimes'}));
+  return out;
+})().then(done, (e) => done({crashed: String(e && e.stack || e)}));
+"""
+
+KEY = {"protocol": "ctap2", "ctap2Version": "ctap2_1", "transport": "usb", "hasResidentKey": True, "hasUserVerification": True,
+       "isUserVerified": True, "automaticPresenceSimulation": True, "hasCredBlob": True, "hasMinPinLength": True, "hasPrf": True,
+       "hasLargeBlob": True}
+
+
+def compare(session, name, virtual_options, key_options):
+    """The page's calls answered by Chromium's virtual authenticator configured with `virtual_options`, then by the shim
+    on a security-key profile `name` with `key_options`; returns both results, which must be equal."""
+    driver = session.driver
+    for identifier in session.scripts:   # an earlier comparison's shim: Chromium's own credential manager answers now
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
+    session.scripts = []
+    driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+    authenticator = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": virtual_options})["authenticatorId"]
+    try:
+        session.open()
+        reference = driver.execute_async_script(PAGE_CALLS)
+    finally:
+        driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+        driver.execute_cdp_cmd("WebAuthn.disable", {})
+    status, _ = session.server.call("POST", "/profiles", {"name": name, "pack": "security-key", "authenticator": key_options})
+    assert status in (200, 201)
+    session.shim(session.server, "profile=" + name)
+    session.open()
+    emulated = driver.execute_async_script(PAGE_CALLS)
+    assert "crashed" not in reference and "crashed" not in emulated, (reference, emulated)
+    differing = {call: (reference[call], emulated.get(call)) for call in reference if reference[call] != emulated.get(call)}
+    assert not differing, json.dumps(differing, indent=1)
+    return reference
+
+
+def test_a_security_key_through_the_shim_answers_as_chromiums_virtual_authenticator(tmp_path):
+    from test_shim_parity import Session
+    session = Session(tmp_path)
+    try:
+        reference = compare(session, "key1", KEY, {})
+        assert reference["create outputs"] == {"credBlob": True, "credProps": {"rk": True}, "hmacCreateSecret": True}, reference
+        assert reference["get outputs"] == {"getCredBlob": {"arrayBuffer": "AQID"}}, reference
+        assert reference["an enforced policy"] == "resolved"
+        # A key without credBlob, hmac-secret and credProtect (Chromium's virtual authenticator has credProtect only with
+        # hasCredBlob): Chromium echoes false for both outputs, getCredBlob is an empty buffer, an enforced policy fails.
+        reference = compare(session, "key2", dict(KEY, hasCredBlob=False, hasPrf=False), {"extensions": ["largeBlob", "minPinLength"]})
+        assert reference["create outputs"] == {"credBlob": False, "credProps": {"rk": True}, "hmacCreateSecret": False}, reference
+        assert reference["get outputs"] == {"getCredBlob": {"arrayBuffer": ""}}, reference
+        assert reference["an enforced policy"][0] == "NotAllowedError", reference
+    finally:
+        session.close()
