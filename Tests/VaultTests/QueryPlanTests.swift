@@ -119,13 +119,16 @@ final class QueryPlanTests: XCTestCase {
 }
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
-/// 6 (staged registrations) and 7 (the attestation CA, batch attestation) on a vault made before them.
+/// 6 (staged registrations), 7 (the attestation CA, batch attestation) and 8 (a key's credProtect levels and credBlobs) on a vault
+/// made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TRIGGER credential_extensions_follow_passkey;
+            DROP TABLE credential_extensions;
             DROP TABLE attestation_root;
             DROP TABLE attestation_batches;
             DROP TABLE devices;

@@ -36,12 +36,12 @@ public struct SpecPolicy: ProviderPolicy {
         // §10.1.4 and §10.1.5 define outputs at creation and assertion; §6.3.2 decodes the user ID first.
         cited.prf = .evaluatedOnCreateAndGet
         cited.largeBlob = .supported
-        // §10.1.1: a passkey is never registered under an AppID, so `appid` is false; CTAP 2.1 §12's extensions as a
-        // CTAP 2.1 platform authenticator answers them, without a PIN to report.
+        // §10.1.1: a passkey is never registered under an AppID, so `appid` is false. A synced passkey has a PRF
+        // (hmac-secret), and none of a roaming key's credProtect, credBlob or PIN: the browser echoes false for those.
         cited.appid = .unsupported
         cited.hmacSecret = .supported
-        cited.credProtect = .supported
-        cited.credBlob = .supported
+        cited.credProtect = .unsupported
+        cited.credBlob = .unsupported
         cited.minPinLength = .notProcessed
         cited.signalDecodeOrder = .userIdFirst
         // "the user agent has recently mediated an authentication": any password the browser filled counts.
