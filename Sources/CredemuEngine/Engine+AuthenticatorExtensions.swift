@@ -129,7 +129,9 @@ extension Engine {
         var data: [(CBOR, CBOR)] = []
         if inputs.hmacCreateSecret, knobs.hmacSecret != .notProcessed {
             let created = knobs.hmacSecret == .supported
-            if created { data.append((.text("hmac-secret"), .bool(true))) }
+            // A CTAP key says so in its authenticator data (CTAP 2.1 §12.5); a provider Chrome reaches otherwise reports
+            // it beside the response (`prf_enabled` in CreateMakeCredentialResponse), its authenticator data unchanged.
+            if created && securityKey != nil { data.append((.text("hmac-secret"), .bool(true))) }
             out.results.append(("hmacCreateSecret", .bool(created)))
         }
         if knobs.credProtect == .supported, let requested = try requestedProtection(options) {

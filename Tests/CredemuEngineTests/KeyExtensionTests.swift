@@ -21,6 +21,12 @@ final class KeyExtensionTests: XCTestCase {
         XCTAssertTrue(try AuthenticatorData(bytes: made.authenticatorData).flags.contains(.extensionData))
     }
 
+    func testGPMReportsHMACCreateSecretWithoutTouchingItsAuthenticatorData() throws {
+        let made = try ProviderScenario(pack: "gpm").modalCreate(extensions: .object([("hmacCreateSecret", true)]))
+        XCTAssertEqual(JSONValue.object(made.clientExtensionResults), .object([("hmacCreateSecret", true)]))
+        XCTAssertNil(try AuthenticatorData(bytes: made.authenticatorData).extensions)
+    }
+
     func testAKeyWithoutAnExtensionInItsListAnswersFalse() throws {
         let limited = try key { $0.extensions = ["credBlob"] }
         let made = try limited.modalCreate(extensions: .object([("hmacCreateSecret", true), ("credBlob", "AQ"), ("largeBlob", .object([("support", "preferred")]))]))
