@@ -326,3 +326,21 @@ def test_a_security_key_through_the_shim_answers_as_chromiums_virtual_authentica
         assert reference["an enforced policy"][0] == "NotAllowedError", reference
     finally:
         session.close()
+
+
+def test_a_get_with_appid_on_a_password_manager_reaches_the_plugged_key_that_holds_the_u2f_credential(tmp_path):
+    """Chrome's sheet: GPM holds no credential for the allow list, the plugged key does under the AppID, so the key
+    answers, with the AppID's hash and appid: true."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    appid = "https://example.com/u2f/app-id.json"
+    credemu = key(tmp_path)
+    (tmp_path / "u2f.json").write_text(json.dumps(u2f_fixture(appid, ec.generate_private_key(ec.SECP256R1()))))
+    credemu.json("vault", "import", str(tmp_path / "u2f.json"))
+    credemu.json("profile", "create", "desk", "--pack", "gpm")
+    credemu.json("profile", "set", "desk", "--authenticators", "key1")
+    request = authentication(b"u2f-era key handle, 32 bytes....")
+    proc = credemu.run("get", "--origin", ORIGIN, input=with_extensions(request, {"appid": appid}), profile="desk", check_exit=0)
+    asserted = json.loads(proc.stdout)
+    assert asserted["clientExtensionResults"] == {"appid": True}
+    assert unb64url(asserted["response"]["authenticatorData"])[:32] == hashlib.sha256(appid.encode()).digest()
+    assert asserted["authenticatorAttachment"] == "cross-platform"
