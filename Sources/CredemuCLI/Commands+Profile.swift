@@ -38,8 +38,8 @@ extension Option {
                 A security key's hardware (profiles of the security-key pack), WebAuthn L3 §11.1's options:
                 {"protocol": "ctap2_1"|"ctap2"|"ctap1/u2f", "transport": "usb", "hasResidentKey": true,
                 "hasUserVerification": true, "isUserConsenting": true, "isUserVerified": true, "extensions": [...],
-                "defaultBackupEligibility": false, "defaultBackupState": false, "residentKeyCapacity": 25}; members given
-                change, the rest stay.
+                "defaultBackupEligibility": false, "defaultBackupState": false, "residentKeyCapacity": 25, "minPinLength": 4,
+                "minPinLengthRPIDs": [...]}; members given change, the rest stay.
                 """, section: section),
             Option("authenticators", .text("K1,K2"), """
                 The security keys plugged in (security-key profiles), at most \(Profile.roamingLimit): the browser's sheet

@@ -29,14 +29,20 @@ public struct AuthenticatorOptions: Equatable, Sendable {
     public var defaultBackupState = false
     /// How many discoverable credentials the key stores (YubiKey 5, firmware 5.2 to 5.6: 25; 5.7: 100).
     public var residentKeyCapacity = 25
+    /// The key's minimum PIN length (CTAP 2.1 §6.5.1 `minPINLength`, 4 unless raised by authenticatorConfig).
+    public var minPinLength = 4
+    /// The RP IDs the key reports its minimum PIN length to (CTAP 2.1 §12.4 `minPinLengthRPIDs`); nil: every RP ID,
+    /// as Chromium's virtual authenticator with `hasMinPinLength` does (device/fido/virtual_ctap2_device.cc).
+    public var minPinLengthRPIDs: [String]?
 
     public init() {}
 
     /// The transports §5.8.4 defines; a key reports the one it is reached over.
     public static let transports = ["usb", "nfc", "ble", "smart-card", "hybrid", "internal"]
-    /// The option names §11.1 defines, with credemu's `residentKeyCapacity`.
+    /// The option names §11.1 defines, with credemu's `residentKeyCapacity`, `minPinLength` and `minPinLengthRPIDs`.
     public static let names = ["protocol", "transport", "hasResidentKey", "hasUserVerification", "isUserConsenting", "isUserVerified",
-                               "extensions", "defaultBackupEligibility", "defaultBackupState", "residentKeyCapacity"]
+                               "extensions", "defaultBackupEligibility", "defaultBackupState", "residentKeyCapacity",
+                               "minPinLength", "minPinLengthRPIDs"]
     /// The most discoverable credentials a key may be given room for.
     public static let capacityLimit: Int64 = 10_000
 
@@ -48,7 +54,8 @@ public struct AuthenticatorOptions: Equatable, Sendable {
         ]
         if let extensions { members.append(("extensions", .array(extensions.map(JSONValue.string)))) }
         members += [("defaultBackupEligibility", .bool(defaultBackupEligibility)), ("defaultBackupState", .bool(defaultBackupState)),
-                    ("residentKeyCapacity", .number(Double(residentKeyCapacity)))]
+                    ("residentKeyCapacity", .number(Double(residentKeyCapacity))), ("minPinLength", .number(Double(minPinLength)))]
+        if let minPinLengthRPIDs { members.append(("minPinLengthRPIDs", .array(minPinLengthRPIDs.map(JSONValue.string)))) }
         return .object(members)
     }
 
@@ -84,6 +91,15 @@ public struct AuthenticatorOptions: Equatable, Sendable {
         if let b = try fields.bool("defaultBackupEligibility") { defaultBackupEligibility = b }
         if let b = try fields.bool("defaultBackupState") { defaultBackupState = b }
         if let n = try fields.integer("residentKeyCapacity", in: 0...AuthenticatorOptions.capacityLimit) { residentKeyCapacity = Int(n) }
+        // CTAP 2.1 §6.5.1: at least 4 Unicode code points, at most 63 bytes.
+        if let n = try fields.integer("minPinLength", in: 4...63) { minPinLength = Int(n) }
+        if fields.present("minPinLengthRPIDs") != nil {
+            let list = try fields.strings("minPinLengthRPIDs")
+            guard list.count <= 32, list.allSatisfy(RelyingPartyID.isValidDomain) else {
+                throw fields.invalid("minPinLengthRPIDs", "must list at most 32 RP IDs (domains)")
+            }
+            minPinLengthRPIDs = list
+        }
     }
 
     /// Whether the key processes the extension `identifier` (as `getClientCapabilities()` names it, without `extension:`).

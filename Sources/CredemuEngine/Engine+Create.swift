@@ -24,6 +24,8 @@ extension Engine {
         do throws(CeremonyError) {
             try checkCreationExtensions(options.extensionInputs)
             let rpID = try checkedRPID.get()
+            let appidExclude = try creationAppIDExclude(options, caller: caller)
+            let protection = try requestedProtection(options)
             let algorithm = try negotiateAlgorithm(options.pubKeyCredParams)
             // WebAuthn L3 §5.1.3: an authenticator of another attachment is not used (Chromium: not a candidate).
             if let asked = options.authenticatorAttachment, ["platform", "cross-platform"].contains(asked), asked != knobs.attachment,
@@ -46,9 +48,10 @@ extension Engine {
                                     reason: .passkeysDisabled)
             }
             try checkKeyCanStore(options)
-            if let match = try excludedMatch(options, rpID: rpID) { throw exclusionFailure(match, timeout: options.timeout) }
+            if let match = try excludedMatch(options, rpID: rpID, appidExclude: appidExclude) { throw exclusionFailure(match, timeout: options.timeout) }
             if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
+            try checkProtectionEnforceable(protection)
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
                                               userPresent: true, userVerified: reportsUserVerification(options.userVerification))
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
@@ -76,9 +79,11 @@ extension Engine {
         if userVerified { flags.insert(.userVerified) }
         if settings.backupEligible { flags.insert(.backupEligible) }
         if settings.backupEligible && settings.backupState { flags.insert(.backedUp) }
+        let authenticatorExtensions = try creationExtensions(options, rpID: rpID)
         let authData = AuthenticatorData(
             rpIDHash: rpIDHash(rpID), flags: flags, signCount: 0,
-            attestedCredentialData: .init(aaguid: settings.aaguid, credentialID: credentialID, publicKey: key.publicKey)).bytes
+            attestedCredentialData: .init(aaguid: settings.aaguid, credentialID: credentialID, publicKey: key.publicKey),
+            extensions: authenticatorExtensions.authenticatorData).bytes
         let clientData = clientData(.create, challenge: options.challenge, caller: caller).bytes
 
         let statement = try attestationStatement(settings.attestation, conveyance: options.attestation, algorithm: algorithm, key: key,
@@ -94,9 +99,11 @@ extension Engine {
         let prfSecret: [UInt8]? = options.extensionInputs.prf != nil && (knobs.prf == .evaluatedOnCreateAndGet || knobs.prf == .evaluatedOnGet)
             ? SecureRandom.bytes(32) : nil
         try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8, prfSecret: prfSecret) }
+        try storeCreationExtensions(authenticatorExtensions, for: credentialID)
         remember(key, for: credentialID)
 
-        let extensionResults = creationExtensionResults(options.extensionInputs, discoverable: settings.discoverable, prfSecret: prfSecret)
+        let extensionResults = (creationExtensionResults(options.extensionInputs, discoverable: settings.discoverable, prfSecret: prfSecret)
+            + authenticatorExtensions.results).sorted { $0.0 < $1.0 }
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
@@ -118,11 +125,13 @@ extension Engine {
         throw CeremonyError(.notSupported("None of the requested algorithms \(requested) is supported; \(policy.name) offers \(offered)."))
     }
 
-    /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`.
-    func excludedMatch(_ options: CreationOptions, rpID: String) throws(CeremonyError) -> PasskeyRecord? {
+    /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`, under the RP
+    /// ID or the checked `appidExclude` (§10.1.2: a U2F-era credential registered under the AppID).
+    func excludedMatch(_ options: CreationOptions, rpID: String, appidExclude: String? = nil) throws(CeremonyError) -> PasskeyRecord? {
         // The RP's exclude list is short and the vault may be large: look each ID up.
         for descriptor in options.excludeCredentials where descriptor.type == "public-key" {
-            guard let record = try store({ () throws(VaultError) in try vault.passkey(id: descriptor.id) }), record.rpID == rpID else { continue }
+            guard let record = try store({ () throws(VaultError) in try vault.passkey(id: descriptor.id) }),
+                  record.rpID == rpID || (appidExclude != nil && record.rpID == appidExclude) else { continue }
             if knobs.exclusionScope == .relyingParty || record.userHandle == options.user.id { return record }
         }
         return nil

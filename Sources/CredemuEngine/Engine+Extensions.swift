@@ -4,9 +4,13 @@ import WebAuthn
 
 extension Engine {
     /// The extensions whose inputs the engine processes and whose outputs it gives, as the pack's knobs say
-    /// (`extensions.prf`, `extensions.largeBlob`; `credProps` from the new credential). A pack may claim no other
+    /// (`extensions.prf`, `extensions.largeBlob`, and the authenticator extensions of `Engine+AuthenticatorExtensions`;
+    /// `credProps` from the new credential). A pack may claim no other
     /// in its capabilities (`PolicyPack.checkExtensionClaims`, `credemu providers validate`).
-    public static let answeredExtensions: Set<String> = ["credProps", "largeBlob", "prf"]
+    public static let answeredExtensions: Set<String> = [
+        "appid", "appidExclude", "credBlob", "credProps", "credentialProtectionPolicy", "enforceCredentialProtectionPolicy",
+        "getCredBlob", "hmacCreateSecret", "largeBlob", "minPinLength", "prf",
+    ]
 
     // MARK: Creation
 
@@ -24,6 +28,7 @@ extension Engine {
         if inputs.prf?.evalByCredential != nil {
             throw CeremonyError(.notSupported("The 'evalByCredential' field cannot be set when creating a credential."), reason: .invalidExtensionInput)
         }
+        try checkAuthenticatorCreationInputs(inputs)
     }
 
     /// A create that requires large blob support cannot be made on a provider without it (WebAuthn L3 §10.1.5:

@@ -17,6 +17,7 @@ extension Engine {
         do throws(CeremonyError) {
             try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
+            let appID = try requestAppID(options, caller: caller)
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             // One short transaction takes the user's decision, chooses the credential and records its use
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
@@ -26,17 +27,18 @@ extension Engine {
             if !options.allowCredentials.contains(where: { $0.type == "public-key" }) {
                 try store { () throws(VaultError) in try vault.flushUses() }
             }
-            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)]), CeremonyError> in
+            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)], CBOR?), CeremonyError> in
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
                 var chosen = pick
                 if case .pick(let id) = decision { chosen = id }
-                let record = try chooseCredential(options, rpID: rpID, pick: chosen)
+                let record = try chooseCredential(options, rpID: rpID, pick: chosen, appID: appID)
                 let key = try signingKey(for: record)
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
                 let now = clock.now()
                 // Extensions first: one that fails leaves no use recorded (a deferred one would outlive a rollback).
-                let extensions = try assertionExtensionResults(options.extensionInputs, record: record)
+                let (authenticatorExtensions, ctapResults) = try assertionAuthenticatorExtensions(options, record: record, appID: appID)
+                let extensions = (try assertionExtensionResults(options.extensionInputs, record: record) + ctapResults).sorted { $0.0 < $1.0 }
                 // A counter that stays zero leaves only the time to record, which may wait for the log's next batch.
                 try store { () throws(VaultError) in
                     try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now,
@@ -45,14 +47,16 @@ extension Engine {
                 detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
                 if !extensions.isEmpty { detail.append(("extensions", .array(extensions.map { .string($0.0) }))) }
                 log("get", "success", .success, detail)
-                return .success((record, key, signCount, extensions))
+                return .success((record, key, signCount, extensions, authenticatorExtensions))
             }
-            let (record, key, signCount, extensions) = try outcome.get()
+            let (record, key, signCount, extensions, authenticatorExtensions) = try outcome.get()
             var flags: AuthenticatorData.Flags = [.userPresent]
             if reportsUserVerification(options.userVerification) { flags.insert(.userVerified) }
             if record.settings.backupEligible { flags.insert(.backupEligible) }
             if record.settings.backupEligible && record.settings.backupState { flags.insert(.backedUp) }
-            let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: flags, signCount: signCount).bytes
+            // The record's RP ID: the AppID's hash for a U2F-era credential found under it (§10.1.1).
+            let authData = AuthenticatorData(rpIDHash: rpIDHash(record.rpID), flags: flags, signCount: signCount,
+                                             extensions: authenticatorExtensions).bytes
             let clientData = clientData(.get, challenge: options.challenge, caller: caller).bytes
             let signature: [UInt8]
             do throws(SigningError) {
@@ -83,8 +87,8 @@ extension Engine {
 
     /// The credentials a get may use (never hidden ones), then the user's choice among them: the first offered,
     /// or the one picked, looked up by its ID (so a pick need not be among the first `offerLimit`).
-    func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?) throws(CeremonyError) -> PasskeyRecord {
-        let candidates = try self.candidates(options, rpID: rpID, limit: 1)
+    func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord {
+        let candidates = try self.candidates(options, rpID: rpID, limit: 1, appID: appID)
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }
         guard let first = candidates.first else {
             let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
@@ -92,7 +96,7 @@ extension Engine {
                                 reason: .noCredential)
         }
         guard let pick else { return first }
-        guard let chosen = try offered(pick, options, rpID: rpID) else {
+        guard let chosen = try offered(pick, options, rpID: rpID, appID: appID) else {
             throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
                                 reason: .noCredential)
         }
@@ -104,20 +108,27 @@ extension Engine {
 
     /// What a get may offer: the allowed credentials, or the RP's discoverable ones; never hidden ones. Most
     /// recently used (or, failing that, newest) first, as an account chooser lists them; at most `limit`. Without an
-    /// allow list the vault picks and orders them (`Vault.offeredPasskeys`), so the RP's size costs nothing.
-    func candidates(_ options: RequestOptions, rpID: String, limit: Int) throws(CeremonyError) -> [PasskeyRecord] {
+    /// allow list the vault picks and orders them (`Vault.offeredPasskeys`), so the RP's size costs nothing. A
+    /// credential's credProtect level may keep it out (`protectionAllows`). With an AppID, allowed credentials under
+    /// it are tried when none is under the RP ID, as Chromium's get_assertion_task.cc retries with the AppID.
+    func candidates(_ options: RequestOptions, rpID: String, limit: Int, appID: String? = nil) throws(CeremonyError) -> [PasskeyRecord] {
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        let verified = reportsUserVerification(options.userVerification)
         if allowed.isEmpty {
-            return try store { () throws(VaultError) in try vault.offeredPasskeys(rpID: rpID, limit: limit) }
+            let cap = knobs.credProtect == .supported && !verified ? 1 : 3
+            return try store { () throws(VaultError) in try vault.offeredPasskeys(rpID: rpID, limit: limit, maxCredProtect: cap) }
         }
         var candidates: [PasskeyRecord] = []
+        var found: [PasskeyRecord] = []
         try store { () throws(VaultError) in
             // Look the allowed IDs up one by one: an RP's allow list is short, a vault may be large.
             for id in allowed {
-                if let record = try vault.passkey(id: id), record.rpID == rpID, !record.hidden,
-                   !candidates.contains(where: { $0.credentialID == id }) {
-                    candidates.append(record)
-                }
+                if let record = try vault.passkey(id: id), !record.hidden, !found.contains(where: { $0.credentialID == id }) { found.append(record) }
+            }
+        }
+        for under in [rpID] + (appID.map { [$0] } ?? []) where candidates.isEmpty {
+            for record in found where record.rpID == under {
+                if try protectionAllows(record, listed: true, verified: verified) { candidates.append(record) }
             }
         }
         return Array(candidates.sorted { a, b in
@@ -126,11 +137,13 @@ extension Engine {
     }
 
     /// The picked credential, if a get with these options may use it.
-    func offered(_ id: [UInt8], _ options: RequestOptions, rpID: String) throws(CeremonyError) -> PasskeyRecord? {
+    func offered(_ id: [UInt8], _ options: RequestOptions, rpID: String, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord? {
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         guard allowed.isEmpty || allowed.contains(id) else { return nil }
-        guard let record = try store({ () throws(VaultError) in try vault.passkey(id: id) }), record.rpID == rpID, !record.hidden,
-              !allowed.isEmpty || record.settings.discoverable else { return nil }
+        guard let record = try store({ () throws(VaultError) in try vault.passkey(id: id) }),
+              record.rpID == rpID || (appID != nil && !allowed.isEmpty && record.rpID == appID), !record.hidden,
+              !allowed.isEmpty || record.settings.discoverable,
+              try protectionAllows(record, listed: !allowed.isEmpty, verified: reportsUserVerification(options.userVerification)) else { return nil }
         return record
     }
 }
@@ -140,12 +153,12 @@ extension Engine {
     /// each of its providers before it routes a get (`DeviceSession`). Logs nothing.
     public func usableCredentials(_ options: RequestOptions, caller: Caller, limit: Int) throws(CeremonyError) -> [PasskeyRecord] {
         let rpID = try relyingPartyID(options.rpId, caller: caller)
-        return try candidates(options, rpID: rpID, limit: limit)
+        return try candidates(options, rpID: rpID, limit: limit, appID: try? requestAppID(options, caller: caller))
     }
 
     /// Whether a get with these options may use the passkey `id` of this provider.
     public func mayUse(_ id: [UInt8], _ options: RequestOptions, caller: Caller) throws(CeremonyError) -> Bool {
         let rpID = try relyingPartyID(options.rpId, caller: caller)
-        return try offered(id, options, rpID: rpID) != nil
+        return try offered(id, options, rpID: rpID, appID: try? requestAppID(options, caller: caller)) != nil
     }
 }

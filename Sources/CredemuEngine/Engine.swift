@@ -41,6 +41,8 @@ public final class Engine: @unchecked Sendable {
             // WebAuthn L3 §11.1: a virtual authenticator on the internal transport is a platform authenticator.
             knobs.attachment = "platform"
         }
+        // A key answers the extensions its hardware has (§11.1 `extensions`, its protocol).
+        if knobs.model == .securityKey { knobs = (profile.authenticator ?? AuthenticatorOptions()).narrowing(knobs) }
         self.knobs = knobs
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }

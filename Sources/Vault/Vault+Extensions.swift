@@ -56,6 +56,46 @@ extension Vault {
         }
     }
 
+    // MARK: CTAP 2.1 credential state (migration 8)
+
+    /// The most a credBlob holds: CTAP 2.1 §12.2's least `maxCredBlobLength`, 32 bytes, which credemu's keys report.
+    public static let credBlobLimit = 32
+
+    /// Records a new credential's credProtect level (1 to 3) and credBlob, either optional; the credential need not
+    /// be in `passkeys` yet (a held vault stages it).
+    public func setCredentialExtensions(_ credentialID: [UInt8], credProtect: Int?, credBlob: [UInt8]?) throws(VaultError) {
+        guard credProtect != nil || credBlob != nil else { return }
+        if let level = credProtect, !(1...3).contains(level) { throw VaultError(.invalidInput, "A credProtect level is 1, 2 or 3.") }
+        if let credBlob, credBlob.count > Vault.credBlobLimit { throw VaultError(.invalidInput, "A credBlob holds at most \(Vault.credBlobLimit) bytes.") }
+        let sealed: SQLValue = credBlob.map { .blob(box.seal($0, context: Vault.credBlobContext(credentialID))) } ?? .null
+        try locked { () throws(VaultError) in
+            try db.query(Vault.setCredentialExtensionsSQL, [.blob(credentialID), .text(profile), credProtect.map { .int(Int64($0)) } ?? .null, sealed])
+        }
+    }
+
+    /// A credential's credProtect level (1 when none was set) and its credBlob (nil when none was stored).
+    public func credentialExtensions(_ credentialID: [UInt8]) throws(VaultError) -> (credProtect: Int, credBlob: [UInt8]?) {
+        let row: (Int, [UInt8]?)? = try locked { () throws(VaultError) in
+            var found: (Int, [UInt8]?)?
+            try db.query(Vault.credentialExtensionsSQL, [.blob(credentialID), .text(profile)]) { row in
+                found = (Int(row.optionalInt(0) ?? 1), row.optionalBlob(1))
+            }
+            return found
+        }
+        guard let (level, sealed) = row else { return (1, nil) }
+        guard let sealed else { return (level, nil) }
+        guard let blob = box.open(sealed, context: Vault.credBlobContext(credentialID)) else {
+            throw VaultError(.corrupt, "The credBlob of passkey \(Base64URL.encode(credentialID)) does not decrypt: the vault is damaged.")
+        }
+        return (level, blob)
+    }
+
+    static let setCredentialExtensionsSQL = """
+        INSERT INTO credential_extensions (credential_id, profile, cred_protect, cred_blob) VALUES (?1, ?2, ?3, ?4)         ON CONFLICT (credential_id) DO UPDATE SET cred_protect = excluded.cred_protect, cred_blob = excluded.cred_blob
+        """
+    static let credentialExtensionsSQL = "SELECT cred_protect, cred_blob FROM credential_extensions WHERE credential_id = ? AND profile = ?"
+    static func credBlobContext(_ credentialID: [UInt8]) -> String { "credBlob:" + Base64URL.encode(credentialID) }
+
     static let prfSecretSQL = "SELECT prf_secret FROM passkeys WHERE credential_id = ? AND profile = ?"
     static let setPRFSecretSQL = "UPDATE passkeys SET prf_secret = ? WHERE credential_id = ? AND profile = ? AND prf_secret IS NULL"
     static let largeBlobSQL = "SELECT blob FROM large_blobs WHERE credential_id = ? AND profile = ?"

@@ -157,15 +157,28 @@ extension Vault {
     /// The RP's discoverable, visible passkeys, most recently used (never used: newest) first, at most `limit`:
     /// what a get without an allow list may use. One walk down the `passkeys_offered` index, in its order; only
     /// the rows returned are read and decoded, however many the RP holds.
-    public func offeredPasskeys(rpID: String, limit: Int) throws(VaultError) -> [PasskeyRecord] {
+    ///
+    /// - Parameter maxCredProtect: leaves out credentials of a higher credProtect level (CTAP 2.1 §12.1: without user
+    ///   verification a level 2 or 3 credential is not discoverable), each checked by its key in `credential_extensions`.
+    public func offeredPasskeys(rpID: String, limit: Int, maxCredProtect: Int = 3) throws(VaultError) -> [PasskeyRecord] {
         try locked { () throws(VaultError) in
             try flushUses()  // the order is the last use's: pending ones first (a no-op inside a transaction)
+            if maxCredProtect < 3 {
+                return try selectPasskeys(sql: Vault.offeredProtectedSQL, [.text(profile), .text(rpID), .int(Int64(maxCredProtect)),
+                                                                          .int(Int64(max(0, limit)))])
+            }
             return try selectPasskeys(sql: Vault.offeredSQL, [.text(profile), .text(rpID), .int(Int64(max(0, limit)))])
         }
     }
 
     static let offeredSQL = selectPasskeysSQL + """
         WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 \
+        ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
+        """
+
+    static let offeredProtectedSQL = selectPasskeysSQL + """
+        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND NOT EXISTS (SELECT 1 FROM credential_extensions \
+        WHERE credential_extensions.credential_id = passkeys.credential_id AND cred_protect > ?) \
         ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
         """
 

@@ -15,6 +15,7 @@ extension Vault {
         "recordAssertion": recordAssertionSQL,
         "recordUse": recordUseSQL,
         "offered": offeredSQL,
+        "offeredProtected": offeredProtectedSQL,
         "countAccount": countAccountSQL,
         "countAccountExcluding": countAccountExcludingSQL,
         "countDiscoverable": countDiscoverableSQL,
@@ -27,6 +28,8 @@ extension Vault {
         "setPRFSecret": setPRFSecretSQL,
         "largeBlob": largeBlobSQL,
         "setLargeBlob": setLargeBlobSQL,
+        "setCredentialExtensions": setCredentialExtensionsSQL,
+        "credentialExtensions": credentialExtensionsSQL,
         // Signals and their findings.
         "setHidden": setHiddenSQL,
         "updateUser": updateUserSQL,

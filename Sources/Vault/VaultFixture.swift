@@ -21,7 +21,7 @@ public enum VaultFixture {
         } catch {
             throw VaultError(.invalidInput, "The fixture is not valid JSON: \(error.description).")
         }
-        let (passwords, passkeys) = try read(document)
+        let (passwords, passkeys, ctap) = try read(document)
         try vault.transaction { () throws(VaultError) in
             for p in passwords {
                 if try vault.passwords(origin: p.origin).contains(where: { $0.username == p.username }) {
@@ -31,6 +31,7 @@ public enum VaultFixture {
                                        lastFilledAt: p.lastFilled, lastUsedAt: p.lastUsed, savedIn: p.savedIn)
             }
             try vault.insertPasskeys(passkeys)
+            for (credentialID, state) in ctap { try vault.setCredentialExtensions(credentialID, credProtect: state.0, credBlob: state.1) }
         }
         return (passwords.count, passkeys.count)
     }
@@ -48,8 +49,10 @@ public enum VaultFixture {
                 passkeys.append(passkeyJSON(k, privateKey: nil))
                 continue
             }
+            let ctap = try vault.credentialExtensions(k.credentialID)
             passkeys.append(passkeyJSON(k, privateKey: try vault.privateKey(for: k.credentialID),
-                                        prfSecret: try vault.prfSecret(for: k.credentialID), largeBlob: try vault.largeBlob(for: k.credentialID)))
+                                        prfSecret: try vault.prfSecret(for: k.credentialID), largeBlob: try vault.largeBlob(for: k.credentialID),
+                                        credProtect: ctap.credProtect == 1 ? nil : ctap.credProtect, credBlob: ctap.credBlob))
         }
         return JSONValue.object([
             ("format", .string(format)),
@@ -80,7 +83,8 @@ public enum VaultFixture {
 
     /// A passkey in fixture form; with `privateKey` nil (listings) the COSE public key stands in its place. The
     /// extension secrets come last, only in an export with secrets and only when the passkey has them.
-    public static func passkeyJSON(_ k: PasskeyRecord, privateKey: [UInt8]?, prfSecret: [UInt8]? = nil, largeBlob: [UInt8]? = nil) -> JSONValue {
+    public static func passkeyJSON(_ k: PasskeyRecord, privateKey: [UInt8]?, prfSecret: [UInt8]? = nil, largeBlob: [UInt8]? = nil,
+                                   credProtect: Int? = nil, credBlob: [UInt8]? = nil) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("credentialId", .string(k.id)),
             ("rpId", .string(k.rpID)),
@@ -103,6 +107,8 @@ public enum VaultFixture {
         ]
         if let prfSecret { members.append(("prfSecret", .string(Base64URL.encode(prfSecret)))) }
         if let largeBlob { members.append(("largeBlob", .string(Base64URL.encode(largeBlob)))) }
+        if let credProtect { members.append(("credProtect", .number(Double(credProtect)))) }
+        if let credBlob { members.append(("credBlob", .string(Base64URL.encode(credBlob)))) }
         return .object(members)
     }
 
@@ -116,7 +122,9 @@ public enum VaultFixture {
         var savedIn: String?
     }
 
-    static func read(_ document: JSONValue) throws(VaultError) -> ([Password], [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)]) {
+    /// The fixture's records; the third member is each credential's CTAP 2.1 state (credProtect level, credBlob) when it has one.
+    static func read(_ document: JSONValue) throws(VaultError)
+        -> ([Password], [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)], [([UInt8], (Int?, [UInt8]?))]) {
         let root = try JSONFields<VaultError>(document, path: "fixture")
         guard try root.string("format") == format else { throw root.invalid("format", "must be \"\(format)\"") }
         guard try root.number("version") == Double(version) else {
@@ -133,18 +141,23 @@ public enum VaultFixture {
                                       lastFilled: try f.time("lastFilled"), lastUsed: try f.time("lastUsed"), savedIn: savedIn))
         }
         var passkeys: [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)] = []
+        var ctap: [([UInt8], (Int?, [UInt8]?))] = []
         var seen = Set<[UInt8]>()
         for f in try root.objects("passkeys") {
             try f.onlyKeys(["credentialId", "rpId", "userHandle", "userName", "displayName", "algorithm", "privateKey",
                             "signCount", "counter", "backupEligible", "backupState", "aaguid", "discoverable", "attestation",
-                            "hidden", "hiddenAt", "created", "lastUsed", "prfSecret", "largeBlob"])
+                            "hidden", "hiddenAt", "created", "lastUsed", "prfSecret", "largeBlob", "credProtect", "credBlob"])
             let credentialID = try f.requiredBase64URL("credentialId")
             guard (16...1023).contains(credentialID.count) else { throw f.invalid("credentialId", "must be 16 to 1023 bytes") }
             guard seen.insert(credentialID).inserted else { throw f.invalid("credentialId", "appears twice in the fixture") }
             let rpID = try f.requiredString("rpId")
-            guard RelyingPartyID.isValidDomain(rpID) || rpID == "localhost" else { throw f.invalid("rpId", "is not a valid domain") }
+            // A U2F-era credential is stored under its FIDO AppID URL (WebAuthn L3 §10.1.1), without a user handle.
+            let appID = VaultFixture.isAppID(rpID)
+            guard RelyingPartyID.isValidDomain(rpID) || rpID == "localhost" || appID else {
+                throw f.invalid("rpId", "is not a valid domain or an https AppID URL")
+            }
             let userHandle = try f.requiredBase64URL("userHandle")
-            guard (1...64).contains(userHandle.count) else { throw f.invalid("userHandle", "must be 1 to 64 bytes") }
+            guard (appID ? 0...64 : 1...64).contains(userHandle.count) else { throw f.invalid("userHandle", "must be 1 to 64 bytes") }
             guard let algorithm = COSEAlgorithm(name: try f.requiredString("algorithm")) else {
                 throw f.invalid("algorithm", "must be ES256, EdDSA or RS256")
             }
@@ -187,8 +200,21 @@ public enum VaultFixture {
             guard prfSecret.map({ $0.count == 32 }) ?? true else { throw f.invalid("prfSecret", "must be 32 bytes") }
             let largeBlob = try f.base64URL("largeBlob")
             guard (largeBlob?.count ?? 0) <= Vault.largeBlobLimit else { throw f.invalid("largeBlob", "must be at most \(Vault.largeBlobLimit) bytes") }
+            guard !appID || !settings.discoverable else { throw f.invalid("discoverable", "must be false for a credential under an AppID (U2F)") }
+            let credProtect = try f.integer("credProtect", in: 1...3).map { Int($0) }
+            let credBlob = try f.base64URL("credBlob")
+            guard (credBlob?.count ?? 0) <= Vault.credBlobLimit else { throw f.invalid("credBlob", "must be at most \(Vault.credBlobLimit) bytes") }
             passkeys.append((record, pkcs8, prfSecret, largeBlob))
+            if credProtect != nil || credBlob != nil { ctap.append((credentialID, (credProtect, credBlob))) }
         }
-        return (passwords, passkeys)
+        return (passwords, passkeys, ctap)
+    }
+
+    /// An https URL with a valid host and a path: what a U2F RP set as its AppID (FIDO AppID and Facet v2.0 §3).
+    static func isAppID(_ text: String) -> Bool {
+        guard text.hasPrefix("https://"), text.utf8.count <= 2048 else { return false }
+        let authority = text.dropFirst("https://".count).prefix { $0 != "/" }
+        let host = authority.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        return RelyingPartyID.isValidDomain(host) && text.dropFirst("https://".count).contains("/")
     }
 }

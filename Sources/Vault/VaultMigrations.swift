@@ -190,6 +190,20 @@ enum VaultMigrations {
             created_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 8: CTAP 2.1 extension state a security key keeps per credential (issue 23.5): its credProtect level (CTAP 2.1
+        // §12.1; no row or NULL: level 1) and its credBlob (§12.2), sealed as `credBlob:<id>`, deleted with their passkey.
+        // A table of its own, so the passkeys table and its staging twin keep their columns.
+        """
+        CREATE TABLE credential_extensions (
+            credential_id BLOB PRIMARY KEY,
+            profile TEXT NOT NULL,
+            cred_protect INTEGER CHECK (cred_protect BETWEEN 1 AND 3),
+            cred_blob BLOB
+        ) WITHOUT ROWID;
+        CREATE TRIGGER credential_extensions_follow_passkey AFTER DELETE ON passkeys BEGIN
+            DELETE FROM credential_extensions WHERE credential_id = old.credential_id;
+        END;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

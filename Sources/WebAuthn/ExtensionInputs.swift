@@ -1,7 +1,9 @@
 /// The client extension inputs credemu answers, in their JSON forms (`AuthenticationExtensionsClientInputsJSON`,
-/// WebAuthn L3 §5.1.8, §5.1.9): `credProps` (§10.1.3), `prf` (§10.1.4) and `largeBlob` (§10.1.5). Other members
-/// are left alone, as a client that does not implement an extension ignores it; a member of the three that is
-/// malformed is a `TypeError` naming its path.
+/// WebAuthn L3 §5.1.8, §5.1.9): `appid` and `appidExclude` (§10.1.1, §10.1.2), `credProps` (§10.1.3), `prf`
+/// (§10.1.4), `largeBlob` (§10.1.5), and CTAP 2.1's `hmacCreateSecret` (§12.5), `credentialProtectionPolicy` with
+/// `enforceCredentialProtectionPolicy` (§12.1), `credBlob` and `getCredBlob` (§12.2), `minPinLength` (§12.4), as
+/// Blink's IDL has them (authentication_extensions_client_inputs.idl). Other members are left alone, as a client that
+/// does not implement an extension ignores it; one of these that is malformed is a `TypeError` naming its path.
 public struct ExtensionInputs: Equatable, Sendable {
     /// `AuthenticationExtensionsPRFValues`: the RP's inputs, before the client hashes them.
     public struct PRFValues: Equatable, Sendable {
@@ -37,6 +39,16 @@ public struct ExtensionInputs: Equatable, Sendable {
     public var credProps: Bool
     public var prf: PRF?
     public var largeBlob: LargeBlob?
+    /// `appid` (get) and `appidExclude` (create): a FIDO AppID URL as given ("" means the caller's origin).
+    public var appid: String?
+    public var appidExclude: String?
+    public var hmacCreateSecret = false
+    /// As given: Chromium's conversion fails on a name outside the three (`CredentialProtection(name:)`).
+    public var credentialProtectionPolicy: String?
+    public var enforceCredentialProtectionPolicy = false
+    public var minPinLength = false
+    public var credBlob: [UInt8]?
+    public var getCredBlob = false
 
     public init(credProps: Bool = false, prf: PRF? = nil, largeBlob: LargeBlob? = nil) {
         self.credProps = credProps
@@ -65,6 +77,14 @@ public struct ExtensionInputs: Equatable, Sendable {
         if let b = try e.object("largeBlob") {
             largeBlob = LargeBlob(support: try b.string("support"), read: try b.bool("read"), write: try b.base64URL("write"))
         }
+        appid = try e.string("appid")
+        appidExclude = try e.string("appidExclude")
+        hmacCreateSecret = try e.bool("hmacCreateSecret") ?? false
+        credentialProtectionPolicy = try e.string("credentialProtectionPolicy")
+        enforceCredentialProtectionPolicy = try e.bool("enforceCredentialProtectionPolicy") ?? false
+        minPinLength = try e.bool("minPinLength") ?? false
+        credBlob = try e.base64URL("credBlob")
+        getCredBlob = try e.bool("getCredBlob") ?? false
     }
 
     private static func values(_ v: OptionsReader) throws(WebAuthnError) -> PRFValues {

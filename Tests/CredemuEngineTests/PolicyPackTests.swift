@@ -113,12 +113,12 @@ final class ExtensionClaimTests: XCTestCase {
     func testAClaimOfAnExtensionTheEngineCannotAnswerIsUnansweredExtension() throws {
         let text = try gpmText()
         let cases: [(String, String)] = [
-            (text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:credBlob\": true,"),
-             "pack.knobs.capabilities.client claims \"extension:credBlob\": true"),
-            (text.replacingOccurrences(of: "\"extensions.largeBlob\": {", with: "\"extensions.credBlob\": {\"value\": true, \"source\": \"spec\"},\n    \"extensions.largeBlob\": {"),
-             "pack.knobs.extensions.credBlob sets an extension credemu cannot answer"),
-            (text.replacingOccurrences(of: "\"variants\": {\n    \"chrome-android\": {", with: "\"variants\": {\n    \"chrome-android\": {\n      \"capabilities.client\": {\"value\": {\"extension:minPinLength\": true}, \"source\": \"spec\"},"),
-             "pack.variants.chrome-android.capabilities.client claims \"extension:minPinLength\": true"),
+            (text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:madeUp\": true,"),
+             "pack.knobs.capabilities.client claims \"extension:madeUp\": true"),
+            (text.replacingOccurrences(of: "\"extensions.largeBlob\": {", with: "\"extensions.madeUp\": {\"value\": true, \"source\": \"spec\"},\n    \"extensions.largeBlob\": {"),
+             "pack.knobs.extensions.madeUp sets an extension credemu cannot answer"),
+            (text.replacingOccurrences(of: "\"variants\": {\n    \"chrome-android\": {", with: "\"variants\": {\n    \"chrome-android\": {\n      \"capabilities.client\": {\"value\": {\"extension:uvm\": true}, \"source\": \"spec\"},"),
+             "pack.variants.chrome-android.capabilities.client claims \"extension:uvm\": true"),
         ]
         for (json, fragment) in cases {
             XCTAssertNotEqual(json, text, fragment)
@@ -127,11 +127,11 @@ final class ExtensionClaimTests: XCTestCase {
                 XCTAssertEqual(configuration?.kind, .unansweredExtension, "\(error)")
                 XCTAssertEqual(configuration?.json["error"]?["name"], "UnansweredExtension")
                 XCTAssertTrue("\(error)".contains(fragment), "\(error) lacks \(fragment)")
-                XCTAssertTrue("\(error)".contains("credProps, largeBlob, prf"), "\(error) names what credemu answers")
+                XCTAssertTrue("\(error)".contains("appid, appidExclude, credBlob, credProps"), "\(error) names what credemu answers")
             }
         }
         // A false key claims nothing: Chromium's false extension keys stay.
-        XCTAssertNoThrow(try PolicyPack(json: text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:credBlob\": false,"), origin: "x"))
+        XCTAssertNoThrow(try PolicyPack(json: text.replacingOccurrences(of: "\"extension:credProps\": true,", with: "\"extension:credProps\": true,\n        \"extension:madeUp\": false,"), origin: "x"))
     }
 
     func testEveryShippedPackClaimsOnlyWhatTheEngineAnswers() throws {
@@ -145,14 +145,15 @@ final class ExtensionClaimTests: XCTestCase {
         }
     }
 
-    /// Chrome desktop's `getClientCapabilities()`: Blink's key set (public_key_credential.cc, measured in Chromium 156)
-    /// without the extensions credemu does not answer.
-    func testChromeDesktopReportsTheExtensionsCredemuAnswersAsBlinkDoes() throws {
-        for pack in ["gpm", "bitwarden", "keepassxc", "1password"] {
+    /// Chrome desktop's `getClientCapabilities()`: Blink's full key set (public_key_credential.cc, measured in Chromium 156).
+    func testChromeDesktopReportsEveryExtensionBlinkDoes() throws {
+        for pack in ["gpm", "bitwarden", "keepassxc", "1password", "security-key"] {
             let caps = try ProviderScenario(pack: pack).engine().clientCapabilities()
-            for key in ["extension:credProps", "extension:largeBlob", "extension:prf"] { XCTAssertEqual(caps[key], .bool(true), "\(pack) \(key)") }
+            for key in ["appid", "appidExclude", "credBlob", "credProps", "credentialProtectionPolicy", "enforceCredentialProtectionPolicy",
+                        "getCredBlob", "hmacCreateSecret", "largeBlob", "minPinLength", "prf"] {
+                XCTAssertEqual(caps["extension:" + key], .bool(true), "\(pack) \(key)")
+            }
             XCTAssertEqual(caps["extension:payment"], .bool(false), pack)
-            XCTAssertNil(caps["extension:appid"], pack)
         }
     }
 }

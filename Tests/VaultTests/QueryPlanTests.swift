@@ -10,7 +10,7 @@ import XCTest
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
     static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
-                         "staged_passkeys", "attestation_root", "attestation_batches"]
+                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -48,6 +48,7 @@ final class QueryPlanTests: XCTestCase {
         let (vault, _) = try makeTestVault()
         let expected: [(String, String)] = [
             ("offered", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
+            ("offeredProtected", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
             ("passkeyByID", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("recordAssertion", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("firstUserPasskey", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
@@ -118,13 +119,16 @@ final class QueryPlanTests: XCTestCase {
 }
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
-/// 6 (staged registrations) and 7 (the attestation CA, batch attestation) on a vault made before them.
+/// 6 (staged registrations), 7 (the attestation CA, batch attestation) and 8 (a key's credProtect levels and credBlobs) on a vault
+/// made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TRIGGER credential_extensions_follow_passkey;
+            DROP TABLE credential_extensions;
             DROP TABLE attestation_root;
             DROP TABLE attestation_batches;
             DROP TABLE devices;

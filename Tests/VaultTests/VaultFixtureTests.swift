@@ -37,6 +37,50 @@ final class VaultFixtureTests: XCTestCase {
         XCTAssertEqual(try VaultFixture.export(copy, includeSecrets: true), exported)
     }
 
+    /// A fixture with a key's CTAP 2.1 state and a U2F-era credential under its AppID: its passkey members replaced.
+    func ctapFixture(_ change: (inout [(String, JSONValue)], inout [(String, JSONValue)]) -> Void) throws -> String {
+        let text = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)
+        let document = try JSONValue.parse(text)
+        let first = try XCTUnwrap(document["passkeys"]?.arrayValue?.first?.objectValue)
+        var protected = first + [("credProtect", 2), ("credBlob", .string(Base64URL.encode(Array("blob".utf8))))]
+        var u2f = first.filter { !["credentialId", "rpId", "userHandle", "discoverable"].contains($0.0) } + [
+            ("credentialId", .string(Base64URL.encode(Array(repeating: 7, count: 32)))), ("rpId", "https://example.com/app-id.json"),
+            ("userHandle", ""), ("discoverable", false)]
+        change(&protected, &u2f)
+        return JSONValue.object([("format", "credemu-vault"), ("version", 1), ("passwords", .array([])),
+                                 ("passkeys", .array([.object(protected), .object(u2f)]))]).serialized()
+    }
+
+    func testAKeysCredProtectCredBlobAndAU2FCredentialUnderItsAppIDRoundTrip() throws {
+        let (vault, _) = try makeTestVault()
+        try VaultFixture.importFixture(try ctapFixture { _, _ in }, into: vault)
+        let exported = try VaultFixture.export(vault, includeSecrets: true)
+        let passkeys = try XCTUnwrap(try JSONValue.parse(exported)["passkeys"]?.arrayValue)
+        XCTAssertEqual(passkeys.compactMap { $0["credProtect"] }, [2])
+        XCTAssertEqual(passkeys.compactMap { $0["credBlob"]?.stringValue }, [Base64URL.encode(Array("blob".utf8))])
+        XCTAssertTrue(passkeys.contains { $0["rpId"] == "https://example.com/app-id.json" && $0["userHandle"] == "" })
+        let (copy, _) = try makeTestVault()
+        try VaultFixture.importFixture(exported, into: copy)
+        XCTAssertEqual(try VaultFixture.export(copy, includeSecrets: true), exported)
+    }
+
+    func testAnAppIDCredentialMustBeNonDiscoverableAndTheCTAPStateInBounds() throws {
+        let cases: [(String, (inout [(String, JSONValue)], inout [(String, JSONValue)]) -> Void)] = [
+            ("discoverable", { _, u2f in u2f = u2f.filter { $0.0 != "discoverable" } + [("discoverable", true)] }),
+            ("rpId", { _, u2f in u2f = u2f.filter { $0.0 != "rpId" } + [("rpId", "http://example.com/app-id.json")] }),
+            ("credProtect", { p, _ in p = p.filter { $0.0 != "credProtect" } + [("credProtect", 4)] }),
+            ("credBlob", { p, _ in p = p.filter { $0.0 != "credBlob" } + [("credBlob", .string(Base64URL.encode(Array(repeating: 1, count: 33))))] }),
+            ("userHandle", { p, _ in p = p.filter { $0.0 != "userHandle" } + [("userHandle", "")] }),
+        ]
+        for (fragment, change) in cases {
+            let (vault, _) = try makeTestVault()
+            XCTAssertThrowsError(try VaultFixture.importFixture(try ctapFixture(change), into: vault)) {
+                XCTAssertTrue("\($0)".contains(fragment), "\($0)")
+            }
+            XCTAssertTrue(try vault.allPasskeys().isEmpty, fragment)
+        }
+    }
+
     func testABadRecordImportsNothing() throws {
         let (vault, _) = try makeTestVault()
         let good = try String(contentsOfFile: try shippedFixtures().last!, encoding: .utf8)

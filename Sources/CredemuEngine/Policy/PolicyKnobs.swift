@@ -51,6 +51,17 @@ public struct PolicyKnobs: Sendable {
         /// Blobs are stored per credential: `{supported: true}`, read gives the blob, write `{written: true}`.
         case supported
     }
+    /// A CTAP authenticator extension (`extensions.appid`, `.hmacSecret`, `.credProtect`, `.credBlob`,
+    /// `.minPinLength`) as the browser and the authenticator behind it process it.
+    public enum ExtensionSupport: String, Sendable, CaseIterable {
+        /// The client ignores the input: no output, no check (an extension manager's script, Safari for CTAP's).
+        case notProcessed
+        /// The browser processes the input and the authenticator has no support: Chromium's false outputs
+        /// (`{appid: false}`, `{hmacCreateSecret: false}`, `{credBlob: false}`), and an enforced credProtect fails.
+        case unsupported
+        /// The authenticator answers it (a security key, CTAP 2.1 §12).
+        case supported
+    }
     /// Which saved passwords can make an automatic upgrade eligible.
     public enum CountedPasswords: String, Sendable {
         /// Only those stored in this provider (GPM: "only consider passwords stored in GPM").
@@ -159,6 +170,16 @@ public struct PolicyKnobs: Sendable {
     public var publicKeyExposure: PublicKeyExposure = .subjectPublicKeyInfo
     public var prf: PRFSupport = .notProcessed
     public var largeBlob: LargeBlobSupport = .notProcessed
+    /// FIDO AppID (`appid`, `appidExclude`): supported, credentials registered under the AppID are found.
+    public var appid: ExtensionSupport = .notProcessed
+    /// hmac-secret at creation (`hmacCreateSecret`).
+    public var hmacSecret: ExtensionSupport = .notProcessed
+    /// credProtect levels stored and enforced (`credentialProtectionPolicy`).
+    public var credProtect: ExtensionSupport = .notProcessed
+    /// credBlob stored at creation, read by `getCredBlob`.
+    public var credBlob: ExtensionSupport = .notProcessed
+    /// The minimum PIN length in the authenticator data (`minPinLength`); never unsupported.
+    public var minPinLength: ExtensionSupport = .notProcessed
     // Automatic-upgrade gates beyond the password
     /// The browser profile must be signed in and syncing passwords (GPM desktop: `kPasswordStoreError` otherwise).
     public var requireSyncedProfile: Bool = false

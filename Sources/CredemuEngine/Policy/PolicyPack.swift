@@ -186,6 +186,11 @@ public struct PolicyPack: ProviderPolicy {
         knobs.publicKeyExposure = .init(rawValue: s("response.getPublicKey"))!
         knobs.prf = .init(rawValue: s("extensions.prf"))!
         knobs.largeBlob = .init(rawValue: s("extensions.largeBlob"))!
+        knobs.appid = .init(rawValue: s("extensions.appid"))!
+        knobs.hmacSecret = .init(rawValue: s("extensions.hmacSecret"))!
+        knobs.credProtect = .init(rawValue: s("extensions.credProtect"))!
+        knobs.credBlob = .init(rawValue: s("extensions.credBlob"))!
+        knobs.minPinLength = .init(rawValue: s("extensions.minPinLength"))!
         knobs.requireSyncedProfile = b("conditionalCreate.requireSyncedProfile")
         knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
@@ -333,6 +338,11 @@ enum KnobSpec {
         "response.getPublicKey": .oneOf(["subjectPublicKeyInfo", "null"]),
         "extensions.prf": .oneOf(["notProcessed", "unsupported", "evaluatedOnGet", "evaluatedOnCreateAndGet"]),
         "extensions.largeBlob": .oneOf(["notProcessed", "unsupported", "supported"]),
+        "extensions.appid": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
+        "extensions.hmacSecret": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
+        "extensions.credProtect": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
+        "extensions.credBlob": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
+        "extensions.minPinLength": .oneOf(["notProcessed", "supported"]),
         "conditionalCreate.requireSyncedProfile": .bool,
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),

@@ -24,8 +24,11 @@ public struct SpecPolicy: ProviderPolicy {
             androidIneligible: .noCreateOption, appleIneligibleCode: 1001, notification: "Passkey created",
             unknownCredential: .hide, allAcceptedCredentials: .hideAndRestore, allAcceptedScope: .allPasskeys,
             currentUserDetails: .nameAndDisplayName, signalErrorSurface: .resolve, rateLimit: .none,
-            clientCapabilities: [("conditionalCreate", true), ("conditionalGet", true), ("extension:credProps", true),
-                                 ("extension:largeBlob", true), ("extension:prf", true),
+            clientCapabilities: [("conditionalCreate", true), ("conditionalGet", true), ("extension:appid", true),
+                                 ("extension:appidExclude", true), ("extension:credBlob", true), ("extension:credProps", true),
+                                 ("extension:credentialProtectionPolicy", true), ("extension:enforceCredentialProtectionPolicy", true),
+                                 ("extension:getCredBlob", true), ("extension:hmacCreateSecret", true),
+                                 ("extension:largeBlob", true), ("extension:minPinLength", true), ("extension:prf", true),
                                  ("signalAllAcceptedCredentials", true), ("signalCurrentUserDetails", true),
                                  ("signalUnknownCredential", true), ("userVerifyingPlatformAuthenticator", true)],
             conditionalMediation: true, userVerifyingPlatformAuthenticator: true)
@@ -33,6 +36,13 @@ public struct SpecPolicy: ProviderPolicy {
         // §10.1.4 and §10.1.5 define outputs at creation and assertion; §6.3.2 decodes the user ID first.
         cited.prf = .evaluatedOnCreateAndGet
         cited.largeBlob = .supported
+        // §10.1.1: a passkey is never registered under an AppID, so `appid` is false. A synced passkey has a PRF
+        // (hmac-secret), and none of a roaming key's credProtect, credBlob or PIN: the browser echoes false for those.
+        cited.appid = .unsupported
+        cited.hmacSecret = .supported
+        cited.credProtect = .unsupported
+        cited.credBlob = .unsupported
+        cited.minPinLength = .notProcessed
         cited.signalDecodeOrder = .userIdFirst
         // "the user agent has recently mediated an authentication": any password the browser filled counts.
         cited.countedPasswords = .anyStore
@@ -49,19 +59,21 @@ public struct SpecPolicy: ProviderPolicy {
 
     /// What Firefox itself decides, whatever the authenticator (Gecko `dom/webauthn/PublicKeyCredential.cpp` and
     /// `dom/credentialmanagement/CredentialsContainer.cpp`): no signal methods, `create()` never reads `mediation`,
-    /// and its own `getClientCapabilities()` (Windows build values; the extensions credemu does not answer left out).
+    /// and its own `getClientCapabilities()` (Windows build values).
     static func inFirefox(_ knobs: inout PolicyKnobs) {
         let gecko = "Gecko dom/webauthn/PublicKeyCredential.cpp (GetClientCapabilities, Firefox 135+) and dom/credentialmanagement/CredentialsContainer.cpp (Create ignores mediation)"
         knobs.signalMethods = false
         knobs.conditionalMode = .modal
         knobs.clientCapabilities = SpecPolicy.firefoxCapabilities
         for name in ["signals.methodsExposed", "conditionalCreate.mode"] { knobs.provenance[name] = (gecko, nil) }
-        knobs.provenance["capabilities.client"] = (gecko, "the Windows build's values (largeBlob, hybridTransport, passkeyPlatformAuthenticator and userVerifyingPlatformAuthenticator are false on Linux); appid, credentialProtectionPolicy, enforceCredentialProtectionPolicy, hmacCreateSecret and minPinLength, which Firefox reports true, are left out because credemu does not answer them")
+        knobs.provenance["capabilities.client"] = (gecko, "the Windows build's values (largeBlob, hybridTransport, passkeyPlatformAuthenticator and userVerifyingPlatformAuthenticator are false on Linux)")
     }
 
-    /// Firefox 135+'s `getClientCapabilities()` on Windows, without the extensions credemu does not answer.
+    /// Firefox 135+'s `getClientCapabilities()` on Windows.
     public static let firefoxCapabilities: [(String, Bool)] = [
-        ("conditionalCreate", false), ("conditionalGet", true), ("extension:credProps", true), ("extension:largeBlob", true),
+        ("conditionalCreate", false), ("conditionalGet", true), ("extension:appid", true), ("extension:credProps", true),
+        ("extension:credentialProtectionPolicy", true), ("extension:enforceCredentialProtectionPolicy", true),
+        ("extension:hmacCreateSecret", true), ("extension:largeBlob", true), ("extension:minPinLength", true),
         ("extension:prf", true), ("hybridTransport", true), ("passkeyPlatformAuthenticator", true), ("relatedOrigins", false),
         ("signalAllAcceptedCredentials", false), ("signalCurrentUserDetails", false), ("signalUnknownCredential", false),
         ("userVerifyingPlatformAuthenticator", true),

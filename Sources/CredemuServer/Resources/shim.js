@@ -284,11 +284,14 @@
     });
     return out;
   }
+  function validURL(text) { try { new URL(text); return true; } catch (e) { return false; } }
   /** The renderer's checks for create(), after the conversion and the abort check; returns the options JSON. */
   function creationJSON(pk) {
     const ext = pk.extensions || {};
     const selection = pk.authenticatorSelection || {};
     if (ext.appid !== undefined) throw domError(APPID_IN_CREATE, 'NotSupportedError');
+    // Blink's next check: a non-empty appidExclude must parse as a URL (KURL), before the browser checks its domain.
+    if (ext.appidExclude && !validURL(ext.appidExclude)) throw domError('The `appidExclude` extension value is neither empty/null nor a valid URL.', 'SyntaxError');
 
     // Chromium's conversion of the options for the browser process: unknown values of the DOMString "enums" are
     // ignored with its console warnings, parameters and descriptors of an unknown type are dropped; when nothing
