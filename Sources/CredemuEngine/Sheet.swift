@@ -131,6 +131,12 @@ public struct Sheet: Sendable {
 
     static func hybridDetail(_ phone: Phone, _ engine: Engine, _ operation: String) -> [(String, JSONValue)] {
         [("operation", .string(operation)), ("phone", .string(phone.name)), ("account", .string(engine.profile.name)),
-         ("pack", .string(engine.policy.id)), ("reachedBy", .string(phone.linked ? "linked phone" : "QR code"))]
+         ("pack", .string(engine.policy.id)), ("reachedBy", .string(phone.linked ? "linked phone" : "QR code")),
+         ("afterwards", .string(Sheet.afterHybrid))]
     }
+
+    /// What the desktop does after a cross-device ceremony. No source shows Chrome offering to save a passkey on the
+    /// desktop itself (unconfirmed); web.dev's passkey-form-autofill guide ("Encourage creating a new passkey after a
+    /// cross-device authentication") leaves that prompt to the RP.
+    static let afterHybrid = "the browser offers no passkey on this device (unconfirmed: no source shows Chrome doing so); an RP may prompt the user to create one here, as web.dev advises after a cross-device sign-in"
 }
