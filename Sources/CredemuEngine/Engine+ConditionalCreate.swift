@@ -72,6 +72,7 @@ extension Engine {
                 ("notification", .string(knobs.notification)),
                 ("flags", .string(knobs.cite("conditionalCreate.userPresent", "\(knobs.conditionalUserPresent)") + "; "
                                   + knobs.cite("conditionalCreate.userVerified", "\(knobs.conditionalUserVerified)"))),
+                response.flagsDetail,
             ])
             return response
         } catch {

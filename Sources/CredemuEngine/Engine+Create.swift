@@ -55,7 +55,7 @@ extension Engine {
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
                                               userPresent: true, userVerified: reportsUserVerification(options.userVerification))
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
-                                                         ("userVerification", userVerificationCitation)])
+                                                         ("userVerification", userVerificationCitation), response.flagsDetail])
             return response
         } catch {
             throw failed("create", error, detail)
