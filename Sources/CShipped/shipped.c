@@ -44,6 +44,9 @@ static const unsigned char console_js[] = {
 static const unsigned char console_css[] = {
 #embed "../CredemuServer/Resources/console.css"
 };
+static const unsigned char console_svg[] = {
+#embed "../CredemuServer/Resources/console.svg"
+};
 static const unsigned char version[] = {
 #embed "../../VERSION"
 };
@@ -64,6 +67,7 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("Sources/CredemuServer/Resources/console.html", console_html),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.js", console_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.css", console_css),
+    FILE_ENTRY("Sources/CredemuServer/Resources/console.svg", console_svg),
     FILE_ENTRY("VERSION", version),
 };
 

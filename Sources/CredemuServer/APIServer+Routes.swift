@@ -15,6 +15,7 @@ extension APIServer {
         Route("GET", "/", .public) { s, r in s.console("console.html", type: "text/html; charset=utf-8", r.http) },
         Route("GET", "/console.js", .public) { s, r in s.console("console.js", type: "application/javascript", r.http) },
         Route("GET", "/console.css", .public) { s, r in s.console("console.css", type: "text/css", r.http) },
+        Route("GET", "/console.svg", .public) { s, r in s.console("console.svg", type: "image/svg+xml", r.http) },
         Route("GET", "/providers", .operator) { s, _ in s.json(200, s.operations.registry.json) },
         Route("GET", "/clock", .operator) { s, _ in s.json(200, s.operations.clockState()) },
         Route("POST", "/clock", .operator) { s, r in try s.setClock(r) },

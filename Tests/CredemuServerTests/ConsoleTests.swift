@@ -30,7 +30,7 @@ final class ConsoleTests: XCTestCase {
     func testTheConsoleIsServedAtTheRootWithItsOwnCSPAndNoFraming() throws {
         let (api, _d) = try makeAPI(token: "t0k")
         _ = _d
-        for (path, type) in [("/", "text/html; charset=utf-8"), ("/console.js", "application/javascript"), ("/console.css", "text/css")] {
+        for (path, type) in [("/", "text/html; charset=utf-8"), ("/console.js", "application/javascript"), ("/console.css", "text/css"), ("/console.svg", "image/svg+xml")] {
             let response = api.handle(request("GET", path))
             XCTAssertEqual(response.status, 200, path)
             XCTAssertEqual(header(response, "Content-Type"), type)

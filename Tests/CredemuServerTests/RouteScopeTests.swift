@@ -99,7 +99,7 @@ final class RouteScopeTests: XCTestCase {
             XCTAssertNotNil(route.targetKind, "a page route acts on one profile or device: \(route.template)")
         }
         XCTAssertEqual(Set(APIServer.routes.filter { $0.scope == .public }.map(\.template)),
-                       ["/health", "/openapi.json", "/shim.js", "/", "/console.js", "/console.css"])
+                       ["/health", "/openapi.json", "/shim.js", "/", "/console.js", "/console.css", "/console.svg"])
         XCTAssertTrue(APIServer.routes.filter { $0.scope == .public }.allSatisfy { $0.method == "GET" })
     }
 

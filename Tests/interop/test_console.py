@@ -6,6 +6,7 @@ sign-in is offered nothing; the opt-out turned on in the console makes the next 
 controls, a scenario's matrix, the phone-sized layout, and that every fetch the console made is a documented
 route. Screenshots of each state go to artifacts/console/ (CI keeps artifacts/).
 """
+import base64
 import json
 import os
 import re
@@ -21,6 +22,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
+
+from webauthn import generate_registration_options, options_to_json
 
 from api_client import OPENAPI, Server, template_for
 from conftest import BINARY, ROOT
@@ -46,6 +49,7 @@ def chromium(width=1000, height=900):
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}", "--disable-gpu"]:
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
 
 
@@ -116,6 +120,18 @@ class Desk:
 
     def fetches(self):
         return self.console.execute_script("return window.__fetches")
+
+    def console_errors(self):
+        """What the console's page logged as an error (a failed load such as /favicon.ico, a CSP violation)."""
+        return [e["message"] for e in self.console.get_log("browser") if e["level"] == "SEVERE"]
+
+    def cards(self, table):
+        """Each row's cells as the phone layout shows them: the label drawn before the cell, then its text."""
+        return self.console.execute_script("""
+          return [...document.querySelectorAll(`#${arguments[0]} tbody tr`)].map((r) => [...r.cells].map((c) => {
+            const before = getComputedStyle(c, '::before').content;
+            return [before === 'none' ? '' : JSON.parse(before).trim(), c.innerText.trim()];
+          }));""", table)
 
     def close(self):
         for driver in (self.console, self.page):
@@ -233,6 +249,7 @@ def test_an_upgrade_toasts_and_a_passkey_removed_in_the_console_is_no_longer_off
     d.wait(lambda dr: dr.execute_script("return [...new Set([...document.querySelectorAll('#events tbody tr')].map((r) => r.dataset.kind))]") == ["create"])
     d.shot("event-log-filtered-to-create")
     assert_documented(d.fetches())
+    assert d.console_errors() == [], "the console's page logged errors (a /favicon.ico 404 among them?)"
 
 
 def test_test_controls_drive_the_clock_the_user_and_holds(desk):
@@ -341,7 +358,88 @@ def test_the_console_asks_for_the_token_and_takes_it_from_the_fragment(desk):
     assert "#token=s3cret-token" in d.server.process.stdout.readline()
     d.console.get(d.server.url + "/")
     d.wait(lambda dr: dr.find_element(By.ID, "auth").is_displayed())
+    # Behind the prompt nothing is shown that the server has not said: no unticked box reads as an opt-out.
+    assert not d.console.find_element(By.ID, "set-automaticPasskeyUpgrades").is_displayed()
+    assert not d.console.find_element(By.ID, "main").is_displayed()
     d.shot("token-asked")
     d.open_console(profile="default", suffix="/#token=s3cret-token")
     assert "token" not in d.console.current_url
     assert d.console.find_element(By.ID, "settings-name").text == "default"
+    assert d.console.find_element(By.ID, "set-automaticPasskeyUpgrades").is_selected()
+
+
+def options_json(user=USER, **kw):
+    return json.loads(options_to_json(generate_registration_options(rp_id="localhost", rp_name="Shop", user_name=user, **kw)))
+
+
+def test_the_first_events_of_a_fresh_profile_are_news_and_the_upgrade_toasts(desk):
+    # The console opens on a profile with no event yet; then, within a second, a password is saved and used and an
+    # automatic upgrade follows: one batch for the console's next poll, which used to be taken as history.
+    d = desk("fresh-profile")
+    d.open_console(profile="default")
+    assert d.server.call("GET", "/profiles/default/events")[1]["events"] == [], "the profile must start with an empty log"
+    origin = "http://localhost:8000"
+    assert d.server.call("POST", "/profiles/default/passwords", {"origin": origin, "username": USER, "password": PASSWORD})[0] == 201
+    assert d.server.call("POST", "/profiles/default/autofill", {"origin": origin, "submit": True})[0] == 200
+    status, body = d.server.call("POST", "/profiles/default/credentials/create", {"origin": origin, "options": options_json(), "mediation": "conditional"})
+    assert status == 200, body
+    d.wait(lambda _: any(NOTIFICATION in t for t in d.toasts()))
+    d.wait(lambda _: len(d.rows("passkeys")) == 1)
+    d.shot("toast-on-a-fresh-profile")
+
+
+def test_a_modal_registration_shows_the_flags_it_was_made_with(desk):
+    d = desk("modal-flags")
+    d.open_console(profile="default")
+    status, body = d.server.call("POST", "/profiles/default/credentials/create",
+                                 {"origin": "http://localhost:8000", "options": options_json()})
+    assert status == 200, body
+    d.wait(lambda _: len(d.rows("passkeys")) == 1)
+    d.wait(lambda dr: "1/1/1" in dr.find_element(By.CSS_SELECTOR, "#passkeys tbody tr").text)
+    # GPM reports UV in a modal create: the authenticator data the RP got says so too.
+    auth_data = body["response"]["authenticatorData"]
+    flags = base64.urlsafe_b64decode(auth_data + "=" * (-len(auth_data) % 4))[32]
+    assert flags & 0x04 and flags & 0x08 and flags & 0x10, hex(flags)
+    assert d.console_errors() == []
+
+
+def test_the_console_reads_as_a_person_would_at_phone_width(desk):
+    d = desk("readable")
+    d.open_rp()
+    d.open_console()
+    assert d.sign_in_with_password().startswith("upgrade: created ")
+    d.wait(lambda _: len(d.rows("passkeys")) == 1)
+    # The password just used to sign in says so; the console follows the vault as the log moves.
+    d.wait(lambda _: d.console.execute_script(
+        "return document.querySelector('#passwords tbody tr td:last-child').innerText") != "never", timeout=10)
+
+    # The event log's Detail is labelled lines, not JSON (which stays one click away).
+    detail = d.console.execute_script("""
+      const row = [...document.querySelectorAll('#events tbody tr')].find((r) => r.dataset.kind === 'create');
+      const cell = row.cells[5];
+      return [cell.innerText, !!cell.querySelector('dl.detail'), cell.querySelector('details').open];""")
+    text, has_list, json_open = detail
+    assert has_list and json_open is False, detail
+    assert '{"' not in text and "Credential ID" in text and "Notification" in text and "UV: no" in text, text
+
+    d.console.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    for table, expected in [("passkeys", ["RP", "User", "Created", "Last used", "Algorithm"]),
+                            ("passwords", ["Origin", "User name", "Password", "Created", "Last filled", "Last used"]),
+                            ("events", ["#", "Time", "Kind", "Outcome", "Reason", "Detail"])]:
+        cards = d.cards(table)
+        assert cards, table
+        for card in cards:
+            labels = [label.rstrip(":") for label, _ in card]
+            assert labels[:len(expected)] == expected, (table, card)
+    passkey = d.cards("passkeys")[0]
+    assert any(label.startswith("BE/BS/UV") and text == "1/1/0" for label, text in passkey), passkey
+    d.shot("cards-at-phone-width")
+
+    # The opt-out's confirmation is in the words of the label the person clicked.
+    d.console.find_element(By.ID, "set-automaticPasskeyUpgrades").send_keys(Keys.SPACE)
+    d.wait(lambda dr: dr.find_element(By.ID, "settings-status").text
+           == "Saved: Automatic passkey upgrades off (the user's opt-out).")
+    d.console.find_element(By.ID, "set-osVersion").send_keys("14", Keys.TAB)
+    d.wait(lambda dr: dr.find_element(By.ID, "settings-status").text == "Saved: OS version: 14.")
+    d.shot("opt-out-confirmed-at-phone-width")
+    assert d.console_errors() == []

@@ -34,6 +34,7 @@
     const data = await response.json().catch(() => null);
     if (response.status === 401) {
       $('auth').hidden = false;
+      $('main').hidden = true;
       throw new Error('The server needs its token.');
     }
     if (!response.ok) {
@@ -73,6 +74,12 @@
     }
     for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     return node;
+  }
+
+  /** Gives each cell of a card table its column's name (`data-label`), which the phone layout shows before it. */
+  function labelCells(table) {
+    const names = [...table.tHead.rows[0].cells].map((th) => th.dataset.label || th.textContent.trim());
+    for (const row of table.tBodies[0].rows) [...row.cells].forEach((td, i) => { if (names[i]) td.dataset.label = names[i]; });
   }
 
   const when = (t) => t ? t.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never';
@@ -148,9 +155,18 @@
       const updated = await api('PATCH', p(), {[key]: value});
       state.profiles = state.profiles.map((x) => x.name === updated.name ? updated : x);
       renderSettings();
-      $('settings-status').textContent = `Saved: ${key} is ${value === null ? 'unset' : value}.`;
+      $('settings-status').textContent = 'Saved: ' + settingWords(input, value) + '.';
       await loadProfiles();
     });
+  }
+
+  /** A setting as the person set it, in the words of its label ("Automatic passkey upgrades off"), not the API's key. */
+  function settingWords(input, value) {
+    const label = input.labels && input.labels[0];
+    const name = label ? (label.querySelector('.name') || label).textContent.trim() : input.dataset.setting;
+    if (input.type === 'checkbox') return `${name} ${value ? 'on' : 'off'}` + (!value && input.dataset.off ? ` (${input.dataset.off})` : '');
+    if (input.tagName === 'SELECT') return `${name}: ${input.selectedOptions[0] ? input.selectedOptions[0].textContent : value}`;
+    return `${name}: ${value === null ? (input.placeholder || 'unset') : value}`;
   }
 
   async function selectProfile(name) {
@@ -174,11 +190,13 @@
     renderVault();
   }
 
-  // UV at creation is in the passkey's creation event (the pack's flags), not in the vault row.
+  // UV at creation is in the passkey's creation event (the authenticator data's flags), not in the vault row;
+  // "?" when that event is not in the log the console holds (a fixture import, or older than its 5,000 events).
   function createdUV(id) {
     const created = state.events.find((e) => e.kind === 'create' && e.outcome === 'success' && e.detail && e.detail.credentialId === id);
-    if (!created || typeof created.detail.flags !== 'string') return '?';
-    return /userVerified[^;]*\btrue\b/.test(created.detail.flags) ? '1' : '0';
+    const flags = created && created.detail.authenticatorFlags;
+    if (!flags || typeof flags.UV !== 'boolean') return '?';
+    return flags.UV ? '1' : '0';
   }
 
   function renderVault() {
@@ -205,6 +223,7 @@
           }), {'aria-label': `Remove the passkey of ${who} for ${k.rpId}`, class: 'danger remove-passkey'}),
           button('History', () => showHistory(k), {'aria-label': `History of the passkey of ${who} for ${k.rpId}`, class: 'passkey-history'})));
     }));
+    labelCells($('passkeys'));
     $('passkeys-empty').hidden = state.passkeys.length > 0;
     $('passwords').tBodies[0].replaceChildren(...state.passwords.map((w) => {
       const key = `${w.origin}\n${w.username}`;
@@ -216,6 +235,7 @@
                  {'aria-label': `${shown === undefined ? 'Reveal' : 'Hide'} the password of ${w.username} for ${w.origin}`, class: 'reveal'})),
         el('td', {text: when(w.created)}), el('td', {text: when(w.lastFilled)}), el('td', {text: when(w.lastUsed)}));
     }));
+    labelCells($('passwords'));
     $('passwords-empty').hidden = state.passwords.length > 0;
     if (state.historyOf) renderHistory();
   }
@@ -256,12 +276,15 @@
       if (page.length) state.lastEvent = page[page.length - 1].id;
       if (page.length < 1000) break;
     }
+    // The first poll of a profile is its history, even when empty: every later event is news, the first batch on a
+    // fresh profile included (seed 000's upgrade comes within a second of the password sign-in).
+    const history = !state.loaded;
+    state.loaded = true;
     if (!fresh.length) return false;
     state.events = state.events.concat(fresh).slice(-5000);
-    if (state.loaded) {
+    if (!history) {
       for (const e of fresh) notify(e);
     }
-    state.loaded = true;
     renderEvents();
     return true;
   }
@@ -273,6 +296,30 @@
     } else if (e.kind === 'finding') {
       toast('Finding: ' + e.reason, e.detail && e.detail.criterion);
     }
+  }
+
+  const ACRONYMS = {id: 'ID', ids: 'IDs', rp: 'RP', uv: 'UV', up: 'UP', be: 'BE', bs: 'BS', os: 'OS', aaguid: 'AAGUID', url: 'URL', prf: 'PRF'};
+
+  /** `credentialId` as a person reads it: "Credential ID". */
+  function words(key) {
+    const parts = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).map((w) => ACRONYMS[w.toLowerCase()] || w.toLowerCase());
+    return parts.join(' ').replace(/^[a-z]/, (c) => c.toUpperCase());
+  }
+
+  function spoken(value) {
+    if (value === true) return 'yes';
+    if (value === false) return 'no';
+    if (value === null || value === undefined) return 'none';
+    if (Array.isArray(value)) return value.length ? value.map(spoken).join(', ') : 'none';
+    if (typeof value === 'object') return Object.entries(value).map(([k, v]) => `${words(k)}: ${spoken(v)}`).join('; ');
+    return String(value);
+  }
+
+  /** An event's detail as a person reads it: each member a labelled line, and the JSON a click away. */
+  function readable(detail) {
+    if (!detail || typeof detail !== 'object') return el('span', {text: spoken(detail)});
+    const list = el('dl', {class: 'detail'}, ...Object.entries(detail).flatMap(([k, v]) => [el('dt', {text: words(k)}), el('dd', {text: spoken(v)})]));
+    return el('div', {}, list, el('details', {}, el('summary', {text: 'JSON'}), el('code', {text: JSON.stringify(detail)})));
   }
 
   function renderEvents() {
@@ -287,11 +334,12 @@
       const detail = finding
         ? el('div', {}, el('p', {}, el('strong', {text: 'Criterion: '}), e.detail.criterion || ''), el('p', {text: e.detail.message || ''}),
           el('p', {}, el('strong', {text: 'Fix: '}), e.detail.fix || ''))
-        : el('code', {text: JSON.stringify(e.detail)});
+        : readable(e.detail);
       return el('tr', {class: finding ? 'finding' : '', 'data-kind': e.kind},
         el('td', {text: e.id}), el('td', {text: when(e.at)}), el('td', {text: e.kind}), el('td', {text: e.outcome}),
         el('td', {text: e.reason}), el('td', {}, detail));
     }));
+    labelCells($('events'));
   }
 
   // MARK: test controls
@@ -428,7 +476,8 @@
     window.addEventListener('hashchange', () => {
       if (takeToken()) { $('auth').hidden = true; start(); }
     });
-    $('token-save').addEventListener('click', () => {
+    $('auth').addEventListener('submit', (e) => {
+      e.preventDefault();
       state.token = $('token').value;
       sessionStorage.setItem('credemu-token', state.token);
       $('auth').hidden = true;
@@ -441,6 +490,7 @@
       await loadProviders();
       await loadProfiles();
       await refresh();
+      $('main').hidden = false;
     });
   }
 
