@@ -24,6 +24,9 @@ extension ProbeReport {
         for bug in bugs {
             bugItems += "<li><b>\(e(bug.trait.label))</b> — <i>Fix:</i> \(e(bug.trait.fix)).<br><small>\(e(bug.trait.rule))</small><br><small>seen in: \(e(bug.cells.joined(separator: ", ")))</small></li>\n"
         }
+        for suspect in alsoSuspected {
+            bugItems += "<li><b>Also suspected: \(e(suspect.trait.label))</b>, carried beside a bug and by no accepted response, so the server may refuse it too once the bug is fixed — <i>Fix:</i> \(e(suspect.trait.fix)).<br><small>seen in: \(e(suspect.cells.joined(separator: ", ")))</small></li>\n"
+        }
         for name in unexplained { bugItems += "<li><b>\(e(name))</b>: rejected with nothing unusual in the response (WebAuthn L3 §7.1/§7.2).</li>\n" }
         let headers = columns.map { "<th scope=\"col\">\(e($0.name))<br><small>\(e($0.platform.rawValue)) · \(e($0.version))</small></th>" }.joined()
         let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept.</p>"

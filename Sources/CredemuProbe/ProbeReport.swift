@@ -19,15 +19,19 @@ public struct ProbeReport: Sendable {
     /// The vault whose event log holds every exchange.
     public var log: String
     public var bugs: [Bug] = []
+    /// Traits a rejection carried beside a bug already found that no accepted response carried: the server may
+    /// refuse them too (an automatic upgrade is the one response with UP=0, so a server refusing UV=0 cannot be
+    /// shown to accept UP=0); named so that fixing the bug does not surprise on the next run.
+    public var alsoSuspected: [Bug] = []
     /// Rejections no unusual trait explains (the server refused a plain response).
     public var unexplained: [String] = []
 
     /// True when the server rejected a response a correct server must accept: the CLI exits 1.
     public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected } } }
 
-    /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried. A
-    /// trait that is a rejection's only suspect is a bug; a rejection with several suspects is put down to
-    /// those already found, else to all of them.
+    /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried, every one
+    /// of them named in the cell. A trait that is a rejection's only suspect is a bug; a rejection with several
+    /// suspects is put down to those already found (the others are `alsoSuspected`), else to all of them.
     mutating func diagnose() {
         var accepted = Set<ProbeTrait>()
         for column in cells { for cell in column where cell.outcome == .accepted { accepted.formUnion(cell.traits) } }
@@ -39,18 +43,21 @@ public struct ProbeReport: Sendable {
         var named = Set<ProbeTrait>()
         for column in cells { for cell in column where cell.outcome == .rejected && cell.suspects.count == 1 { named.insert(cell.suspects[0]) } }
         var byTrait: [ProbeTrait: [String]] = [:]
+        var besides: [ProbeTrait: [String]] = [:]
+        // One bug however many of its traits showed it: both counter traits break the same rule.
+        func rule(_ t: ProbeTrait) -> ProbeTrait { t == .signCountNotGrowing ? .signCountZero : t }
         for (c, column) in cells.enumerated() {
             for (v, cell) in column.enumerated() where cell.outcome == .rejected {
                 let name = "\(variants[v].rawValue) @ \(columns[c].header)"
                 let known = cell.suspects.filter(named.contains)
                 let blamed = known.isEmpty ? cell.suspects : known
                 if blamed.isEmpty { unexplained.append(name) }
-                // One bug however many of its traits showed it: both counter traits break the same rule.
-                for trait in Set(blamed.map { $0 == .signCountNotGrowing ? .signCountZero : $0 }) { byTrait[trait, default: []].append(name) }
-                cells[c][v].suspects = blamed
+                for trait in Set(blamed.map(rule)) { byTrait[trait, default: []].append(name) }
+                for trait in Set(cell.suspects.map(rule)).subtracting(blamed.map(rule)) { besides[trait, default: []].append(name) }
             }
         }
         bugs = byTrait.keys.sorted().map { Bug(trait: $0, cells: byTrait[$0]!) }
+        alsoSuspected = besides.keys.filter { byTrait[$0] == nil }.sorted().map { Bug(trait: $0, cells: besides[$0]!) }
     }
 
     // MARK: Renderings
@@ -67,6 +74,9 @@ public struct ProbeReport: Sendable {
             ("bugs", .array(bugs.map { .object([("trait", .string($0.trait.rawValue)), ("label", .string($0.trait.label)),
                                                 ("rule", .string($0.trait.rule)), ("fix", .string($0.trait.fix)),
                                                 ("cells", .array($0.cells.map(JSONValue.string)))]) })),
+            ("alsoSuspected", .array(alsoSuspected.map { .object([("trait", .string($0.trait.rawValue)), ("label", .string($0.trait.label)),
+                                                                  ("rule", .string($0.trait.rule)), ("fix", .string($0.trait.fix)),
+                                                                  ("cells", .array($0.cells.map(JSONValue.string)))]) })),
             ("unexplained", .array(unexplained.map(JSONValue.string))),
             ("eventLog", .string(log)),
         ])
@@ -96,7 +106,10 @@ public struct ProbeReport: Sendable {
         for (c, column) in cells.enumerated() {
             for (v, cell) in column.enumerated() where cell.outcome == .rejected {
                 out += "rejected [\(columns[c].header)] \(variants[v].title): \"\(cell.message)\"\n"
-                for trait in cell.suspects { out += "  breaks: \(trait.rule)\n  fix: \(trait.fix)\n" }
+                for trait in cell.suspects {
+                    let found = bugs.contains { $0.trait == trait || ($0.trait == .signCountZero && trait == .signCountNotGrowing) }
+                    out += "  \(found ? "breaks" : "may break too"): \(trait.rule)\n  fix: \(trait.fix)\n"
+                }
                 if cell.suspects.isEmpty { out += "  nothing unusual in this response: a valid response the server should accept (WebAuthn L3 §7.1/§7.2)\n" }
             }
         }
@@ -108,6 +121,10 @@ public struct ProbeReport: Sendable {
         out += bugs.isEmpty && !failed
             ? "\nThe server accepted every response a correct server must accept.\n"
             : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        for suspect in alsoSuspected {
+            out += "also suspected: \(suspect.trait.label), carried beside a bug by \(suspect.cells.joined(separator: ", ")) and by no accepted "
+                + "response, so the server may refuse it too once the bug is fixed\n  fix: \(suspect.trait.fix)\n"
+        }
         out += "Every exchange is in the event log: credemu --vault \(log) events --all-profiles --kind probe\n"
         return out
     }

@@ -71,6 +71,14 @@ final class ProbeTests: XCTestCase {
         XCTAssertTrue(report.unexplained.isEmpty)
         XCTAssertTrue(report.html.contains("UV=0 registration"))
         XCTAssertTrue(report.table.contains("seed 000"))
+        // UP=0 was never accepted either: the upgrade's cells name it beside UV=0, and the report says it may be refused too.
+        XCTAssertEqual(report.cells[0][1].suspects, [.registrationUserNotPresent, .registrationUserNotVerified])
+        XCTAssertEqual(report.alsoSuspected.map(\.trait), [.registrationUserNotPresent])
+        XCTAssertEqual(report.alsoSuspected[0].cells, ["upgrade @ a@chrome-desktop", "upgrade @ b@ios"])
+        XCTAssertEqual(ProbeReport.short(report.cells[0][1]), "REJECTED (UP=0 registration, UV=0 registration)")
+        XCTAssertTrue(report.table.contains("  may break too: seed 000 'What your server must tolerate': \"The registration response carries UP"))
+        XCTAssertTrue(report.table.contains("also suspected: UP=0 registration"), report.table)
+        XCTAssertTrue(report.html.contains("Also suspected: UP=0 registration"))
     }
 
     func testProviderSelectionNamesPacksAndPlatforms() throws {

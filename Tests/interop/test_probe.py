@@ -113,6 +113,23 @@ def test_two_bugs_together_are_both_named(tmp_path):
     assert [p["platform"] for p in report["providers"]] == ["chrome-desktop", "ios", "chrome-desktop"]
 
 
+def test_a_server_refusing_up_0_and_uv_0_gets_both_named(library, tmp_path):
+    # py_webauthn's own defaults with UV required: the upgrade carries both, the UV=0 registration isolates UV=0 only.
+    target = Target(library, bugs={"reject_up", "reject_uv"}).start()
+    try:
+        proc, report, html = probe(target, tmp_path, "--providers", "gpm", name=f"{library}-up-and-uv")
+    finally:
+        target.stop()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    upgrade = next(v for v in report["variants"] if v["variant"] == "upgrade")["cells"]["gpm@chrome-desktop"]
+    assert upgrade["outcome"] == "rejected"
+    assert upgrade["suspects"] == ["registrationUserNotPresent", "registrationUserNotVerified"], upgrade
+    named = [b["trait"] for b in report["bugs"]] + [b["trait"] for b in report["alsoSuspected"]]
+    assert sorted(named) == ["registrationUserNotPresent", "registrationUserNotVerified"], report
+    assert "UP=0 registration" in proc.stdout and "UV=0 registration" in proc.stdout
+    assert "Also suspected: UP=0 registration" in html.read_text()
+
+
 def test_an_adapter_file_drives_a_server_with_its_own_routes_and_a_session(tmp_path):
     adapter = tmp_path / "adapter.json"
     adapter.write_text(json.dumps({
