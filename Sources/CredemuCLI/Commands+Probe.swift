@@ -15,9 +15,10 @@ extension Commands {
         /attestation/result, /assertion/options, /assertion/result) unless --adapter names a JSON file with its own paths
         (README, "Check your RP server").
 
-        Exit status: 0 the server accepted every response a correct server must accept; 1 it rejected at least one (each
-        tied to its seed criterion or spec rule, with the fix); 2 usage, an unreachable server or a bad adapter; 3 the log
-        vault failed.
+        Exit status: 0 the server accepted every response a correct server must accept; 1 a finding about the server: it
+        rejected at least one (each tied to its seed criterion or spec rule, with the fix) or issued options no browser
+        accepts; 2 the run could not finish: usage (an origin WebAuthn does not run in, a bad adapter), or a server that
+        fails (unreachable, too slow, malformed or oversized answers); 3 the log vault failed.
         """,
         positionals: [Positional("URL", "the RP server's URL (plain http://)")],
         options: [
@@ -52,6 +53,7 @@ extension Context {
         do {
             base = try HTTPURL(args.argument("URL") ?? "")
             adapter = try args.value("adapter").map { (path) throws(ProbeError) in try ProbeAdapter.load(path: path) } ?? .conformance
+            try Prober.check(origin: args.value("origin") ?? base.origin, for: base)
         } catch {
             throw UsageError(error.description)
         }

@@ -10,6 +10,9 @@ public struct ProbeCell: Sendable {
         case rejected
         /// The server's own options made this variant impossible (say, UV required rules out an upgrade).
         case ruledOut
+        /// The server's options are not valid WebAuthn options: a browser refuses them with a TypeError before any
+        /// provider sees them, so no user could register or sign in. A finding about the server, as a rejection is.
+        case invalidOptions
         /// The pack never sends this (its knob says so).
         case notApplicable
         /// Nothing to sign in with: no registration of this pack was accepted.

@@ -8,12 +8,13 @@ extension ProbeReport {
         let e = ReportStyle.escape
         var rows = ""
         for v in variants.indices {
-            let bad = columns.indices.contains { cells[$0][v].outcome == .rejected }
+            let bad = columns.indices.contains { cells[$0][v].outcome == .rejected || cells[$0][v].outcome == .invalidOptions }
             rows += "<tr class=\"\(bad ? "diverges" : "same")\"><th scope=\"row\">\(bad ? "<span class=\"mark\">✗</span> " : "")\(e(variants[v].title))</th>"
             for c in columns.indices {
                 let cell = cells[c][v]
                 rows += "<td class=\"\(cell.outcome.rawValue)\" title=\"\(e(cell.sent))\"><div class=\"summary\">\(e(ProbeReport.short(cell)))</div>"
                 if cell.outcome == .rejected { rows += "<div class=\"message\">“\(e(cell.message))”\(cell.status.map { " <small>HTTP \($0)</small>" } ?? "")</div>" }
+                if cell.outcome == .invalidOptions { rows += "<div class=\"message\">\(e(cell.message))</div>" }
                 if cell.outcome == .ruledOut || cell.outcome == .notApplicable || cell.outcome == .notRun { rows += "<details><summary>why</summary>\(e(cell.message))</details>" }
                 if !cell.sent.isEmpty { rows += "<div class=\"sent\"><code>\(e(cell.sent))</code></div>" }
                 rows += "</td>"
@@ -27,9 +28,12 @@ extension ProbeReport {
         for suspect in alsoSuspected {
             bugItems += "<li><b>Also suspected: \(e(suspect.trait.label))</b>, carried beside a bug and by no accepted response, so the server may refuse it too once the bug is fixed — <i>Fix:</i> \(e(suspect.trait.fix)).<br><small>seen in: \(e(suspect.cells.joined(separator: ", ")))</small></li>\n"
         }
+        if invalidOptions {
+            bugItems += "<li><b>Options no browser accepts</b> — <i>Fix:</i> \(e(ProbeReport.optionsFix)).<br><small>\(e(ProbeReport.optionsRule))</small></li>\n"
+        }
         for name in unexplained { bugItems += "<li><b>\(e(name))</b>: rejected with nothing unusual in the response (WebAuthn L3 §7.1/§7.2).</li>\n" }
         let headers = columns.map { "<th scope=\"col\">\(e($0.name))<br><small>\(e($0.platform.rawValue)) · \(e($0.version))</small></th>" }.joined()
-        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept.</p>"
+        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept, or issued options no browser accepts.</p>"
                              : "<p class=\"verdict good\">The server accepted every response a correct server must accept.</p>"
         return """
         <!doctype html>
@@ -37,7 +41,7 @@ extension ProbeReport {
         <style>
         \(ReportStyle.base)
         .mark{color:#a40e26;font-weight:bold}
-        td.accepted{color:#116329} td.rejected{color:#a40e26;background:#ffebe9} td.ruledOut,td.notApplicable,td.notRun{color:#6e7781}
+        td.accepted{color:#116329} td.rejected,td.invalidOptions{color:#a40e26;background:#ffebe9} td.ruledOut,td.notApplicable,td.notRun{color:#6e7781}
         .message{font-size:12px} .sent code{font-size:11px;color:#57606a}
         details{font-size:11px;color:#57606a} ul.bugs li{margin:.5rem 0}
         .verdict{font-weight:bold} .verdict.bad{color:#a40e26} .verdict.good{color:#116329}

@@ -26,8 +26,9 @@ public struct ProbeReport: Sendable {
     /// Rejections no unusual trait explains (the server refused a plain response).
     public var unexplained: [String] = []
 
-    /// True when the server rejected a response a correct server must accept: the CLI exits 1.
-    public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected } } }
+    /// True when the server rejected a response a correct server must accept, or issued options no browser takes:
+    /// the CLI exits 1.
+    public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } } }
 
     /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried, every one
     /// of them named in the cell. A trait that is a rejection's only suspect is a bug; a rejection with several
@@ -82,11 +83,19 @@ public struct ProbeReport: Sendable {
         ])
     }
 
+    /// The rule options that a browser refuses break, and the fix.
+    static let optionsRule = "WebAuthn L3 §5.1.3 and §5.1.4 (and the JSON forms of §5.1.9/§5.1.10): the client refuses options with a missing or malformed member with a TypeError, before any authenticator is asked"
+    static let optionsFix = "issue options as the WebAuthn JSON forms define them (an RP library's options_to_json or generateRegistrationOptions gives them)"
+
+    /// True when some cell's options were not valid WebAuthn options.
+    var invalidOptions: Bool { cells.contains { $0.contains { $0.outcome == .invalidOptions } } }
+
     static func short(_ cell: ProbeCell) -> String {
         switch cell.outcome {
         case .accepted: return "accepted"
         case .rejected: return "REJECTED" + (cell.suspects.isEmpty ? "" : " (" + cell.suspects.map(\.label).joined(separator: ", ") + ")")
         case .ruledOut: return "ruled out by the server's options"
+        case .invalidOptions: return "INVALID OPTIONS"
         case .notApplicable: return "n/a (pack)"
         case .notRun: return "not run"
         }
@@ -114,6 +123,12 @@ public struct ProbeReport: Sendable {
             }
         }
         for (c, column) in cells.enumerated() {
+            for (v, cell) in column.enumerated() where cell.outcome == .invalidOptions {
+                out += "invalid options [\(columns[c].header)] \(variants[v].title): \(cell.message)\n"
+                out += "  breaks: \(ProbeReport.optionsRule)\n  fix: \(ProbeReport.optionsFix)\n"
+            }
+        }
+        for (c, column) in cells.enumerated() {
             for (v, cell) in column.enumerated() where cell.outcome == .ruledOut {
                 out += "ruled out [\(columns[c].header)] \(variants[v].title): \(cell.message)\n"
             }
@@ -121,6 +136,7 @@ public struct ProbeReport: Sendable {
         out += bugs.isEmpty && !failed
             ? "\nThe server accepted every response a correct server must accept.\n"
             : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        if invalidOptions { out += "The server issued options no browser accepts: no provider was asked.\n" }
         for suspect in alsoSuspected {
             out += "also suspected: \(suspect.trait.label), carried beside a bug by \(suspect.cells.joined(separator: ", ")) and by no accepted "
                 + "response, so the server may refuse it too once the bug is fixed\n  fix: \(suspect.trait.fix)\n"

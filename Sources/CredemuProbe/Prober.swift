@@ -35,9 +35,7 @@ public final class Prober {
 
     /// Runs every variant for each (pack, platform) and diagnoses the rejections.
     public func run(_ providers: [(any ProviderPolicy, Platform)]) throws(ProbeError) -> ProbeReport {
-        guard case .web = try? Origin(origin) else {
-            throw ProbeError(.badOrigin, "'\(ProbeError.quote(origin))' is not an origin a browser runs WebAuthn in (https://HOST[:PORT], or http://localhost[:PORT]); pass --origin with the origin the server expects in client data.")
-        }
+        try Prober.check(origin: origin, for: base)
         deadline = Deadline(after: timeLimit, ProbeError(.runTimedOut, "The probe of \(base) did not finish within \(Deadline.text(timeLimit)) (--max-time)."))
         defer { deadline = nil }
         var columns: [ProbeColumn] = []
@@ -51,6 +49,17 @@ public final class Prober {
                                  variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
         report.diagnose()
         return report
+    }
+
+    /// Refuses an origin WebAuthn does not run in (a usage error: the responses would be refused by any browser),
+    /// with the `--origin` that most likely fits a server on this machine.
+    public static func check(origin: String, for base: HTTPURL) throws(ProbeError) {
+        guard case .web = try? Origin(origin) else {
+            let local = "http://localhost" + (base.port == 80 ? "" : ":\(base.port)")
+            throw ProbeError(.badOrigin, "'\(ProbeError.quote(origin))' is not a secure context, and WebAuthn runs only in one: "
+                + "https://HOST[:PORT], or http://localhost[:PORT]. Pass --origin with the origin the server expects in client data"
+                + " (for a server on this machine, most likely --origin \(local)).")
+        }
     }
 
     // MARK: One column
@@ -216,8 +225,12 @@ public final class Prober {
         return cell
     }
 
-    /// The engine refusing the server's options: the server's options ruled the variant out.
+    /// The engine refusing the server's options: options a browser would throw a TypeError for are the server's
+    /// fault; any other refusal means the server's options ruled the variant out.
     private func engineRefusal(_ error: OperationError, _ variant: ProbeVariant) -> ProbeCell {
+        if error.name == .web(.typeError) {
+            return ProbeCell(outcome: .invalidOptions, message: "the server's options are not valid WebAuthn options: \(error.name): \(ProbeError.quote(error.message))")
+        }
         if let reason = error.ceremony?.reason, reason == .userVerificationRequired {
             return ProbeCell(outcome: .ruledOut, message: "the server's options require user verification, which an automatic upgrade cannot do")
         }

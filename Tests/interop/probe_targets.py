@@ -8,6 +8,7 @@ Bugs (each off by default, so a target with none is a correct server):
   counter_must_grow  an assertion is refused unless signCount is greater than the stored one
   reject_zero_aaguid an all-zero AAGUID (Apple Passwords) is refused
   reject_be_without_bs  a backup-eligible credential that is not backed up (BE=1, BS=0) is refused
+  invalid_options    registration options without user.id (a server that forgot the user handle): no browser takes them
 """
 import base64
 import http.server
@@ -18,7 +19,7 @@ import threading
 from cryptography.hazmat.primitives import constant_time
 
 BUGS = ("reject_uv", "reject_up", "counter_must_grow", "reject_zero_aaguid", "reject_be_without_bs",
-        "require_backup_eligible", "reject_attestation_x5c", "reject_nonzero_counter", "reject_hybrid")
+        "require_backup_eligible", "reject_attestation_x5c", "reject_nonzero_counter", "reject_hybrid", "invalid_options")
 ZERO_AAGUID = "00000000-0000-0000-0000-000000000000"
 
 
@@ -190,6 +191,8 @@ class Target:
                                                            attestation or "none")
         with self.lock:
             self.pending[options["challenge"]] = ("create", username, state)
+        if "invalid_options" in self.bugs:
+            options = {**options, "user": {k: v for k, v in options["user"].items() if k != "id"}}
         return options
 
     def registration_result(self, body):

@@ -130,6 +130,21 @@ def test_a_server_refusing_up_0_and_uv_0_gets_both_named(library, tmp_path):
     assert "Also suspected: UP=0 registration" in html.read_text()
 
 
+def test_options_no_browser_accepts_are_the_servers_fault_and_exit_one(tmp_path):
+    target = Target("py_webauthn", bugs={"invalid_options"}).start()
+    try:
+        proc, report, html = probe(target, tmp_path, "--providers", "gpm", name="invalid-options")
+    finally:
+        target.stop()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert report["passed"] is False
+    modal = next(v for v in report["variants"] if v["variant"] == "modal")["cells"]["gpm@chrome-desktop"]
+    assert modal["outcome"] == "invalidOptions" and "TypeError" in modal["message"] and "user.id" in modal["message"], modal
+    assert "invalid options [gpm@chrome-desktop] modal registration" in proc.stdout
+    assert "issued options no browser accepts" in proc.stdout
+    assert "Options no browser accepts" in html.read_text()
+
+
 def test_an_adapter_file_drives_a_server_with_its_own_routes_and_a_session(tmp_path):
     adapter = tmp_path / "adapter.json"
     adapter.write_text(json.dumps({
@@ -178,3 +193,19 @@ def test_an_unreachable_server_or_a_bad_adapter_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "registration" in proc.stderr
     proc = subprocess.run([BINARY, "probe", "https://rp.example/"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "http://" in proc.stderr
+
+
+@pytest.mark.parametrize("url,origin", [("http://127.0.0.1:{port}", None), ("http://localhost:{port}", "ftp://localhost"),
+                                        ("http://localhost:{port}", "http://shop.example")])
+def test_an_origin_webauthn_does_not_run_in_is_a_usage_error_with_advice(url, origin, tmp_path):
+    target = Target("py_webauthn").start()
+    try:
+        extra = ["--origin", origin] if origin else []
+        proc = subprocess.run([BINARY, "probe", url.format(port=target.port), *extra, "--log", str(tmp_path / "l.db"), "--providers", "gpm"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        target.stop()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("credemu: BadOrigin: ") and "not a secure context" in proc.stderr, proc.stderr
+    assert f"--origin http://localhost:{target.port}" in proc.stderr and "https://" in proc.stderr, proc.stderr
+    assert not (tmp_path / "l.db").exists(), "a usage error opens no vault"
