@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import process_leaks
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from fido2.attestation import AttestationVerifier
@@ -37,6 +38,36 @@ pytest_plugins = ["rp_journeys"]
 if not any(e.name == "credemu" for e in importlib.metadata.entry_points(group="pytest11")):
     sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
     pytest_plugins.append("credemu.pytest_plugin")
+
+
+# ---- no credemu process outlives the test that started it ----
+
+def pytest_configure(config):
+    process_leaks.become_subreaper()
+
+
+@pytest.fixture(autouse=True)
+def no_credemu_outlives_its_test(request):
+    """Fails the test (at teardown) that leaves a credemu process of its own running, and stops it. Processes of
+    module- and session-scoped fixtures started before this fixture and are checked at the session's end."""
+    before = set(process_leaks.running_credemu())
+    yield
+    left = {pid: command for pid, command in process_leaks.running_credemu().items() if pid not in before}
+    if left:
+        process_leaks.stop(left)
+        pytest.fail("the test left credemu running (now stopped): " + "; ".join(f"{pid}: {c}" for pid, c in left.items()), pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = process_leaks.running_credemu()
+    if not left:
+        return
+    process_leaks.stop(left)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.write_line(f"credemu processes still running at the end of the run (now stopped): "
+                            + "; ".join(f"{pid}: {c}" for pid, c in left.items()), red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class Credemu:

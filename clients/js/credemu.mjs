@@ -52,6 +52,7 @@ export const ROUTES = {
   'GET /': ['consoleFile'],
   'GET /console.js': ['consoleFile'],
   'GET /console.css': ['consoleFile'],
+  'GET /console.svg': ['consoleFile'],
   'GET /profiles/{profile}/events': ['events'],
   'GET /profiles/{profile}/findings': ['findings'],
   'GET /profiles/{profile}/user': ['pendingDecisions'],
@@ -394,7 +395,7 @@ export class Client {
     const document = typeof scenario === 'string' ? JSON.parse(scenario) : scenario;
     return this.request('POST', '/scenarios/run', dropUndefined({ scenario: document, providers }));
   }
-  /** The console's files (GET /, /console.js, /console.css) as text. */
+  /** The console's files (GET /, /console.js, /console.css, /console.svg) as text. */
   consoleFile(name = 'console.html') {
     return this.request('GET', ['', '/', 'console.html'].includes(name) ? '/' : '/' + name.replace(/^\//, ''));
   }

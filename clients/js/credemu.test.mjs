@@ -122,7 +122,7 @@ describe('the client', () => {
     const scenarios = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scenarios');
     const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
     await call('runScenario', scenario, { providers: 'gpm' });
-    assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css');
+    assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css'); await call('consoleFile', 'console.svg');
     await call('removePasskey', created.id);
     // WebDriver's virtual authenticators, under selenium-webdriver's names.
     const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });

@@ -136,7 +136,7 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     scenario = next((ROOT / "scenarios").glob("*.json"))
     call("run_scenario", scenario.read_text(), providers="gpm")
     assert "<html" in call("console_file").lower()
-    call("console_file", "console.js"), call("console_file", "console.css")
+    call("console_file", "console.js"), call("console_file", "console.css"), call("console_file", "console.svg")
     call("remove_passkey", created["id"])
     # WebDriver's virtual authenticators, under Selenium's names.
     from cryptography.hazmat.primitives import serialization

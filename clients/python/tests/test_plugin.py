@@ -186,3 +186,40 @@ def test_an_unused_plugin_starts_no_server(pytester):
     ''')
     result = pytester.runpytest("-p", "no:cacheprovider", "--credemu-binary=/nonexistent", "--credemu-packs=all")
     result.assert_outcomes(passed=1)
+
+
+def test_a_server_left_running_fails_its_test_and_is_stopped(pytester):
+    pytester.makepyfile('''
+        import credemu
+
+        def test_forgets_to_stop_it():
+            server = credemu.Server().start()
+            with open("pid", "w") as out:
+                out.write(str(server.process.pid))
+
+        def test_stops_it():
+            with credemu.Server() as server:
+                assert server.running
+    ''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*the test left 1 credemu.Server(s) running*"])
+    pid = int((pytester.path / "pid").read_text())
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z", "the leaked server still runs"
+
+
+def test_a_module_fixtures_server_left_running_fails_the_session(pytester):
+    pytester.makepyfile('''
+        import credemu
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def server():
+            return credemu.Server().start()     # never stopped
+
+        def test_uses_it(server):
+            assert server.running
+    ''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 credemu.Server(s) still running at the session's end, now stopped*"])

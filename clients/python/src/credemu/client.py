@@ -46,6 +46,7 @@ ROUTES = {
     ("GET", "/"): ["console_file"],
     ("GET", "/console.js"): ["console_file"],
     ("GET", "/console.css"): ["console_file"],
+    ("GET", "/console.svg"): ["console_file"],
     ("GET", "/profiles/{profile}/events"): ["events"],
     ("GET", "/profiles/{profile}/findings"): ["findings"],
     ("GET", "/profiles/{profile}/user"): ["pending_decisions"],
@@ -487,7 +488,7 @@ class Client:
         return self.request("POST", "/scenarios/run", _drop_none({"scenario": document, "providers": providers}))
 
     def console_file(self, name="console.html"):
-        """The console's files (`GET /`, `/console.js`, `/console.css`) as text: the password manager's window."""
+        """The console's files (`GET /`, `/console.js`, `/console.css`, `/console.svg`) as text: the password manager's window."""
         data = self.request("GET", "/" if name in ("", "/", "console.html") else "/" + name.lstrip("/"))
         return data.decode() if isinstance(data, (bytes, bytearray)) else data
 

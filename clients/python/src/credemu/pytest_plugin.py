@@ -21,7 +21,7 @@ import pytest
 from .client import Client
 from .errors import CredemuError
 from .matrix import Matrix, provider_verdict
-from .server import Server, find_binary
+from .server import Server, find_binary, running_servers
 from .shim import installed_shim
 
 PLUGIN = "credemu-session"
@@ -178,6 +178,23 @@ class CredemuSession:
             with open(path, "w") as out:
                 out.write(self.matrix.json() + "\n")
 
+    def pytest_sessionstart(self, session):
+        self._servers_before = set(running_servers())   # an enclosing session's (pytester), not this one's
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        # What a session- or module-scoped fixture started and never stopped: the run fails, and they are stopped.
+        before = getattr(self, "_servers_before", set())
+        left = [s for s in running_servers() if s is not self.server and s not in before]
+        if not left:
+            return
+        for server in left:
+            server.stop()
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter:
+            reporter.write_line(f"credemu: {len(left)} credemu.Server(s) still running at the session's end, now stopped: "
+                                + ", ".join(s.url or "?" for s in left), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
     def pytest_unconfigure(self, config):
         self.stop_server()
 
@@ -212,6 +229,20 @@ def _matrix_row(item, pack):
 
 
 # ---- fixtures ----
+
+@pytest.fixture(autouse=True)
+def _credemu_servers_stop_with_their_test(request):
+    """Fails the test (at teardown) that leaves a `credemu.Server` it started running, and stops it: a leaked
+    `credemu serve` holds its port and vault past the suite. Servers of broader-scoped fixtures started before it."""
+    before = set(running_servers())
+    yield
+    session = _session(request.config)
+    left = [s for s in running_servers() if s not in before and s is not session.server]
+    for server in left:
+        server.stop()
+    if left:
+        pytest.fail(f"the test left {len(left)} credemu.Server(s) running ({', '.join(s.url or '?' for s in left)}); "
+                    "stop each (server.stop(), or `with credemu.Server() as server:`)", pytrace=False)
 
 @pytest.fixture(scope="session")
 def credemu_server(request):

@@ -1,4 +1,5 @@
 """`credemu serve` as a child process: a free port, a temporary vault, a readiness wait, an orderly stop, its log."""
+import atexit
 import os
 import shutil
 import signal
@@ -10,6 +11,22 @@ from pathlib import Path
 
 from .client import Client, origin_of
 from .errors import CredemuError
+
+
+# Every Server started and not yet stopped: the pytest plugin fails a test that leaves one running, and the
+# interpreter's exit stops what is left, so no `credemu serve` outlives the process that started it.
+_running = set()
+
+
+def running_servers():
+    """The `Server`s started in this process and not stopped since."""
+    return list(_running)
+
+
+@atexit.register
+def _stop_every_server():
+    for server in list(_running):
+        server.stop(timeout=5)
 
 
 def find_binary(binary=None):
@@ -75,6 +92,7 @@ class Server:
         with open(self._log_path, "wb") as log:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                             cwd=self.cwd, env=self.env)
+        _running.add(self)
         try:
             self._wait_until_ready(port_file)
         except BaseException:
@@ -120,6 +138,7 @@ class Server:
         self.returncode = self.process.returncode
         self._log_text = self._read_log()
         self.process = None
+        _running.discard(self)
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory = None

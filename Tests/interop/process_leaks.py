@@ -1,0 +1,93 @@
+"""The credemu processes a test run started and left running: found under /proc among this process's
+descendants (orphans included: the run is made a child subreaper, so a credemu whose parent exited, a node
+script's say, is reparented here rather than to init), and stopped."""
+import ctypes
+import os
+import signal
+import time
+
+NAMES = {"credemu", "credemu-bench"}
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper():
+    """Orphaned descendants are reparented to this process (prctl(2)), so none escapes the check."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _stat(pid):
+    """(parent pid, state) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()   # the command name may hold spaces and parentheses
+    return int(fields[1]), fields[0]
+
+
+def _name(pid):
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    return os.path.basename(exe.removesuffix(" (deleted)"))
+
+
+def _command(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
+
+
+def running_credemu(root=None):
+    """{pid: command line} of every live (not zombie) credemu process descending from `root` (this process)."""
+    root = root or os.getpid()
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _stat(int(entry))
+            if stat:
+                parents[int(entry)] = stat
+    found = {}
+    for pid, (_, state) in parents.items():
+        if state == "Z" or _name(pid) not in NAMES:
+            continue
+        ancestor, seen = parents.get(pid, (0, ""))[0], 0
+        while ancestor not in (0, 1, root) and seen < 64:
+            ancestor, seen = parents.get(ancestor, (0, ""))[0], seen + 1
+        if ancestor == root:
+            found[pid] = _command(pid)
+    return found
+
+
+def stop(pids, timeout=10):
+    """SIGTERM, then SIGKILL after `timeout` seconds; reaps those that are (or became) this process's children."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    left = set(pids)
+    while left and time.monotonic() < deadline:
+        for pid in list(left):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    left.discard(pid)
+                    continue
+            except ChildProcessError:
+                pass
+            stat = _stat(pid)
+            if stat is None or stat[1] == "Z":
+                left.discard(pid)
+        time.sleep(0.05)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass

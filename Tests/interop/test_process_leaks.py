@@ -1,0 +1,71 @@
+"""The suite's own guard: a credemu process a test leaves running fails that test and is stopped, and one that
+outlives every test fails the run (conftest.py over process_leaks.py)."""
+import shutil
+import subprocess
+import sys
+import time
+
+import process_leaks
+from conftest import BINARY
+
+pytest_plugins = ["pytester"]
+
+
+def serve_command(directory):
+    return [BINARY, "--vault", str(directory / "vault.db"), "serve", "--port", "0"]
+
+
+def wait_for(condition, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    return condition()
+
+
+def test_an_orphaned_credemu_is_found_and_stopped(tmp_path):
+    # A server whose parent exits at once (a script that backgrounds it) is reparented here, not to init.
+    subprocess.run(["sh", "-c", " ".join(serve_command(tmp_path)) + " >/dev/null 2>&1 &"], check=True)
+    found = wait_for(lambda: {pid: c for pid, c in process_leaks.running_credemu().items() if str(tmp_path) in c})
+    assert found, "the orphaned credemu serve was not found among the run's descendants"
+    process_leaks.stop(found)
+    assert not {pid for pid in process_leaks.running_credemu() if pid in found}
+
+
+def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tmp_path):
+    here = sys.modules["conftest"].__file__
+    shutil.copy(here, pytester.path / "conftest.py")
+    shutil.copy(process_leaks.__file__, pytester.path / "process_leaks.py")
+    pytester.makepyfile(test_leaky=f'''
+        import subprocess
+        import time
+
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def module_server():
+            return subprocess.Popen({serve_command(tmp_path / "m")!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def test_a_module_fixture_never_stops_its_server(module_server):
+            time.sleep(0.5)
+
+        def test_leaves_a_server():
+            subprocess.Popen({serve_command(tmp_path)!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+
+        def test_stops_its_server():
+            p = subprocess.Popen({serve_command(tmp_path / "b")!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            p.terminate()
+            p.wait(20)
+    ''')
+    (tmp_path / "b").mkdir()
+    (tmp_path / "m").mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*the test left credemu running (now stopped)*"])
+    result.stdout.fnmatch_lines(["*credemu processes still running at the end of the run (now stopped)*"])
+    assert result.ret != 0
+    assert not {pid: c for pid, c in process_leaks.running_credemu().items() if str(tmp_path) in c}
