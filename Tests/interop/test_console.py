@@ -344,7 +344,7 @@ def test_the_console_reads_at_phone_width_and_at_1000_px_and_no_page_may_frame_i
     assert unlabelled == []
 
     # The headers that keep other pages from framing it, and a strict CSP of its own.
-    for path in ["/", "/console.js", "/console.css"]:
+    for path in ["/", "/console.js", "/console.css", "/console.svg"]:
         status, _ = d.server.call("GET", path)
         assert status == 200
         assert d.server.last_headers["X-Frame-Options"] == "DENY"

@@ -58,7 +58,7 @@ def test_the_server_from_anywhere_serves_the_shipped_shim_openapi_document_and_c
         status, shim = server.call("GET", "/shim.js?profile=default")
         assert status == 200
         assert (ROOT / "Sources" / "CredemuServer" / "Resources" / "shim.js").read_bytes() in shim
-        for path, name in [("/", "console.html"), ("/console.js", "console.js"), ("/console.css", "console.css")]:
+        for path, name in [("/", "console.html"), ("/console.js", "console.js"), ("/console.css", "console.css"), ("/console.svg", "console.svg")]:
             status, body = server.call("GET", path)
             assert status == 200 and body == (ROOT / "Sources" / "CredemuServer" / "Resources" / name).read_bytes(), path
         assert server.call("GET", "/profiles/default/capabilities")[0] == 200
