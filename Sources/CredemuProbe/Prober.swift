@@ -54,12 +54,16 @@ public final class Prober {
     /// Refuses an origin WebAuthn does not run in (a usage error: the responses would be refused by any browser),
     /// with the `--origin` that most likely fits a server on this machine.
     public static func check(origin: String, for base: HTTPURL) throws(ProbeError) {
-        guard case .web = try? Origin(origin) else {
-            let local = "http://localhost" + (base.port == 80 ? "" : ":\(base.port)")
-            throw ProbeError(.badOrigin, "'\(ProbeError.quote(origin))' is not a secure context, and WebAuthn runs only in one: "
-                + "https://HOST[:PORT], or http://localhost[:PORT]. Pass --origin with the origin the server expects in client data"
-                + " (for a server on this machine, most likely --origin \(local)).")
+        let refusal: String
+        do {
+            if case .web = try Origin(origin) { return }
+            refusal = "'\(ProbeError.quote(origin))' is an app origin; the probe plays web origins only."
+        } catch {
+            refusal = ProbeError.quote(error.message, limit: 400)
         }
+        let local = "http://localhost" + (base.port == 80 ? "" : ":\(base.port)")
+        throw ProbeError(.badOrigin, refusal + " WebAuthn runs only in a secure context: https://HOST[:PORT], or http://localhost[:PORT]. "
+            + "Pass --origin with the origin the server expects in client data (for a server on this machine, most likely --origin \(local)).")
     }
 
     // MARK: One column

@@ -7,6 +7,11 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses a serialized origin; anything else (paths, user info, plain http off localhost) is a
     /// `SecurityError`, as the browser would raise for a caller that is not a secure context.
+    ///
+    /// The scheme's default port (`https://example.com:443`) is a `TypeError`: no browser serializes it (HTML
+    /// §7.1.1, the serialization of an origin; URL's port is null for the default), so whoever wrote it copied it
+    /// from somewhere other than a page, most likely an RP's expected origin, which every real browser would then
+    /// fail. Normalising it would hide that.
     public init(_ string: String) throws(WebAuthnError) {
         let prefix = "android:apk-key-hash:"
         if string.hasPrefix(prefix) {
@@ -32,7 +37,7 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
             throw .securityError("The origin '\(string)' has an invalid host or port.")
         }
         let host = String(authority.host)
-        var port = authority.port
+        let port = authority.port
         if port == 0 { throw .securityError("The origin '\(string)' has an invalid port.") }
         guard Origin.isLowerCaseHost(host) else {
             throw .securityError("The origin '\(string)' has an invalid host.")
@@ -40,7 +45,10 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
         if scheme == "http" && !(host == "localhost" || host.hasSuffix(".localhost")) {
             throw .securityError("The origin '\(string)' is not a secure context: WebAuthn needs https (or http://localhost).")
         }
-        if (scheme == "https" && port == 443) || (scheme == "http" && port == 80) { port = nil }
+        if (scheme == "https" && port == 443) || (scheme == "http" && port == 80) {
+            throw .typeError("The origin '\(string)' names its scheme's default port, which no browser serializes: a page there has "
+                + "the origin '\(scheme)://\(host)'. Pass that; an RP expecting '\(string)' in client data refuses every real browser.")
+        }
         self = .web(scheme: scheme, host: host, port: port)
     }
 

@@ -19,7 +19,10 @@ final class AuthorityTests: XCTestCase {
 
     func testOriginsUseItAndRefuseWhatItRefuses() {
         XCTAssertEqual(try Origin("https://[::1]:8443").description, "https://[::1]:8443")
-        XCTAssertEqual(try Origin("https://example.com:443").description, "https://example.com", "the default port is normalised away")
+        XCTAssertThrowsError(try Origin("https://example.com:443"), "no browser serializes the default port") {
+            XCTAssertEqual(($0 as? WebAuthnError)?.name, .typeError)
+            XCTAssertTrue(($0 as? WebAuthnError)?.message.contains("'https://example.com'") == true, "\($0)")
+        }
         for bad in ["https://a:b:443", "https://example.com:0", "https://:443", "https://example.com:"] {
             XCTAssertThrowsError(try Origin(bad), bad)
         }

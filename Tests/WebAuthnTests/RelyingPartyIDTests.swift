@@ -58,8 +58,11 @@ final class RelyingPartyIDTests: XCTestCase {
         }
     }
 
-    func testOriginSerializationDropsDefaultPorts() throws {
-        XCTAssertEqual(try Origin("https://example.com:443").description, "https://example.com")
+    func testAnOriginWithItsDefaultPortIsATypeErrorAsNoBrowserSerializesOne() throws {
+        for unsent in ["https://example.com:443", "http://localhost:80", "http://app.localhost:80"] {
+            XCTAssertThrowsError(try Origin(unsent), unsent) { XCTAssertEqual(($0 as? WebAuthnError)?.name, .typeError, unsent) }
+        }
+        XCTAssertEqual(try Origin("https://example.com:80").description, "https://example.com:80")
         XCTAssertEqual(try Origin("https://example.com:8443").description, "https://example.com:8443")
         XCTAssertEqual(try Origin("http://localhost:3000").description, "http://localhost:3000")
     }

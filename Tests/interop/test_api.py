@@ -269,3 +269,14 @@ def test_a_server_that_cannot_catch_its_stop_signals_refuses_to_start(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "Cannot catch SIGTERM and SIGINT: pipe() failed" in proc.stderr
     assert not (tmp_path / "v.db").exists(), "nothing was created"
+
+
+def test_a_body_origin_with_its_default_port_is_a_type_error_saying_why(server):
+    # No browser serializes https://example.com:443: refused, not normalised, so an RP configured to expect it shows.
+    before = vault_state(server)
+    for path, body in [("/profiles/default/credentials/create", {"origin": "https://example.com:443", "options": reg_options()[1]}),
+                       ("/profiles/default/passwords", {"origin": "https://example.com:443", "username": "alice", "password": "pw"})]:
+        status, error = server.call("POST", path, body)
+        assert status == 400 and error["error"]["name"] == "TypeError", (path, status, error)
+        assert "default port" in error["error"]["message"] and "'https://example.com'" in error["error"]["message"], error
+    assert vault_state(server) == before
