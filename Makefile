@@ -87,7 +87,7 @@ install: release deps-dist
 # .build/dist/: credemu-VERSION-linux-ARCH.tar.gz and credemu_VERSION_ARCH.deb (packaging/dist.sh).
 dist: $(DEB)
 
-$(DEB): $(RELEASE_BIN) packaging/dist.sh README.md providers/README.md providers/policy-pack.schema.json | deps-dist
+$(DEB): $(RELEASE_BIN) packaging/dist.sh README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json | deps-dist
 	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
 
 test: deps build test-swift dist test-interop test-clients sanitize

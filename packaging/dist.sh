@@ -20,6 +20,9 @@ stage() {
     install -D -m 0755 "$binary" "$prefix/bin/credemu"
     strip --strip-debug "$prefix/bin/credemu"
     install -D -m 0644 "$root/README.md" "$prefix/share/doc/credemu/README.md"
+    for page in "$root"/docs/*.md; do
+        install -D -m 0644 "$page" "$prefix/share/doc/credemu/docs/$(basename "$page")"
+    done
     install -D -m 0644 "$root/providers/README.md" "$prefix/share/doc/credemu/providers/README.md"
     install -D -m 0644 "$root/providers/policy-pack.schema.json" "$prefix/share/doc/credemu/providers/policy-pack.schema.json"
 }

@@ -13,7 +13,7 @@ extension Commands {
         pack does it, and two sign-ins with signCount 0. Each response is made by the real engine for the options the
         server issued. The server speaks the FIDO2 Conformance Test API (POST URL/attestation/options,
         /attestation/result, /assertion/options, /assertion/result) unless --adapter names a JSON file with its own paths
-        (README, "Check your RP server").
+        (docs/probe.md).
 
         Exit status: 0 the server accepted every response a correct server must accept; 1 a finding about the server: it
         rejected at least one (each tied to its seed criterion or spec rule, with the fix) or issued options no browser

@@ -4,7 +4,7 @@ import Foundation
 import Vault
 import WebAuthn
 
-/// An operation's refusal as the CLI prints it (see the README's CLI contract).
+/// An operation's refusal as the CLI prints it (see the CLI contract, docs/cli.md).
 struct OperationFailureOutput: Error {
     var failure: OperationError
 

@@ -21,7 +21,7 @@ public struct Terminal: Sendable {
         readInput: { String(decoding: (try? FileHandle.standardInput.readToEnd()) ?? Data(), as: UTF8.self) })
 }
 
-/// The exit statuses of the CLI contract (README, "CLI contract").
+/// The exit statuses of the CLI contract (docs/cli.md, "The CLI contract").
 public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// The ceremony ended in a WebAuthn error; its JSON is on standard output.

@@ -4,7 +4,7 @@ import WebAuthn
 
 /// What a caller may see and act for: a page (restricted to its `Origin`) only its own origin, the passkeys
 /// that origin could use and its own ceremonies; an operator (no restriction) everything. Every listing a page
-/// route returns, and every act a page asks for, is checked here (README "Security model").
+/// route returns, and every act a page asks for, is checked here (docs/api.md, "Security model").
 struct PageView {
     /// The page's origin; nil for an operator.
     let page: String?

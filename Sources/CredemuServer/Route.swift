@@ -10,7 +10,7 @@ struct Route: Sendable {
 
     let method: String
     let template: String
-    /// Who may call it; the front door enforces it before the handler runs (README "Security model").
+    /// Who may call it; the front door enforces it before the handler runs (docs/api.md, "Security model").
     let scope: RouteScope
     /// A request that may wait or run long (a ceremony an armed hold can make wait, a scenario run): answered off
     /// the pool thread.

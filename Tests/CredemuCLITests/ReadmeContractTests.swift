@@ -2,12 +2,12 @@ import Foundation
 import XCTest
 @testable import CredemuCLI
 
-/// The README's "CLI contract" block names only commands and options the declarations accept, and every command.
+/// The "CLI contract" block of docs/cli.md names only commands and options the declarations accept, and every command.
 final class ReadmeContractTests: XCTestCase {
     /// The contract's lines, each continuation line joined to the line it continues.
     func contractLines() throws -> [String] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md").path
+            .deletingLastPathComponent().appendingPathComponent("docs").appendingPathComponent("cli.md").path
         let text = try String(contentsOfFile: readme, encoding: .utf8)
         let section = try XCTUnwrap(text.components(separatedBy: "## The CLI contract").dropFirst().first)
         let block = try XCTUnwrap(section.components(separatedBy: "```").dropFirst().first)

@@ -3,7 +3,7 @@ import XCTest
 @testable import CredemuCLI
 
 /// A command line the declarations do not accept exits 2 with a message on standard error, nothing on standard
-/// output (README, "CLI contract"), and never reaches the vault.
+/// output (docs/cli.md, "The CLI contract"), and never reaches the vault.
 final class UsageRefusalTests: XCTestCase {
     func assertRefused(_ words: [String], _ message: String, file: StaticString = #filePath, line: UInt = #line) {
         let cli = CLIHarness()

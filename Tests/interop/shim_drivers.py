@@ -5,7 +5,7 @@ Start credemu with `--allow-origin` for the RP's origin (the shim's requests com
 Content-Security-Policy applies to the shim's `fetch` to credemu as to any script of the page, so a page with
 `default-src 'self'` (django-otp-webauthn's sandbox, for one) blocks it: the driver bypasses CSP for the shim
 (CDP `Page.setBypassCSP`, Playwright `bypass_csp=True`). Without that, only pages whose CSP allows
-`connect-src` to credemu's URL work. README.md shows these same lines.
+`connect-src` to credemu's URL work. docs/shim.md shows these same lines.
 """
 import urllib.request
 

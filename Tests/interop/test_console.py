@@ -343,6 +343,10 @@ def test_the_console_reads_at_phone_width_and_at_1000_px_and_no_page_may_frame_i
       }).map((e) => e.outerHTML);""")
     assert unlabelled == []
 
+    # The footer names every page of docs/, and each named page exists.
+    named = d.console.execute_script("return [...document.querySelectorAll('#docs li code')].map((c) => c.textContent)")
+    assert sorted(named) == sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md") if p.name != "architecture.md"), named
+
     # The headers that keep other pages from framing it, and a strict CSP of its own.
     for path in ["/", "/console.js", "/console.css", "/console.svg"]:
         status, _ = d.server.call("GET", path)

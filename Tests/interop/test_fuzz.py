@@ -2,7 +2,7 @@
 
 1. API bodies and parameters generated from openapi.json for every documented operation, then mutated;
 2. WebAuthn creation/request options from py_webauthn, mutated, through the API and the CLI;
-3. mutated argument vectors for every subcommand of the README's CLI contract;
+3. mutated argument vectors for every subcommand of the CLI contract (docs/cli.md);
 4. `credemu probe` against a server (hostile_http.py) whose every answer is a mutated HTTP/1.1 response.
 
 Each part runs a fixed sweep (every member against every interesting value: the same corpus whatever the seed),
@@ -1080,7 +1080,7 @@ def test_fuzz_mutated_webauthn_options(tmp_path):
 
 
 # ======================================================================================================
-# Part 3: argument vectors for every subcommand of the README's CLI contract
+# Part 3: argument vectors for every subcommand of the CLI contract (docs/cli.md)
 # ======================================================================================================
 
 class O:
@@ -1197,7 +1197,7 @@ SETTINGS = [O("pack", "apple", "pack"), O("platform", "ios", "platform"), O("osV
 
 
 def commands():
-    """(name, slots, stdin) for every subcommand in the README's CLI contract."""
+    """(name, slots, stdin) for every subcommand in the CLI contract (docs/cli.md)."""
     return [
         ("create", [Lit("create"), O("origin", ORIGIN, "origin", True), O("options", "create.json", "path"), O("top-origin", ORIGIN, "origin"),
                     O("mediation", "modal", "mediation"), O("platform", "chrome-desktop", "platform"),

@@ -1,5 +1,7 @@
-"""The README's two quickstarts, run as written against the example RP (examples/relying-party): only the RP's
-origin, the module paths and the browser binary are put in for this machine."""
+"""The README's three quickstarts, run as written: pytest and Playwright against the example RP
+(examples/relying-party), only the RP's origin, the module paths and the browser binary put in for this machine;
+the command line's in an empty directory with the binary on PATH."""
+import json
 import os
 import re
 import shutil
@@ -15,11 +17,12 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 PLACEHOLDER = "http://localhost:8000"
 
 
-def quickstart(marker, language):
+def quickstart(marker, language, placeholder=PLACEHOLDER):
     readme = (ROOT / "README.md").read_text()
     match = re.search(rf"<!-- {marker}:[^>]*-->\n```{language}\n(.*?)```", readme, re.S)
     assert match, f"README.md has no {marker} block"
-    assert PLACEHOLDER in match.group(1)
+    assert placeholder is None or placeholder in match.group(1)
+    assert len(match.group(1).strip().splitlines()) <= 12, f"the {marker} block is no ten-line quickstart"
     return match.group(1)
 
 
@@ -60,3 +63,20 @@ def test_the_javascript_quickstart_gives_a_first_automatic_upgrade(tmp_path, exa
     done = subprocess.run(["node", str(tmp_path / "quickstart.mjs")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "rpId: 'localhost'" in done.stdout and "kind: 'create'" in done.stdout and "outcome: 'success'" in done.stdout, done.stdout
+
+
+def test_the_command_line_quickstart_gives_a_silent_passkey(tmp_path):
+    binary = Path(os.environ["CREDEMU"]).resolve()
+    env = dict(os.environ, PATH=f"{binary.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("CREDEMU_VAULT", None)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", quickstart("quickstart-cli", "sh", placeholder=None)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def credemu(*args):
+        return json.loads(subprocess.run([str(binary), *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout)
+    [passkey] = credemu("vault", "list")
+    assert passkey["rpId"] == "shop.example.com" and passkey["userName"] == "alice@example.com"
+    created = credemu("events", "--kind", "create")[-1]
+    assert created["outcome"] == "success" and created["detail"]["silent"] is True
+    assert created["detail"]["authenticatorFlags"]["UP"] is False and created["detail"]["authenticatorFlags"]["UV"] is False
