@@ -237,6 +237,7 @@ def test_set_up_failures_say_how_to_fix_them_once_and_reject_like_a_browser(sess
     s.shim(guarded, "profile=default&token=sesame")
     s.open()
     assert error_of(s, CREATE) == ["resolved", "[object PublicKeyCredential]"]
+    guarded.stop()   # started by this test, stopped by it (the session's own server outlives it)
 
     # A WebAuthn refusal is no set-up failure: no console line, and credemu's detail stays off the enumerable keys.
     s.shim(s.server)
