@@ -51,6 +51,20 @@ def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tm
         def test_a_module_fixture_never_stops_its_server(module_server):
             time.sleep(0.5)
 
+        @pytest.fixture(scope="module")
+        def tidy_server():
+            p = subprocess.Popen({serve_command(tmp_path / "t")!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            yield p
+            p.terminate()
+            p.wait(20)
+
+        def test_a_module_fixture_taken_lazily_may_outlive_the_test(request):
+            request.getfixturevalue("tidy_server")
+            time.sleep(0.5)
+
+        def test_it_is_still_there(tidy_server):
+            assert tidy_server.poll() is None
+
         def test_leaves_a_server():
             subprocess.Popen({serve_command(tmp_path)!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
@@ -63,9 +77,10 @@ def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tm
     ''')
     (tmp_path / "b").mkdir()
     (tmp_path / "m").mkdir()
+    (tmp_path / "t").mkdir()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=1)
+    result.assert_outcomes(passed=5, errors=2)
     result.stdout.fnmatch_lines(["*the test left credemu running (now stopped)*"])
-    result.stdout.fnmatch_lines(["*credemu processes still running at the end of the run (now stopped)*"])
+    result.stdout.fnmatch_lines(["*the module-scoped fixture module_server left credemu running (now stopped)*"])
     assert result.ret != 0
     assert not {pid: c for pid, c in process_leaks.running_credemu().items() if str(tmp_path) in c}

@@ -208,7 +208,7 @@ def test_a_server_left_running_fails_its_test_and_is_stopped(pytester):
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z", "the leaked server still runs"
 
 
-def test_a_module_fixtures_server_left_running_fails_the_session(pytester):
+def test_a_module_fixtures_server_left_running_fails_at_its_end_and_one_taken_lazily_may_outlive_a_test(pytester):
     pytester.makepyfile('''
         import credemu
         import pytest
@@ -219,7 +219,19 @@ def test_a_module_fixtures_server_left_running_fails_the_session(pytester):
 
         def test_uses_it(server):
             assert server.running
+
+        @pytest.fixture(scope="module")
+        def tidy():
+            with credemu.Server() as server:
+                yield server
+
+        def test_takes_a_module_fixture_lazily(request):
+            assert request.getfixturevalue("tidy").running
+
+        def test_finds_it_still_running(tidy):
+            assert tidy.running
     ''')
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*1 credemu.Server(s) still running at the session's end, now stopped*"])
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*the module-scoped fixture server left 1 credemu.Server(s) running*"])

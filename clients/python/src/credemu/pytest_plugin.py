@@ -61,6 +61,7 @@ class CredemuSession:
         self.matrix = Matrix()
         self._packs = None
         self._names = itertools.count(1)
+        self.owned = {}     # Server -> the broader-scoped fixture whose setup started it
 
     # ---- configuration ----
 
@@ -178,6 +179,28 @@ class CredemuSession:
             with open(path, "w") as out:
                 out.write(self.matrix.json() + "\n")
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        # A Server started while a broader-scoped fixture was set up (even lazily, through getfixturevalue in a test)
+        # is that fixture's: it may live until the fixture is finalized, and no longer.
+        before = set(running_servers()) if fixturedef.scope != "function" else None
+        yield
+        if before is not None:
+            for server in running_servers():
+                if server not in before:
+                    self.owned.setdefault(server, fixturedef)
+
+    def pytest_fixture_post_finalizer(self, fixturedef, request):
+        mine = [server for server, owner in self.owned.items() if owner is fixturedef]
+        for server in mine:
+            del self.owned[server]
+        left = [server for server in mine if server.running]
+        for server in left:
+            server.stop()
+        if left:
+            pytest.fail(f"the {fixturedef.scope}-scoped fixture {fixturedef.argname} left {len(left)} credemu.Server(s) running "
+                        f"({', '.join(s.url or '?' for s in left)}); stop each when the fixture ends", pytrace=False)
+
     def pytest_sessionstart(self, session):
         self._servers_before = set(running_servers())   # an enclosing session's (pytester), not this one's
 
@@ -237,7 +260,7 @@ def _credemu_servers_stop_with_their_test(request):
     before = set(running_servers())
     yield
     session = _session(request.config)
-    left = [s for s in running_servers() if s not in before and s is not session.server]
+    left = [s for s in running_servers() if s not in before and s is not session.server and s not in session.owned]
     for server in left:
         server.stop()
     if left:
