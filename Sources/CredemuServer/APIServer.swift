@@ -28,6 +28,11 @@ public final class APIServer: @unchecked Sendable {
 
         /// Refuses a configuration that would expose the vault: a non-loopback bind address without a token.
         public func check(bindAddress: String) throws(ServerError) {
+            // An origin no browser sends in `Origin` (a default port, a path, upper case) would never match: say so.
+            for origin in allowedOrigins.sorted() where origin != "*" && !AllowedOrigins.isSerializedOrigin(origin) {
+                throw ServerError("--allow-origin \(origin) is not an origin a browser sends: give scheme://host[:port] in lower case, "
+                                  + "with no path and no default port (https://example.com, not https://example.com:443).")
+            }
             guard token == nil, !HostCheck.isLoopbackAddress(bindAddress) else { return }
             throw ServerError("--host \(bindAddress) is reachable from other machines: give --token TOKEN too (every request must then send 'Authorization: Bearer TOKEN'), or bind a loopback address such as 127.0.0.1.")
         }

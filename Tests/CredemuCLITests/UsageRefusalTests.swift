@@ -36,6 +36,14 @@ final class UsageRefusalTests: XCTestCase {
         assertRefused(["profile", "set", "default", "--relatedOrigins", "{not json"], "--relatedOrigins takes JSON.")
     }
 
+    func testAnAllowedOriginNoBrowserSendsIsRefused() {
+        for unsent in ["https://a.test:443", "http://localhost:8000/", "HTTPS://A.TEST"] {
+            assertRefused(["serve", "--allow-origin", "http://localhost:8000," + unsent],
+                          "--allow-origin \(unsent) is not an origin a browser sends: give scheme://host[:port] in lower case, "
+                          + "with no path and no default port (https://example.com, not https://example.com:443).")
+        }
+    }
+
     func testMissingAndExtraWordsAreRefused() {
         assertRefused(["offer"], "--origin is required.")
         assertRefused(["password", "save", "--origin", "https://a.test"], "--username is required.")
