@@ -11,7 +11,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import process_leaks
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from fido2.attestation import AttestationVerifier
@@ -34,66 +33,10 @@ BINARY = os.environ.get("CREDEMU_BIN", str(ROOT / ".build" / "debug" / "credemu"
 os.environ.setdefault("CREDEMU", BINARY)
 # The third-party RP journeys' fixtures (rp_journeys.py), registered once for every module that uses them: a
 # session-scoped one imported into two modules would start two Playwright drivers in one process.
-pytest_plugins = ["rp_journeys"]
+pytest_plugins = ["rp_journeys", "leak_guard"]   # leak_guard: no credemu outlives the test that started it
 if not any(e.name == "credemu" for e in importlib.metadata.entry_points(group="pytest11")):
     sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
     pytest_plugins.append("credemu.pytest_plugin")
-
-
-# ---- no credemu process outlives the test that started it ----
-
-def pytest_configure(config):
-    process_leaks.become_subreaper()
-
-
-# A credemu started while a module- or session-scoped fixture was set up (even lazily, through getfixturevalue in
-# a test) is that fixture's: it may live until the fixture is finalized, and no longer.
-_owned = {}
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_fixture_setup(fixturedef, request):
-    before = set(process_leaks.running_credemu()) if fixturedef.scope != "function" else None
-    yield
-    if before is not None:
-        for pid in process_leaks.running_credemu():
-            if pid not in before:
-                _owned.setdefault(pid, fixturedef)
-
-
-def pytest_fixture_post_finalizer(fixturedef, request):
-    mine = [pid for pid, owner in _owned.items() if owner is fixturedef]
-    for pid in mine:
-        del _owned[pid]
-    left = {pid: command for pid, command in process_leaks.running_credemu().items() if pid in mine}
-    if left:
-        process_leaks.stop(left)
-        pytest.fail(f"the {fixturedef.scope}-scoped fixture {fixturedef.argname} left credemu running (now stopped): "
-                    + "; ".join(f"{pid}: {c}" for pid, c in left.items()), pytrace=False)
-
-
-@pytest.fixture(autouse=True)
-def no_credemu_outlives_its_test(request):
-    """Fails the test (at teardown) that leaves a credemu process of its own running, and stops it. What a
-    broader-scoped fixture started is checked when that fixture is finalized, and anything left at the session's end."""
-    before = set(process_leaks.running_credemu())
-    yield
-    left = {pid: command for pid, command in process_leaks.running_credemu().items() if pid not in before and pid not in _owned}
-    if left:
-        process_leaks.stop(left)
-        pytest.fail("the test left credemu running (now stopped): " + "; ".join(f"{pid}: {c}" for pid, c in left.items()), pytrace=False)
-
-
-def pytest_sessionfinish(session, exitstatus):
-    left = process_leaks.running_credemu()
-    if not left:
-        return
-    process_leaks.stop(left)
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter:
-        reporter.write_line(f"credemu processes still running at the end of the run (now stopped): "
-                            + "; ".join(f"{pid}: {c}" for pid, c in left.items()), red=True)
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class Credemu:

@@ -1,10 +1,10 @@
 """The suite's own guard: a credemu process a test leaves running fails that test and is stopped, and one that
-outlives every test fails the run (conftest.py over process_leaks.py)."""
+outlives every test fails the run (leak_guard.py over process_leaks.py)."""
 import shutil
 import subprocess
-import sys
 import time
 
+import leak_guard
 import process_leaks
 from conftest import BINARY
 
@@ -35,8 +35,7 @@ def test_an_orphaned_credemu_is_found_and_stopped(tmp_path):
 
 
 def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tmp_path):
-    here = sys.modules["conftest"].__file__
-    shutil.copy(here, pytester.path / "conftest.py")
+    shutil.copy(leak_guard.__file__, pytester.path / "leak_guard.py")
     shutil.copy(process_leaks.__file__, pytester.path / "process_leaks.py")
     pytester.makepyfile(test_leaky=f'''
         import subprocess
@@ -78,7 +77,7 @@ def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tm
     (tmp_path / "b").mkdir()
     (tmp_path / "m").mkdir()
     (tmp_path / "t").mkdir()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "leak_guard")
     result.assert_outcomes(passed=5, errors=2)
     result.stdout.fnmatch_lines(["*the test left credemu running (now stopped)*"])
     result.stdout.fnmatch_lines(["*the module-scoped fixture module_server left credemu running (now stopped)*"])
