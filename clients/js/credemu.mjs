@@ -58,6 +58,10 @@ export const ROUTES = {
   'GET /profiles/{profile}/user': ['pendingDecisions'],
   'POST /profiles/{profile}/user': ['queueDecisions'],
   'DELETE /profiles/{profile}/user': ['clearDecisions'],
+  'GET /devices/{device}/user': ['pendingDecisions'],
+  'POST /devices/{device}/user': ['queueDecisions'],
+  'DELETE /devices/{device}/user': ['clearDecisions'],
+  'GET /attestation/root': ['attestationRoot'],
   'POST /profiles/{profile}/holds': ['hold'],
   'GET /devices': ['devices'],
   'POST /devices': ['createDevice'],
@@ -412,12 +416,15 @@ export class Client {
   async findings({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/findings'))).findings; }
 
   // ---- the simulated user ----
-  async pendingDecisions({ profile } = {}) { return (await this.request('GET', this.profilePath(profile, '/user'))).pending; }
-  /** The user's next answers to prompts: "accept", "cancel", "timeout", "pick:ID". */
-  async queueDecisions(decisions, { profile } = {}) {
-    return (await this.request('POST', this.profilePath(profile, '/user'), { decisions })).pending;
+  /** The queued decisions of a profile, or of a device (its browser sheet's queue). */
+  async pendingDecisions({ profile, device } = {}) { return (await this.request('GET', this.scopedPath(profile, device, '/user'))).pending; }
+  /** Queues the user's next answers: 'accept', 'cancel', 'timeout', 'pick:ID', 'use:NAME' (a key, phone or account in the sheet). */
+  async queueDecisions(decisions, { profile, device } = {}) {
+    return (await this.request('POST', this.scopedPath(profile, device, '/user'), { decisions })).pending;
   }
-  async clearDecisions({ profile } = {}) { return (await this.request('DELETE', this.profilePath(profile, '/user'))).pending; }
+  async clearDecisions({ profile, device } = {}) { return (await this.request('DELETE', this.scopedPath(profile, device, '/user'))).pending; }
+  /** The vault's test attestation root ({certificate: base64 DER, pem}) that security keys' batch certificates chain to. */
+  attestationRoot() { return this.request('GET', '/attestation/root'); }
 
   // ---- WebDriver's virtual authenticators (WebAuthn L3 §11), under selenium-webdriver's names ----
   authenticatorPath(authenticatorId, tail = '') {

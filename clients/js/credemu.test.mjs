@@ -111,6 +111,10 @@ describe('the client', () => {
     await call('signalAllAcceptedCredentials', { rpId: RP_ID, userId: Buffer.from('other'), allAcceptedCredentialIds: [] }, { device });
     await call('signalCurrentUserDetails', { rpId: RP_ID, userId: Buffer.from('user'), name: 'alice@example.com', displayName: 'Alice' }, { device });
     await call('offers', { device });
+    assert.deepEqual(await call('queueDecisions', ['use:reach'], { device }), ['use:reach']);
+    assert.deepEqual(await call('pendingDecisions', { device }), ['use:reach']);
+    assert.deepEqual(await call('clearDecisions', { device }), []);
+    assert.ok((await call('attestationRoot')).pem.startsWith('-----BEGIN CERTIFICATE-----'));
     const onDeviceWaiting = server.client('reach', { origin: ORIGIN }).get(requestOptions(), { mediation: 'conditional', ceremony: 'd-1', device });
     for (let i = 0; i < 500 && (await server.client().offers({ device })).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     await call('pick', onDevice.id, { ceremony: 'd-1', device });

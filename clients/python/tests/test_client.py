@@ -118,6 +118,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
         call("report_unused_password", "example.com", "dana", device="reach-laptop")
     assert call("signal_unknown_credential", RP_ID, b"\x02" * 16, device="reach-laptop") == ["reach"]
     call("signal_all_accepted_credentials", RP_ID, b"other-user", [], device="reach-laptop")
+    assert call("queue_decisions", "use:reach", device="reach-laptop") == ["use:reach"]
+    assert call("pending_decisions", device="reach-laptop") == ["use:reach"]
+    assert call("clear_decisions", device="reach-laptop") == []
+    assert call("attestation_root")["pem"].startswith("-----BEGIN CERTIFICATE-----")
     call("signal_current_user_details", RP_ID, b"user", "alice@example.com", "Alice", device="reach-laptop")
     call("offers", device="reach-laptop")
     waiting = threading.Thread(target=lambda: base.get(generate_authentication_options(rp_id=RP_ID), origin=ORIGIN,

@@ -52,6 +52,10 @@ ROUTES = {
     ("GET", "/profiles/{profile}/user"): ["pending_decisions"],
     ("POST", "/profiles/{profile}/user"): ["queue_decisions"],
     ("DELETE", "/profiles/{profile}/user"): ["clear_decisions"],
+    ("GET", "/devices/{device}/user"): ["pending_decisions"],
+    ("POST", "/devices/{device}/user"): ["queue_decisions"],
+    ("DELETE", "/devices/{device}/user"): ["clear_decisions"],
+    ("GET", "/attestation/root"): ["attestation_root"],
     ("POST", "/profiles/{profile}/holds"): ["hold"],
     ("GET", "/devices"): ["devices"],
     ("POST", "/devices"): ["create_device"],
@@ -508,17 +512,24 @@ class Client:
 
     # ---- the simulated user ----
 
-    def pending_decisions(self, *, profile=None):
-        """`GET /profiles/{p}/user`: the queued decisions."""
-        return self.request("GET", self._profile_path(profile, "/user"))["pending"]
+    def pending_decisions(self, *, profile=None, device=None):
+        """`GET /profiles/{p}/user` (or a device's, its browser sheet's queue): the queued decisions."""
+        return self.request("GET", self._scoped_path(profile, device, "/user"))["pending"]
 
-    def queue_decisions(self, *decisions, profile=None):
-        """`POST /profiles/{p}/user`: the user's next answers to prompts: "accept", "cancel", "timeout", "pick:ID"."""
-        return self.request("POST", self._profile_path(profile, "/user"), {"decisions": list(decisions)})["pending"]
+    def queue_decisions(self, *decisions, profile=None, device=None):
+        """`POST /profiles/{p}/user` (or a device's): the user's next answers to prompts: "accept", "cancel",
+        "timeout", "pick:ID", and "use:NAME" (a security key, a phone device or a manager account in the browser's
+        sheet)."""
+        return self.request("POST", self._scoped_path(profile, device, "/user"), {"decisions": list(decisions)})["pending"]
 
-    def clear_decisions(self, *, profile=None):
-        """`DELETE /profiles/{p}/user`."""
-        return self.request("DELETE", self._profile_path(profile, "/user"))["pending"]
+    def clear_decisions(self, *, profile=None, device=None):
+        """`DELETE /profiles/{p}/user` (or a device's)."""
+        return self.request("DELETE", self._scoped_path(profile, device, "/user"))["pending"]
+
+    def attestation_root(self):
+        """`GET /attestation/root`: the vault's test attestation root, `{"certificate": base64 DER, "pem": ...}`,
+        which security keys' batch certificates chain to: trust it in an RP that verifies attestation."""
+        return self.request("GET", "/attestation/root")
 
     # ---- WebDriver's virtual authenticators (WebAuthn L3 §11), under Selenium's names ----
 
