@@ -101,3 +101,23 @@ def test_a_binding_name_that_is_not_an_identifier_is_refused(credemu_profile):
     with pytest.raises(CredemuError) as raised:
         credemu_profile.shim(fill_binding="a-b;alert(1)")
     assert raised.value.status == 400
+
+
+@pytest.mark.parametrize("engine", ["chromium", "firefox"])
+def test_credemu_browsers_type_the_fill_as_the_browsers_own_input(engine, credemu_profile, credemu_install_shim):
+    """`credemu.browsers`: Chromium types through CDP `Input.insertText`, Firefox through BiDi `input.performActions`
+    key actions; either way every event the page sees is trusted, and nothing of credemu's reaches it."""
+    from credemu import browsers
+    with html_site(PAGE) as origin, browsers.launch(engine) as browser:
+        credemu_profile.save_password("alice", "correct horse", origin=origin)
+        credemu_install_shim(browser, origin=origin)
+        browser.navigate(origin + "/signin")
+        browser.wait_for("document.querySelector('input[name=password]').value === 'correct horse'")
+        browser.wait_for("document.activeElement === document.body")   # the shim's blur, after the last key
+        browser.evaluate("new Promise((r) => setTimeout(() => r(true), 100))")
+        record = browser.evaluate("window.seen")
+    assert record["credemu"] == [] and record["globals"] == []
+    assert ["input", "username", True] in record["events"] and ["input", "password", True] in record["events"], record["events"]
+    assert all(trusted for _, _, trusted in record["events"]), record["events"]
+    # Chromium fires a trusted change as the shim blurs the field; headless Firefox fires none on that blur (measured).
+    assert (["change", "password", True] in record["events"]) == (engine == "chromium"), record["events"]

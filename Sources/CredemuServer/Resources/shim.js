@@ -918,6 +918,8 @@
       selectInput.call(input);   // the inserted text replaces what the field held
       try {
         await driverFill(value);
+        // A CDP or BiDi binding answers nothing: the driver types when it next reads its events.
+        for (let waited = 0; input.value !== value && waited < 5000; waited += 25) await new Promise(function (r) { setTimer(r, 25); });
       } catch (e) { /* the driver is gone (its page closing): filled by script below */ }
       if (before && before !== input && before !== document.body && typeof before.focus === 'function') focusElement.call(before);
       else blurElement.call(input);

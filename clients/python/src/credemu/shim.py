@@ -28,10 +28,12 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
 
-    Autofill: in Playwright the shim fills a saved password through the driver (a binding of a random name, which
-    the shim takes off `window` before the page's scripts run, calling `keyboard.insert_text`), so the page gets
-    trusted `input` and `change` events, as from the browser's own autofill; elsewhere (Selenium's CDP commands,
-    `credemu.browsers`) it sets the value and fires untrusted ones. The page never gets an event of credemu's own
+    Autofill: in Playwright and in `credemu.browsers`' Chromium and Firefox the shim fills a saved password through
+    the driver (a binding of a random name, which the shim takes off `window` before the page's scripts run; the
+    driver types the text: Playwright `keyboard.insert_text`, CDP `Input.insertText`, BiDi `input.performActions`),
+    so the page gets trusted `input` and `change` events, as from the browser's own autofill; elsewhere (Selenium's
+    CDP commands, which get no events back, and WebKitGTK) it sets the value and fires untrusted ones. A
+    `credemu.browsers` browser reads the binding's calls with the traffic of its next command (`wait_for` polls). The page never gets an event of credemu's own
     unless `autofill_events=True` (a debug switch: `credemu:autofilled` on `document`). No driver can make the
     field match `:autofill`.
 
@@ -63,12 +65,19 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         context = target.new_context(bypass_csp=bypass_csp, **context_options)
         context.add_init_script(script=script(_fill_binding(context) if autofill else None))
         return context, context.close
-    script = script()
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
         if bypass_csp:
             target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
-        handle = target.add_preload_script(script)
-        return target, lambda: target.remove_preload_script(handle)
+        # Chromium (CDP Input.insertText) and Firefox (BiDi input.performActions) type a fill; WebKitGTK cannot.
+        binding = target.add_fill_binding() if autofill and hasattr(target, "add_fill_binding") else None
+        handle = target.add_preload_script(script(binding))
+
+        def undo():
+            target.remove_preload_script(handle)
+            if binding:
+                target.remove_fill_binding(binding)
+        return target, undo
+    script = script()
     if hasattr(target, "execute_cdp_cmd"):
         identifier = _selenium(target, script, bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
