@@ -9,7 +9,6 @@ never matches `:autofill`: measured here, so the day that changes the test says 
 import pytest
 
 from conftest import html_site
-from rp_journeys import CHROMIUM
 
 PAGE = b"""<!doctype html><title>sign in</title>
 <form id="f" action="/done" method="post">
@@ -28,16 +27,6 @@ PAGE = b"""<!doctype html><title>sign in</title>
     return { autofill: matches(':autofill'), webkit: matches(':-webkit-autofill') };
   };
 </script>"""
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    from playwright.sync_api import sync_playwright
-    manager = sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-    yield browser
-    browser.close()
-    manager.stop()
 
 
 def filled_page(browser, profile, install, **options):
@@ -59,8 +48,8 @@ def filled_page(browser, profile, install, **options):
         return record
 
 
-def test_a_fill_through_the_driver_gives_trusted_events_and_no_event_of_credemus(chromium_browser, credemu_profile, credemu_install_shim):
-    record = filled_page(chromium_browser, credemu_profile, credemu_install_shim)
+def test_a_fill_through_the_driver_gives_trusted_events_and_no_event_of_credemus(playwright_browser, credemu_profile, credemu_install_shim):
+    record = filled_page(playwright_browser, credemu_profile, credemu_install_shim)
     assert record["values"] == ["alice", "correct horse"]
     assert record["passwordEvents"][-1] == "used", "the submitted fill counts as the password's use, as a script fill does"
     assert record["credemu"] == [], "no credemu:autofilled without the debug switch"
@@ -73,18 +62,18 @@ def test_a_fill_through_the_driver_gives_trusted_events_and_no_event_of_credemus
     assert record["autofill"] == {"autofill": False, "webkit": False}
 
 
-def test_the_debug_switch_adds_credemus_own_event(chromium_browser, credemu_profile, credemu_install_shim):
-    record = filled_page(chromium_browser, credemu_profile, credemu_install_shim, autofill_events=True)
+def test_the_debug_switch_adds_credemus_own_event(playwright_browser, credemu_profile, credemu_install_shim):
+    record = filled_page(playwright_browser, credemu_profile, credemu_install_shim, autofill_events=True)
     assert record["credemu"] == [{"username": "alice"}]
 
 
-def test_a_shim_with_no_binding_fills_by_script_with_untrusted_events_and_no_event_of_its_own(chromium_browser, credemu_profile):
+def test_a_shim_with_no_binding_fills_by_script_with_untrusted_events_and_no_event_of_its_own(playwright_browser, credemu_profile):
     """A shim loaded without the client (a page fetching /shim.js itself, Selenium's CDP commands): the value is set
     and the events are the script's own, untrusted; still no credemu event."""
     with html_site(PAGE) as origin:
         credemu_profile.allow_origin(origin)
         credemu_profile.save_password("alice", "correct horse", origin=origin)
-        context = chromium_browser.new_context(bypass_csp=True)
+        context = playwright_browser.new_context(bypass_csp=True)
         context.add_init_script(script=credemu_profile.shim())
         page = context.new_page()
         page.goto(origin + "/signin")
