@@ -108,14 +108,18 @@ extension Engine {
     func checkRecentPassword(_ options: CreationOptions, caller: Caller) throws(CeremonyError) {
         let realm = caller.signonRealm
         // A password the RP reported unused is not one the provider offers, so it is not counted either.
-        let all = try store { () throws(VaultError) in try vault.passwords(origin: realm) }.filter { $0.retiredAt == nil }
+        let all = try store { () throws(VaultError) in
+            try knobs.passwordMatch == .exactOrPSL ? vault.passwords(sameSiteAs: realm) : vault.passwords(origin: realm)
+        }.filter { $0.retiredAt == nil }
         // A password another manager holds is not this provider's to count (GPM: "only consider passwords stored in GPM").
         let saved = knobs.countedPasswords == .ownStore ? all.filter { $0.savedIn == nil } : all
         let matching = knobs.matchUsername ? saved.filter { $0.username == options.user.name } : saved
         guard !matching.isEmpty else {
             let elsewhere = all.filter { $0.savedIn != nil && (!knobs.matchUsername || $0.username == options.user.name) }.compactMap(\.savedIn)
             throw ineligible(.noMatchingPassword, "no saved password for '\(options.user.name)' at \(realm)"
-                             + (knobs.matchUsername ? " (" + knobs.cite("conditionalCreate.matchUsername", "true") + ")" : "")
+                             + (knobs.passwordMatch == .exactOrPSL ? " or a public-suffix match of it" : "")
+                             + " (" + knobs.cite("conditionalCreate.passwordMatch", knobs.passwordMatch.rawValue)
+                             + (knobs.matchUsername ? "; " + knobs.cite("conditionalCreate.matchUsername", "true") : "") + ")"
                              + (elsewhere.isEmpty || saved.count == all.count ? "" : "; the one saved in \(elsewhere.joined(separator: ", ")) is not counted: "
                                 + knobs.cite("conditionalCreate.countedPasswords", knobs.countedPasswords.rawValue)))
         }

@@ -26,11 +26,15 @@ extension Scenario {
             public var user: String?
             public var password: String?
             public var savedIn: String?
+            /// The page whose sign-in form it is saved from (nil: the scenario's RP origin).
+            public var origin: String?
         }
 
         public struct Autofill: Sendable {
             public var user: String?
             public var submit: Bool
+            /// The page whose sign-in form is filled (nil: the scenario's RP origin).
+            public var origin: String?
         }
 
         public struct Advance: Sendable {
@@ -93,10 +97,19 @@ extension Scenario {
             }
         }
 
+        /// A password step's `origin`: a web origin as a browser serializes it, or nil when absent.
+        static func pageOrigin(_ f: ConfigurationFields) throws(InvalidConfiguration.Field) -> String? {
+            guard let text = try f.string("origin") else { return nil }
+            guard case .web? = try? Origin(text), (try? Origin(text))?.description == text else {
+                throw f.invalid("origin", "must be a web origin such as https://login.example.com (scheme, lower-case host, optional port; no path), not \"\(text)\"")
+            }
+            return text
+        }
+
         /// Reads the arguments of the step `f` whose `do` is `action` (its members already limited to the action's),
         /// with the messages of scenarios/README.md's rules.
         static func read(_ f: ConfigurationFields, _ action: String) throws(InvalidConfiguration.Field) -> Action {
-            for key in ["user", "password", "savedIn", "as", "userId", "userVerification", "credential", "name", "displayName", "note", "use"] {
+            for key in ["user", "password", "savedIn", "origin", "as", "userId", "userVerification", "credential", "name", "displayName", "note", "use"] {
                 _ = try f.string(key)
             }
             _ = try f.bool("submit")
@@ -104,9 +117,10 @@ extension Scenario {
             _ = try f.strings("accepted")
             switch action {
             case "savePassword":
-                return .savePassword(SavePassword(user: try f.string("user"), password: try f.string("password"), savedIn: try f.string("savedIn")))
+                return .savePassword(SavePassword(user: try f.string("user"), password: try f.string("password"), savedIn: try f.string("savedIn"),
+                                                  origin: try pageOrigin(f)))
             case "autofill":
-                return .autofill(Autofill(user: try f.string("user"), submit: try f.bool("submit") ?? true))
+                return .autofill(Autofill(user: try f.string("user"), submit: try f.bool("submit") ?? true, origin: try pageOrigin(f)))
             case "usePassword":
                 return .usePassword(user: try f.string("user"))
             case "advance":

@@ -51,7 +51,7 @@ public struct Scenario: Sendable {
 
     /// The members each action takes besides `do`, `label`, `times` and `expect` (scenarios/README.md).
     static let arguments: [String: Set<String>] = [
-        "savePassword": ["user", "password", "savedIn"], "autofill": ["user", "submit"], "usePassword": ["user"], "advance": ["by"],
+        "savePassword": ["user", "password", "savedIn", "origin"], "autofill": ["user", "submit", "origin"], "usePassword": ["user"], "advance": ["by"],
         "create": ["mediation", "as", "exclude", "user", "userId", "userVerification", "attachment", "residentKey", "attestation", "use"],
         "get": ["allow", "use"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],

@@ -87,7 +87,9 @@ extension ScenarioRunner {
         let k = engine.knobs
         switch reason {
         case .noRecentlyUsedPassword: return k.cite("conditionalCreate.windowSeconds", "\(k.windowSeconds)")
-        case .noMatchingPassword: return k.cite("conditionalCreate.matchUsername", "\(k.matchUsername)")
+        case .noMatchingPassword:
+            // Which realms' passwords count, then whose: either can leave the account without one.
+            return k.cite("conditionalCreate.passwordMatch", k.passwordMatch.rawValue) + "; " + k.cite("conditionalCreate.matchUsername", "\(k.matchUsername)")
         case .passkeyExists: return k.cite("conditionalCreate.rejectIfPasskeyExists", "\(k.rejectIfPasskeyExists)")
         case .conditionalCreateUnsupported: return k.cite("conditionalCreate.mode", k.conditionalMode.rawValue)
         case .noDevicePasscode: return k.cite("conditionalCreate.requirePasscode", "\(k.requirePasscode)")

@@ -27,11 +27,13 @@ extension ScenarioRunner {
             switch step.action {
             case .savePassword(let save):
                 let user = save.user ?? scenario.userName
-                try acting.savePassword(origin: scenario.origin, username: user, password: save.password ?? "hunter2", savedIn: save.savedIn)
-                return ok("saved", "password saved for \(user)" + (save.savedIn.map { " in \($0)" } ?? "") + inAccount(account))
+                try acting.savePassword(origin: save.origin ?? scenario.origin, username: user, password: save.password ?? "hunter2", savedIn: save.savedIn)
+                return ok("saved", "password saved for \(user)" + (save.origin.map { " at \($0)" } ?? "") + (save.savedIn.map { " in \($0)" } ?? "")
+                          + inAccount(account))
             case .autofill(let fill):
-                _ = try acting.autofill(origin: scenario.origin, username: fill.user, submit: fill.submit)
-                return ok("filled", (fill.submit ? "password filled and submitted" : "password filled") + inAccount(account))
+                _ = try acting.autofill(origin: fill.origin ?? scenario.origin, username: fill.user, submit: fill.submit)
+                return ok("filled", (fill.submit ? "password filled and submitted" : "password filled") + (fill.origin.map { " at \($0)" } ?? "")
+                          + inAccount(account))
             case .usePassword(let user):
                 try acting.markPasswordUsed(origin: scenario.origin, username: user ?? scenario.userName)
                 return ok("ok", "password typed and submitted" + inAccount(account))

@@ -246,8 +246,10 @@ extension APIServer {
         return allowedOrigins()
     }
 
-    /// The browser shim, configured by its query: `profile` or `device`, `autofill=0` to turn password filling off, and
-    /// `token`.
+    /// The browser shim, configured by its query: `profile` or `device`, `autofill=0` to turn password filling off,
+    /// `fillBinding` (the name of a driver binding the shim takes off `window` and fills through, so the page sees the
+    /// driver's trusted input, as a browser's own autofill gives), `autofillEvents=1` (a debug switch: the shim also
+    /// fires its own `credemu:autofilled` on `document`, which no browser does), and `token`.
     ///
     /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
     /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
@@ -267,6 +269,13 @@ extension APIServer {
         let base = "http://" + (request.headers["host"] ?? "127.0.0.1")
         var members: [(String, JSONValue)] = [("server", .string(base)), ("autofill", .bool(request.query["autofill"] != "0")),
                                               ("token", pageToken.map(JSONValue.string) ?? .null)]
+        if let binding = request.query["fillBinding"] {
+            guard APIServer.isBindingName(binding) else {
+                throw APIError(.invalidInput("query.fillBinding must be a JavaScript identifier of 1 to 64 ASCII letters, digits and '_', not starting with a digit."))
+            }
+            members.append(("fillBinding", .string(binding)))
+        }
+        if request.query["autofillEvents"] == "1" { members.append(("autofillEvents", true)) }
         switch target {
         case .device(let name): members.append(("device", .string(name)))
         case .profile(let name): members.append(("profile", .string(name)))

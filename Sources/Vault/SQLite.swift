@@ -45,6 +45,10 @@ final class SQLiteDatabase {
             sqlite3_close(db)
             throw VaultError(.storage, "Cannot open the vault at \(path): \(message).")
         }
+        guard SQLiteDatabase.registerPasswordSite(db) == SQLITE_OK else {
+            sqlite3_close(db)
+            throw VaultError(.storage, "Cannot open the vault at \(path): the password-site function did not register.")
+        }
         handle = db
         sqlite3_busy_timeout(db, 5000)
         sqlite3_extended_result_codes(db, 1)

@@ -15,7 +15,8 @@ extension Vault {
         let sealed = box.seal(Array(password.utf8), context: Vault.passwordContext(origin: origin, username: username))
         try locked { () throws(VaultError) in
             try db.query(Vault.savePasswordSQL, [.text(profile), .text(origin), .text(username), .blob(sealed), .int(time.vaultMillis),
-                      .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis), savedIn.map(SQLValue.text) ?? .null])
+                      .optionalInt(lastFilledAt?.vaultMillis), .optionalInt(lastUsedAt?.vaultMillis), savedIn.map(SQLValue.text) ?? .null,
+                      PasswordSite.of(origin).map(SQLValue.text) ?? .null])
         }
         guard let record = try passwords(origin: origin).first(where: { $0.username == username }) else {
             throw VaultError(.storage, "The saved password could not be read back.")
@@ -24,12 +25,13 @@ extension Vault {
     }
 
     static let savePasswordSQL = """
-        INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at, saved_in)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO passwords (profile, origin, username, password, created_at, last_filled_at, last_used_at, saved_in, site)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (profile, origin, username) DO UPDATE SET password = excluded.password, saved_in = excluded.saved_in, retired_at = NULL
         """
     static let selectPasswordsSQL = "SELECT id, origin, username, created_at, last_filled_at, last_used_at, saved_in, retired_at FROM passwords "
     static let passwordsByOriginSQL = selectPasswordsSQL + "WHERE profile = ? AND origin = ? ORDER BY username"
+    static let passwordsBySiteSQL = selectPasswordsSQL + "WHERE profile = ? AND site = ? ORDER BY origin, username"
     static let passwordSecretSQL = "SELECT password FROM passwords WHERE id = ? AND profile = ?"
     static let retirePasswordSQL = "UPDATE passwords SET retired_at = ? WHERE profile = ? AND origin = ? AND username = ? AND retired_at IS NULL"
     static let deletePasswordByAccountSQL = "DELETE FROM passwords WHERE profile = ? AND origin = ? AND username = ?"
@@ -42,6 +44,13 @@ extension Vault {
 
     public func passwords(origin: String) throws(VaultError) -> [PasswordRecord] {
         try selectPasswords(sql: Vault.passwordsByOriginSQL, [.text(profile), .text(origin)])
+    }
+
+    /// The passwords saved at `realm` and at every realm that public-suffix matches it (`PasswordSite`: same scheme,
+    /// registrable domain and port), ordered by origin and username; those at `realm` alone when it has no site.
+    public func passwords(sameSiteAs realm: String) throws(VaultError) -> [PasswordRecord] {
+        guard let site = PasswordSite.of(realm) else { return try passwords(origin: realm) }
+        return try selectPasswords(sql: Vault.passwordsBySiteSQL, [.text(profile), .text(site)])
     }
 
     /// The decrypted password of a record.

@@ -50,6 +50,7 @@ extension Vault {
         // Passwords: save, autofill, use, the recent-password check of an automatic upgrade.
         "savePassword": savePasswordSQL,
         "passwordsByOrigin": passwordsByOriginSQL,
+        "passwordsBySite": passwordsBySiteSQL,
         "passwordSecret": passwordSecretSQL,
         "markPasswordFilled": markPasswordSQL("last_filled_at"),
         "markPasswordUsed": markPasswordSQL("last_used_at"),

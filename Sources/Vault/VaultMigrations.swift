@@ -204,6 +204,14 @@ enum VaultMigrations {
             DELETE FROM credential_extensions WHERE credential_id = old.credential_id;
         END;
         """,
+        // 9: a password's site (issue 24.7), the scheme, registrable domain and port its public-suffix matches share
+        // (`PasswordSite`; NULL: exact matches only), filled for the passwords saved before it through the SQL function
+        // `credemu_password_site`, and an index so an upgrade reads the site's passwords in order, never scanning.
+        """
+        ALTER TABLE passwords ADD COLUMN site TEXT;
+        UPDATE passwords SET site = credemu_password_site(origin);
+        CREATE INDEX passwords_by_site ON passwords (profile, site, origin, username);
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

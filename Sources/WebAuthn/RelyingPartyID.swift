@@ -47,6 +47,16 @@ public enum RelyingPartyID {
         PublicSuffixList.shared.registrableDomain(domain) ?? domain
     }
 
+    /// The registrable domain of a host under a listed public suffix (ICANN or private), or nil: an IP address, a
+    /// host with no label before its suffix, or one whose TLD is not in the list (`localhost`, `app.localhost`), as
+    /// Chromium's `GetDomainAndRegistry(..., INCLUDE_PRIVATE_REGISTRIES)` leaves unknown registries out.
+    public static func listedRegistrableDomain(_ host: String) -> String? {
+        guard !isIPAddress(host), let registrable = PublicSuffixList.shared.registrableDomain(host),
+              let dot = registrable.firstIndex(of: "."),
+              PublicSuffixList.shared.isPublicSuffix(String(registrable[registrable.index(after: dot)...])) else { return nil }
+        return registrable
+    }
+
     /// A valid domain in the sense of the URL standard, and not an IP address (which WebAuthn refuses).
     public static func isValidDomain(_ s: String) -> Bool {
         let bytes = Array(s.utf8)

@@ -179,6 +179,46 @@ final class ConditionalCreateTests: XCTestCase {
         }
     }
 
+    /// `conditionalCreate.passwordMatch`: Chrome's controller counts every password its store's `GetLogins` returns,
+    /// public-suffix matches included, so one used on login.example.com qualifies an upgrade on shop.example.com;
+    /// the other packs count the caller's own realm only. Another port, scheme or site never qualifies.
+    func testAPublicSuffixMatchedPasswordQualifiesWhereThePackSaysExactOrPSL() throws {
+        let packs: [(String, Platform?, PolicyKnobs.PasswordMatch)] = [
+            ("gpm", .chromeDesktop, .exactOrPSL), ("gpm", .chromeAndroid, .exactOrPSL), ("gpm", .android, .exactOrPSL),
+            ("gpm-pre-m144", nil, .exactOrPSL), ("apple", .safari, .exact), ("apple", .ios, .exact), ("apple", .macos, .exact),
+            ("generic-third-party", .ios, .exact), ("generic-third-party", .android, .exact), ("webauthn-spec", nil, .exact)]
+        for (pack, platform, match) in packs {
+            for (realm, qualifies) in [("https://login.example.com", match == .exactOrPSL), ("https://example.com", match == .exactOrPSL),
+                                       ("https://login.example.com:8443", false), ("https://example.net", false)] {
+                let scenario = try ProviderScenario(pack: pack, platform: platform)
+                XCTAssertEqual(scenario.engine().knobs.passwordMatch, match, pack)
+                try scenario.engine().savePassword(origin: realm, username: "alice@example.com", password: "pw")
+                scenario.advance(3600)
+                _ = try scenario.engine().autofill(origin: realm, username: "alice@example.com", submit: true)
+                scenario.advance(60)
+                let failure = scenario.failure { try scenario.conditionalCreate() }
+                XCTAssertEqual(failure == nil, qualifies, "\(pack) on \(String(describing: platform)), password at \(realm): \(String(describing: failure))")
+                if !qualifies {
+                    XCTAssertEqual(failure?.reason, .noMatchingPassword, "\(pack) \(realm)")
+                    XCTAssertTrue(failure?.error.message.contains("conditionalCreate.passwordMatch = \(match.rawValue)") == true, "\(String(describing: failure))")
+                }
+            }
+        }
+    }
+
+    /// A public-suffix match still needs the username and the recent use, as the controller's loop does.
+    func testAPublicSuffixMatchStillNeedsTheUsernameAndARecentUse() throws {
+        let scenario = try ProviderScenario(pack: "gpm")
+        try scenario.engine().savePassword(origin: "https://login.example.com", username: "bob@example.com", password: "pw")
+        try scenario.engine().savePassword(origin: "https://www.example.com", username: "alice@example.com", password: "pw")
+        scenario.advance(3600)
+        XCTAssertEqual(scenario.failure { try scenario.conditionalCreate() }?.reason, .noRecentlyUsedPassword)
+        _ = try scenario.engine().autofill(origin: "https://login.example.com", username: "bob@example.com", submit: true)
+        XCTAssertEqual(scenario.failure { try scenario.conditionalCreate() }?.reason, .noRecentlyUsedPassword, "bob's use is not alice's")
+        _ = try scenario.engine().autofill(origin: "https://www.example.com", username: "alice@example.com", submit: true)
+        XCTAssertNil(scenario.failure { try scenario.conditionalCreate() })
+    }
+
     /// Safari's system check "Is this a non-private browsing tab?" (seed 001); Chrome's is not known.
     func testSafariDoesNotUpgradeInAPrivateTab() throws {
         let apple = try ProviderScenario(pack: "apple") { $0.privateBrowsing = true }

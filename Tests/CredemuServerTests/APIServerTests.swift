@@ -129,6 +129,24 @@ final class APIServerTests: XCTestCase {
         XCTAssertFalse(shim(api, ["profile": "fx"]).contains(told), "not told without the token")
     }
 
+    /// The autofill's configuration: a driver binding named as a JavaScript identifier, or a 400 naming the member;
+    /// the shim's own event only with the debug switch.
+    func testTheShimTakesAFillBindingAndTheAutofillEventsSwitch() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        XCTAssertTrue(shim(api, ["fillBinding": "__credemuFill_0a1b"]).contains(#""fillBinding":"__credemuFill_0a1b""#))
+        XCTAssertFalse(shim(api, [:]).contains(#""fillBinding""#))
+        for bad in ["", "1abc", "a-b", "a;alert(1)", "\u{e9}t\u{e9}", String(repeating: "a", count: 65), "a\"b"] {
+            let response = api.handle(HTTPRequest(method: "GET", path: "/shim.js", query: ["fillBinding": bad], headers: ["host": "127.0.0.1:8765"],
+                                                  body: [], bodyTooLarge: false))
+            XCTAssertEqual(response.status, 400, bad)
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("query.fillBinding"), bad)
+        }
+        XCTAssertTrue(shim(api, ["autofillEvents": "1"]).contains(#""autofillEvents":true"#))
+        XCTAssertFalse(shim(api, ["autofillEvents": "0"]).contains(#""autofillEvents""#))
+        XCTAssertFalse(shim(api, [:]).contains(#""autofillEvents""#))
+    }
+
     func testAnArmedHoldMakesTheNextCeremonyWaitAndOthersNot() throws {
         let (api, _d) = try makeAPI()
         _ = _d

@@ -68,6 +68,7 @@ final class QueryPlanTests: XCTestCase {
             ("lastEventOfKind", "SEARCH events USING COVERING INDEX events_by_kind (profile=? AND kind=?)"),
             ("eventsOfKind", "SEARCH events USING INDEX events_by_kind (profile=? AND kind=? AND id>?)"),
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),
+            ("passwordsBySite", "SEARCH passwords USING INDEX passwords_by_site (profile=? AND site=?)"),
             ("quota", "SEARCH signal_quota USING INDEX sqlite_autoindex_signal_quota_1 (profile=? AND key=?)"),
             ("attestationRoot", "SEARCH attestation_root USING INTEGER PRIMARY KEY (rowid=?)"),
             ("attestationBatch", "SEARCH attestation_batches USING PRIMARY KEY (aaguid=?)"),
@@ -119,7 +120,7 @@ final class QueryPlanTests: XCTestCase {
 }
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
-/// 6 (staged registrations), 7 (the attestation CA, batch attestation) and 8 (a key's credProtect levels and credBlobs) on a vault
+/// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs) and 9 (a password's site) on a vault
 /// made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
@@ -127,6 +128,8 @@ final class VaultMigrationTests: XCTestCase {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP INDEX passwords_by_site;
+            ALTER TABLE passwords DROP COLUMN site;
             DROP TRIGGER credential_extensions_follow_passkey;
             DROP TABLE credential_extensions;
             DROP TABLE attestation_root;
@@ -234,6 +237,8 @@ final class VaultMigrationTests: XCTestCase {
         XCTAssertEqual(try vault.ensurePRFSecret(secret, for: record.credentialID), secret)
         XCTAssertEqual(try vault.ensurePRFSecret(Array(repeating: 6, count: 32), for: record.credentialID), secret, "the first secret stays")
         XCTAssertEqual(try vault.allPasswords().map(\.savedIn), [nil])
+        // Migration 9: the password saved before it has its site, so a public-suffix match finds it.
+        XCTAssertEqual(try vault.passwords(sameSiteAs: "https://example.com").map(\.origin), ["https://shop.example.com"])
 
         // The marks migration 2 derived are what `EventMark.marks` gives, event by event, the latest winning.
         var expected: [String: (Int64, String?)] = [:]

@@ -218,3 +218,30 @@ def test_gpm_desktop_upgrades_only_from_its_own_passwords_in_a_signed_in_syncing
     credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "pw")
     credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
     assert credemu.json("create", "--origin", ORIGIN, input=conditional_options()[1])["type"] == "public-key"
+
+
+@pytest.mark.parametrize("pack,platform,upgrades", [("gpm", "chrome-desktop", True), ("apple", "safari", False)])
+def test_a_password_used_on_another_subdomain_qualifies_only_where_the_pack_counts_public_suffix_matches(tmp_path, pack, platform, upgrades):
+    """conditionalCreate.passwordMatch: Chrome's controller loops over GetLogins' exact and PSL matches, checking
+    only the username and the time, so a password used on login.example.com makes GPM upgrade on shop.example.com;
+    Apple's pack counts the caller's own realm (unconfirmed). The upgrade still verifies with py_webauthn."""
+    credemu = profile(tmp_path, pack, platform)
+    login = "https://login.example.com"
+    credemu.json("password", "save", "--origin", login, "--username", USER, "--password", "hunter2")
+    credemu.json("clock", "advance", "1d")
+    credemu.json("autofill", "--origin", login, "--username", USER, "--submit")
+    credemu.json("clock", "advance", "1m")
+    options, text = conditional_options()
+    if not upgrades:
+        error = credemu.json("create", "--origin", ORIGIN, input=text, exit_code=1)["error"]
+        assert (error["reason"], error["silent"]) == ("noMatchingPassword", True)
+        assert "conditionalCreate.passwordMatch = exact" in error["message"]
+        return
+    response = credemu.json("create", "--origin", ORIGIN, input=text)
+    verify_registration_response(credential=response, expected_challenge=options.challenge, expected_origin=ORIGIN,
+                                 expected_rp_id=RP_ID, require_user_presence=False)
+    # Another port is another site: no match.
+    other = profile(tmp_path / "port", pack, platform)
+    other.json("password", "save", "--origin", "https://login.example.com:8443", "--username", USER, "--password", "hunter2")
+    other.json("autofill", "--origin", "https://login.example.com:8443", "--username", USER, "--submit")
+    assert other.json("create", "--origin", ORIGIN, input=conditional_options()[1], exit_code=1)["error"]["reason"] == "noMatchingPassword"

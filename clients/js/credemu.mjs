@@ -11,6 +11,7 @@
 //
 // The same routes, names (in camelCase) and error as the Python package (clients/python).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
@@ -249,11 +250,12 @@ export class Client {
    * page routes only) baked in. For a `device` (given, or the client's when no profile is given) the page's
    * ceremonies and passwords go to the device, which routes them among its accounts.
    */
-  shim(profile, { autofill = true, device } = {}) {
+  shim(profile, { autofill = true, device, fillBinding, autofillEvents = false } = {}) {
     if (profile && device) throw new TypeError('a shim runs on a profile or on a device, not both');
     device = device || (profile ? undefined : this.device || undefined);
     return this.request('GET', '/shim.js', undefined, dropUndefined({ device, profile: profile || (device ? undefined : this.profile),
-      autofill: autofill ? undefined : '0', token: this.token || undefined }));
+      autofill: autofill ? undefined : '0', fillBinding: fillBinding || undefined, autofillEvents: autofillEvents ? '1' : undefined,
+      token: this.token || undefined }));
   }
   /** GET /providers: {directory, providers: [{id, name, version, platforms, sources}]}. */
   providers() { return this.request('GET', '/providers'); }
@@ -603,24 +605,36 @@ export class Server {
  * `target` is a Playwright Page, BrowserContext or Browser; for a Browser a new context is made (with
  * `contextOptions` and bypassCSP) and returned. Playwright sets a context's CSP bypass only when it is made, so
  * a context passed in should be made with `bypassCSP: true`; a Page gets CDP's Page.setBypassCSP (Chromium).
+ * Autofill goes through the driver: a binding of a random name (taken off `window` by the shim before the page's
+ * scripts run) calls `keyboard.insertText`, so the page gets trusted `input` and `change` events, as from the
+ * browser's own autofill. The page never gets an event of credemu's own unless `autofillEvents` (a debug switch:
+ * `credemu:autofilled` on `document`). Nothing makes the field match `:autofill`.
  * Returns what the shim is installed in.
  */
-export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP = true, ...contextOptions } = {}) {
+export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP = true, autofillEvents = false, ...contextOptions } = {}) {
   if (origin) await client.allowOrigin(origin);
   if (!device && !profile) device = client.device || undefined;
-  const script = await client.shim(profile || (device ? undefined : client.profile), { autofill, device });
+  const script = (fillBinding) => client.shim(profile || (device ? undefined : client.profile), { autofill, device, fillBinding, autofillEvents });
   if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
     const context = await target.newContext({ ...contextOptions, bypassCSP });
-    await context.addInitScript({ content: script });
+    await context.addInitScript({ content: await script(autofill ? await fillBinding(context) : undefined) });
     return context;
   }
   if (typeof target.addInitScript !== 'function') {
     throw new TypeError('installShim takes a Playwright page, context or browser');
   }
-  await target.addInitScript({ content: script });
+  await target.addInitScript({ content: await script(autofill ? await fillBinding(target) : undefined) });
   if (bypassCSP && typeof target.newPage !== 'function' && typeof target.context === 'function') {
     const session = await target.context().newCDPSession(target);
     await session.send('Page.setBypassCSP', { enabled: true });
   }
   return target;
+}
+
+/** A Playwright binding the shim fills through, exposed before the shim's init script: the text is inserted into
+ * the focused field as typed input (CDP Input.insertText in Chromium), so the page's events are trusted. */
+async function fillBinding(target) {
+  const name = '__credemuFill_' + randomBytes(8).toString('hex');
+  await target.exposeBinding(name, ({ page }, text) => page.keyboard.insertText(String(text)));
+  return name;
 }

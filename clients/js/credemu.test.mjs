@@ -297,6 +297,13 @@ const noPlaywright = nodeMajor < 20 ? `playwright-core needs Node 20; this is ${
 describe('installShim in Chromium through Playwright for Node', { skip: noPlaywright }, () => {
   let browser, site, closeSite;
   const page = Buffer.from('<!doctype html><title>strict</title><p>a page whose CSP is default-src \'self\'</p>');
+  // A sign-in form that records the events the page sees and whether anything named credemu reaches it.
+  const signin = Buffer.from(`<!doctype html><title>sign in</title><form><input name="username" autocomplete="username">
+    <input name="password" type="password"></form><script>
+    window.seen = { events: [], credemu: 0, globals: Object.getOwnPropertyNames(window).filter((n) => /credemufill/i.test(n)) };
+    for (const type of ['input', 'change']) document.addEventListener(type, (e) => window.seen.events.push([type, e.target.name, e.isTrusted]), true);
+    document.addEventListener('credemu:autofilled', () => { window.seen.credemu += 1; }, true);
+    </script>`);
   const ceremonies = async () => {
     try {
       const created = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON({
@@ -313,6 +320,11 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     const { chromium } = await import(join(playwrightCore(), 'index.mjs'));
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     const http = createServer((request, response) => {
+      if (request.url === '/signin') {
+        response.writeHead(200, { 'Content-Type': 'text/html' });
+        response.end(signin);
+        return;
+      }
       response.writeHead(200, { 'Content-Type': 'text/html', 'Content-Security-Policy': "default-src 'self'" });
       response.end(page);
     });
@@ -375,6 +387,23 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     await checkSignedIn(await tab.evaluate(ceremonies), server.client('pw-dev-bw'));
     assert.deepEqual(await server.client('pw-dev-gpm').passkeys(), []);
     await context.close();
+  });
+
+  test('a saved password is filled through the driver: trusted events, no event or global of credemu\'s', async () => {
+    const profile = await freshProfile('pw-fill', 'gpm');
+    await profile.savePassword('alice', 'correct horse', { origin: site });
+    for (const autofillEvents of [false, true]) {
+      const context = await installShim(browser, profile, { origin: site, autofillEvents });
+      const tab = await context.newPage();
+      await tab.goto(site + '/signin');
+      await tab.waitForFunction(() => document.querySelector('input[name=password]').value !== '');
+      await tab.waitForTimeout(200);
+      const seen = await tab.evaluate(() => window.seen);
+      assert.deepEqual(seen.events, [['input', 'username', true], ['change', 'username', true], ['input', 'password', true], ['change', 'password', true]]);
+      assert.deepEqual(seen.globals, []);
+      assert.equal(seen.credemu, autofillEvents ? 1 : 0, 'credemu:autofilled only with the debug switch');
+      await context.close();
+    }
   });
 
   test('without the bypass the page\'s CSP blocks the shim, and an origin not allowed is refused', async () => {

@@ -69,6 +69,14 @@ public struct PolicyKnobs: Sendable {
         /// Any the device holds, whichever manager saved it.
         case anyStore
     }
+    /// Which saved passwords' realms an automatic upgrade looks at.
+    public enum PasswordMatch: String, Sendable {
+        /// Only those saved at the caller's own signon realm.
+        case exact
+        /// Those and every public-suffix match (same scheme, registrable domain and port: `PasswordSite`), as a
+        /// password store's `GetLogins` returns them.
+        case exactOrPSL
+    }
     public enum PrivateBrowsing: String, Sendable { case allowed, ineligible }
     /// How the provider reaches a device's ceremonies, which decides where a device routes them (`DeviceRouting`).
     public enum Integration: String, Sendable, CaseIterable {
@@ -184,6 +192,7 @@ public struct PolicyKnobs: Sendable {
     /// The browser profile must be signed in and syncing passwords (GPM desktop: `kPasswordStoreError` otherwise).
     public var requireSyncedProfile: Bool = false
     public var countedPasswords: CountedPasswords = .anyStore
+    public var passwordMatch: PasswordMatch = .exact
     public var privateBrowsing: PrivateBrowsing = .allowed
     /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
     /// outside the caller's site is a SecurityError).

@@ -193,6 +193,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.minPinLength = .init(rawValue: s("extensions.minPinLength"))!
         knobs.requireSyncedProfile = b("conditionalCreate.requireSyncedProfile")
         knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
+        knobs.passwordMatch = .init(rawValue: s("conditionalCreate.passwordMatch"))!
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
         knobs.unusedPassword = .init(rawValue: s("passwords.reportUnused"))!
         knobs.relatedOriginsMaxLabels = i("relatedOrigins.maxLabels")
@@ -345,6 +346,7 @@ enum KnobSpec {
         "extensions.minPinLength": .oneOf(["notProcessed", "supported"]),
         "conditionalCreate.requireSyncedProfile": .bool,
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
+        "conditionalCreate.passwordMatch": .oneOf(["exact", "exactOrPSL"]),
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
         "relatedOrigins.maxLabels": .int(0...100),
         "relatedOrigins.sinceBrowserVersion": .optionalVersion,

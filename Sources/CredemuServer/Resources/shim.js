@@ -2,9 +2,9 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// token, signalMethods}) it passes, so no global of credemu's is left for the page to find but the debug handle
-// below, which holds the calls' log and never the configuration: the token (a page token, good for this profile's
-// or device's page routes only) stays in this closure, out of reach of the page's scripts.
+// fillBinding, autofillEvents, token, signalMethods}) it passes, so no global of credemu's is left for the page to
+// find but the debug handle below, which holds the calls' log and never the configuration: the token (a page token,
+// good for this profile's or device's page routes only) stays in this closure, out of reach of the page's scripts.
 //
 // The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
 // instances of the page's real interfaces with the attributes as getters on the prototypes; arguments go through
@@ -889,11 +889,43 @@
     const username = form.querySelector('input[autocomplete~="username"], input[type="email"], input[name*="user" i], input[type="text"]');
     return { username: username, password: password };
   }
+  // A driver's binding (`fillBinding`, made by the client's install_shim) taken off `window` before the page's
+  // scripts run, so the page never finds it: through it the driver inserts the text as the browser's own input
+  // does (Playwright `keyboard.insertText`, CDP `Input.insertText`), and the page gets trusted `input` events, and a
+  // trusted `change` when the field loses focus, as Chrome's autofill gives (`isTrusted` true). Without one the shim
+  // can only set the value and fire untrusted events (`isTrusted` false). Neither makes the field match `:autofill`:
+  // only the browser's own autofill sets that state, and no driver protocol reaches it for passwords.
+  const driverFill = (function () {
+    const name = config.fillBinding;
+    if (!name || typeof window[name] !== 'function') return null;
+    const binding = window[name];
+    try { delete window[name]; } catch (e) { /* a binding the driver made unremovable stays */ }
+    return binding;
+  })();
+  const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const focusElement = HTMLElement.prototype.focus;
+  const blurElement = HTMLElement.prototype.blur;
+  const selectInput = HTMLInputElement.prototype.select;
   function setValue(input, value) {
-    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
-    setter.call(input, value);
+    valueSetter.call(input, value);
     input.dispatchEvent(new Event('input', { bubbles: true }));
     input.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+  async function fillField(input, value) {
+    if (driverFill) {
+      const before = document.activeElement;
+      focusElement.call(input);
+      selectInput.call(input);   // the inserted text replaces what the field held
+      try {
+        await driverFill(value);
+        // A CDP or BiDi binding answers nothing: the driver types when it next reads its events.
+        for (let waited = 0; input.value !== value && waited < 5000; waited += 25) await new Promise(function (r) { setTimer(r, 25); });
+      } catch (e) { /* the driver is gone (its page closing): filled by script below */ }
+      if (before && before !== input && before !== document.body && typeof before.focus === 'function') focusElement.call(before);
+      else blurElement.call(input);
+      if (input.value === value) return;
+    }
+    setValue(input, value);
   }
   const filled = new WeakMap();
   // Every submitted sign-in form is recorded, filled or typed, whether filling is on or off (`autofill=0` only
@@ -923,10 +955,11 @@
         continue;
       }
       if (result.body.filled === false) continue;
-      if (f.username) setValue(f.username, result.body.username);
-      setValue(f.password, result.body.password);
+      if (f.username) await fillField(f.username, result.body.username);
+      await fillField(f.password, result.body.password);
       filled.set(form, { username: result.body.username, password: result.body.password });
-      document.dispatchEvent(new CustomEvent('credemu:autofilled', { detail: { username: result.body.username } }));
+      // No browser tells the page it filled a form: credemu's own event only with the debug switch.
+      if (config.autofillEvents) document.dispatchEvent(new CustomEvent('credemu:autofilled', { detail: { username: result.body.username } }));
     }
   }
   debug.autofill = autofill;

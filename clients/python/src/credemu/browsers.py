@@ -144,6 +144,8 @@ class _WebSocketBrowser(Browser):
                 time.sleep(0.1)
         self._ids = itertools.count(1)
         self._events = []
+        self._fills = []       # texts the shim asked the driver to insert, typed after the command in hand
+        self._filling = False
 
     def _send(self, method, params=None, session=None, timeout=60):
         ident = next(self._ids)
@@ -159,9 +161,10 @@ class _WebSocketBrowser(Browser):
                     error = reply["error"]
                     raise BrowserError(f"{self.name}: {method}: {error if isinstance(error, str) else error.get('message', error)} "
                                        f"{reply.get('message', '')}".strip())
+                self._run_fills()
                 return reply.get("result", {})
             if "method" in reply:
-                self._events.append(reply)
+                self._note(reply)
 
     def _wait_event(self, method, timeout=60):
         deadline = time.monotonic() + timeout
@@ -169,6 +172,7 @@ class _WebSocketBrowser(Browser):
             for i, event in enumerate(self._events):
                 if event["method"] == method:
                     del self._events[: i + 1]
+                    self._run_fills()
                     return event
             self._ws.settimeout(max(0.1, deadline - time.monotonic()))
             try:
@@ -176,7 +180,29 @@ class _WebSocketBrowser(Browser):
             except socket.timeout:
                 raise TimeoutError(f"{self.name}: no {method} within {timeout} s") from None
             if "method" in reply:
-                self._events.append(reply)
+                self._note(reply)
+
+    def _note(self, event):
+        text = self._fill_request(event)
+        if text is None:
+            self._events.append(event)
+        else:
+            self._fills.append(text)
+
+    def _run_fills(self):
+        """Types what the shim's fill binding asked for, as the browser's own input (the shim waits for the value;
+        the driver reads the request with the next command's traffic)."""
+        if self._filling:
+            return
+        self._filling = True
+        try:
+            while self._fills:
+                self._insert_text(self._fills.pop(0))
+        finally:
+            self._filling = False
+
+    def _fill_request(self, event):
+        return None
 
 
 class Chromium(_WebSocketBrowser):
@@ -230,6 +256,26 @@ class Chromium(_WebSocketBrowser):
     def bypass_csp(self):
         self._send("Page.setBypassCSP", {"enabled": True})
         return True
+
+    def add_fill_binding(self):
+        """A binding of a random name on every document (CDP `Runtime.addBinding`) the shim fills passwords through:
+        each call is typed into the focused field with `Input.insertText`, so the page's events are trusted."""
+        self._binding = "__credemuFill_" + os.urandom(8).hex()
+        self._send("Runtime.enable")   # bindingCalled is a Runtime event
+        self._send("Runtime.addBinding", {"name": self._binding})
+        return self._binding
+
+    def remove_fill_binding(self, name):
+        self._send("Runtime.removeBinding", {"name": name})
+
+    def _fill_request(self, event):
+        params = event.get("params", {})
+        if event.get("method") == "Runtime.bindingCalled" and params.get("name") == getattr(self, "_binding", None):
+            return str(params.get("payload", ""))
+        return None
+
+    def _insert_text(self, text):
+        self._send("Input.insertText", {"text": text})
 
     def clear_cookies(self):
         self._send("Network.clearBrowserCookies")
@@ -292,8 +338,36 @@ class Firefox(_WebSocketBrowser):
     def remove_preload_script(self, handle):
         self._send("script.removePreloadScript", {"script": handle})
 
-    def clear_cookies(self):
-        self._send("storage.deleteCookies", {})
+    def add_fill_binding(self):
+        """A function of a random name on every document, a BiDi channel (`script.addPreloadScript` with a channel
+        argument, its calls `script.message` events), the shim fills passwords through: each call is typed into
+        the focused field with `input.performActions` key actions, so the page's events are trusted. (Headless
+        Firefox fires no `change` when the shim then blurs the field: measured, with or without
+        `browsingContext.activate`.)"""
+        name = "__credemuFill_" + os.urandom(8).hex()
+        self._channel = name
+        self._send("session.subscribe", {"events": ["script.message"]})
+        self._binding_script = self._send("script.addPreloadScript", {
+            "functionDeclaration": "(channel) => { Object.defineProperty(window, " + json.dumps(name)
+                                   + ", { value: channel, configurable: true, writable: true }); }",
+            "arguments": [{"type": "channel", "value": {"channel": name}}]})["script"]
+        return name
+
+    def remove_fill_binding(self, name):
+        self._send("script.removePreloadScript", {"script": self._binding_script})
+
+    def _fill_request(self, event):
+        params = event.get("params", {})
+        if event.get("method") == "script.message" and params.get("channel") == getattr(self, "_channel", None):
+            return str((params.get("data") or {}).get("value", ""))
+        return None
+
+    def _insert_text(self, text):
+        keys = []
+        for character in text:
+            keys += [{"type": "keyDown", "value": character}, {"type": "keyUp", "value": character}]
+        self._send("input.performActions", {"context": self._context,
+                                            "actions": [{"type": "key", "id": "credemu-keyboard", "actions": keys}]})
 
     def _quit(self):
         try:

@@ -249,16 +249,22 @@ class Client:
         """`GET /openapi.json`: the API's OpenAPI 3.1 document."""
         return self.request("GET", "/openapi.json")
 
-    def shim(self, profile=None, *, autofill=True, device=None):
+    def shim(self, profile=None, *, autofill=True, device=None, fill_binding=None, autofill_events=False):
         """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and a page token (good for
         that profile's page routes only) baked in. For a `device` (given, or the client's when no profile is given)
-        the page's ceremonies and passwords go to the device, which routes them among its accounts."""
+        the page's ceremonies and passwords go to the device, which routes them among its accounts.
+        `fill_binding` names a driver binding the shim fills passwords through (trusted input; `install_shim` makes
+        one); `autofill_events=True` is a debug switch adding the shim's own `credemu:autofilled` event."""
         if profile is not None and device is not None:
             raise TypeError("a shim runs on a profile or on a device, not both")
         device = device or (self.device if profile is None else None)
         query = {"device": device} if device else {"profile": profile or self.profile}
         if not autofill:
             query["autofill"] = "0"
+        if fill_binding:
+            query["fillBinding"] = fill_binding
+        if autofill_events:
+            query["autofillEvents"] = "1"
         if self.token:
             query["token"] = self.token
         script = self.request("GET", "/shim.js", query=query)

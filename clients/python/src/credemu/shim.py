@@ -5,12 +5,14 @@ scripts, so a page with `default-src 'self'` would block it: the shim is install
 `Page.setBypassCSP`), and the page's origin is allowed on the server (`POST /origins`), since the shim's
 requests come from the page.
 """
+import secrets
 import warnings
 
 from .client import origin_of
 
 
-def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
+def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True,
+                 autofill_events=False, **context_options):
     """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or
     for `device` (default: the client's device, when it has one and no `profile` is given): the page's ceremonies
     then run on the device, which routes them among its provider accounts (`/shim.js?device=NAME`).
@@ -26,13 +28,23 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
 
+    Autofill: in Playwright and in `credemu.browsers`' Chromium and Firefox the shim fills a saved password through
+    the driver (a binding of a random name, which the shim takes off `window` before the page's scripts run; the
+    driver types the text: Playwright `keyboard.insert_text`, CDP `Input.insertText`, BiDi `input.performActions`),
+    so the page gets trusted `input` and `change` events, as from the browser's own autofill; elsewhere (Selenium's
+    CDP commands, which get no events back, and WebKitGTK) it sets the value and fires untrusted ones. A
+    `credemu.browsers` browser reads the binding's calls with the traffic of its next command (`wait_for` polls). The page never gets an event of credemu's own
+    unless `autofill_events=True` (a debug switch: `credemu:autofilled` on `document`). No driver can make the
+    field match `:autofill`.
+
     `client` may also be a `credemu.Server` (its `client()` is used).
     """
     return installed_shim(target, client, origin=origin, profile=profile, device=device, autofill=autofill,
-                          bypass_csp=bypass_csp, **context_options)[0]
+                          bypass_csp=bypass_csp, autofill_events=autofill_events, **context_options)[0]
 
 
-def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
+def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True,
+                   autofill_events=False, **context_options):
     """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
     from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
     if not hasattr(client, "shim") and hasattr(client, "client"):  # a credemu.Server
@@ -41,29 +53,48 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         client.allow_origin(origin_of(origin))
     if device is None and profile is None:
         device = getattr(client, "device", None)
-    script = client.shim(profile or (None if device else client.profile), autofill=autofill, device=device)
+    def script(fill_binding=None):
+        return client.shim(profile or (None if device else client.profile), autofill=autofill, device=device,
+                           fill_binding=fill_binding, autofill_events=autofill_events)
+    if hasattr(target, "add_init_script") or hasattr(target, "new_context"):
+        if _is_coroutine_function(getattr(target, "add_init_script", None) or target.new_context):
+            raise TypeError(_ASYNC)
+        if hasattr(target, "add_init_script"):
+            _playwright(target, script(_fill_binding(target) if autofill else None), bypass_csp)
+            return target, None
+        context = target.new_context(bypass_csp=bypass_csp, **context_options)
+        context.add_init_script(script=script(_fill_binding(context) if autofill else None))
+        return context, context.close
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
         if bypass_csp:
             target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
-        handle = target.add_preload_script(script)
-        return target, lambda: target.remove_preload_script(handle)
+        # Chromium (CDP Input.insertText) and Firefox (BiDi input.performActions) type a fill; WebKitGTK cannot.
+        binding = target.add_fill_binding() if autofill and hasattr(target, "add_fill_binding") else None
+        handle = target.add_preload_script(script(binding))
+
+        def undo():
+            target.remove_preload_script(handle)
+            if binding:
+                target.remove_fill_binding(binding)
+        return target, undo
+    script = script()
     if hasattr(target, "execute_cdp_cmd"):
         identifier = _selenium(target, script, bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
-    if hasattr(target, "add_init_script"):
-        _playwright(target, script, bypass_csp)
-        return target, None
-    if hasattr(target, "new_context"):
-        if _is_coroutine_function(target.new_context):
-            raise TypeError(_ASYNC)
-        context = target.new_context(bypass_csp=bypass_csp, **context_options)
-        context.add_init_script(script=script)
-        return context, context.close
     raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
 
 
 _ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "
           "`await context.add_init_script(script=client.shim())`")
+
+
+def _fill_binding(target):
+    """A Playwright binding the shim fills through: the driver inserts the text into the focused field as typed
+    input (`Input.insertText` in Chromium), so the page's events are trusted. Its name is random, and exposed
+    before the shim's init script, which takes it off `window` first thing."""
+    name = "__credemuFill_" + secrets.token_hex(8)
+    target.expose_binding(name, lambda source, text: source["page"].keyboard.insert_text(str(text)))
+    return name
 
 
 def _selenium(driver, script, bypass_csp):
