@@ -97,9 +97,9 @@ public struct Sheet: Sendable {
     /// The sheet's own decision at the head of the queue: a `use:` choice, always taken; a cancel or timeout, taken
     /// only when the sheet is all the user sees (otherwise the manager's prompt takes it).
     func head(consumingDeclines: Bool) throws(CeremonyError) -> Head {
-        let pending: [String]
-        do { pending = try queue.pendingDecisions() } catch { throw Engine.storageFailure(error) }
-        guard let first = pending.first, let decision = UserDecision(first) else { return .none }
+        let first: String?
+        do { first = try queue.peekDecision() } catch { throw Engine.storageFailure(error) }
+        guard let first, let decision = UserDecision(first) else { return .none }
         switch decision {
         case .use(let name):
             try pop()

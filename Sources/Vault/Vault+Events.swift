@@ -255,20 +255,29 @@ extension Vault {
     /// profile, that it found none (outside a transaction, which could still roll back) until one is pushed.
     public func popDecision() throws(VaultError) -> String? {
         try locked { () throws(VaultError) in
-            if connection.exclusive && connection.profilesWithoutDecisions.contains(profile) { return nil }
-            var found: (Int64, String)?
-            try db.query(Vault.nextDecisionSQL, [.text(profile)]) { row in
-                found = (row.int(0), row.text(1))
-            }
-            guard let found else {
-                if connection.exclusive && !db.inTransaction { connection.profilesWithoutDecisions.insert(profile) }
-                return nil
-            }
+            guard let found = try headDecision() else { return nil }
             try db.transaction { () throws(VaultError) in
                 try db.query(Vault.deleteDecisionSQL, [.int(found.0)])
             }
             return found.1
         }
+    }
+
+    /// The next queued decision, left in the queue (the browser's sheet looks before it takes one); as cheap as
+    /// `popDecision` when the queue is empty.
+    public func peekDecision() throws(VaultError) -> String? {
+        try locked { () throws(VaultError) in try headDecision()?.1 }
+    }
+
+    /// The queue's head by ID; an empty queue is remembered on a held vault (see `popDecision`). The caller holds the lock.
+    private func headDecision() throws(VaultError) -> (Int64, String)? {
+        if connection.exclusive && connection.profilesWithoutDecisions.contains(profile) { return nil }
+        var found: (Int64, String)?
+        try db.query(Vault.nextDecisionSQL, [.text(profile)]) { row in
+            found = (row.int(0), row.text(1))
+        }
+        if found == nil, connection.exclusive && !db.inTransaction { connection.profilesWithoutDecisions.insert(profile) }
+        return found
     }
 
     public func pendingDecisions() throws(VaultError) -> [String] {
