@@ -55,12 +55,16 @@ extension Commands {
         discussion: """
         Runs navigator.credentials.get() for the caller ORIGIN with the PublicKeyCredentialRequestOptionsJSON in FILE (or
         standard input). Hidden passkeys are never offered. When several credentials match, the simulated user picks the
-        most recently used one, or CREDENTIAL_ID (base64url) with --pick.
+        most recently used one, or CREDENTIAL_ID (base64url) with --pick. --mediation immediate is Chrome's immediate
+        mediation where the pack's browser has it (immediateGet.*): NotAllowedError at once with no usable passkey, in a
+        private-browsing tab or over its rate limit (kept by a server process; each CLI run starts with none), internal
+        transport only, the prompt's timeout 500 ms; a TypeError where the browser has no such value.
         """,
         options: [
             .ceremonyOrigin, .topOrigin, .optionsFile,
             Option("pick", .text("CREDENTIAL_ID"), "The credential the user picks (as a queued `user next pick:ID` does)."),
-            Option("mediation", .oneOf(["conditional", "modal"]), "conditional or modal (recorded; the choice follows the same rules)."),
+            Option("mediation", .oneOf(["conditional", "modal", "immediate"]),
+                   "conditional, modal or immediate (conditional: the dropdown's pick, as a queued decision; immediate: see above)."),
             .platform, .androidPackage,
         ]
     ) { context, args in try context.get(args) }

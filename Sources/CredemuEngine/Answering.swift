@@ -60,6 +60,8 @@ extension Answering {
     public func getAnswerer(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
         let routed = try getEngine(options, caller: caller, pick: pick)
         guard options.mediation != "conditional" else { return routed }
+        // An immediate request reaches the internal transport only (immediateGet.transports): no key, no phone.
+        if options.mediation == "immediate", Set(routed.knobs.immediateGetTransports).isSubset(of: ["internal"]) { return routed }
         return try sheet.get(options, caller: caller, routed: routed, candidates: engines, pick: pick)
     }
 }

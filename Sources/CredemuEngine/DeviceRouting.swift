@@ -21,7 +21,7 @@ public struct DeviceRouting: Sendable {
     public struct Account: Sendable {
         public var name: String
         public var integration: PolicyKnobs.Integration
-        /// The provider lists passkeys in a conditional get's autofill dropdown (`capabilities.conditionalMediation`).
+        /// The provider lists passkeys in a conditional get's autofill dropdown (`conditionalGet.mode` answered).
         public var offersInAutofill: Bool
 
         public init(name: String, integration: PolicyKnobs.Integration, offersInAutofill: Bool) {

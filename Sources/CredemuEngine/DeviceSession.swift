@@ -15,7 +15,7 @@ public final class DeviceSession: Answering, @unchecked Sendable {
         self.engines = engines
         self.sheet = sheet
         routing = DeviceRouting(device: device, accounts: engines.map {
-            DeviceRouting.Account(name: $0.profile.name, integration: $0.knobs.integration, offersInAutofill: $0.knobs.conditionalMediation)
+            DeviceRouting.Account(name: $0.profile.name, integration: $0.knobs.integration, offersInAutofill: $0.knobs.conditionalGet == .answered)
         })
     }
 
@@ -44,8 +44,10 @@ public final class DeviceSession: Answering, @unchecked Sendable {
     /// The engine that answers a get: the one holding `pick`, else the first in the platform's order holding a usable
     /// passkey, else the first in that order (which then fails as its provider does).
     public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
-        let order = routing.getOrder().map(engine)
+        var order = routing.getOrder().map(engine)
         guard let first = order.first else { throw noProvider }
+        // A conditional request goes past the providers that hand it to the browser (conditionalGet.mode).
+        if options.mediation == "conditional" { order = order.filter { $0.knobs.conditionalGet == .answered } }
         for engine in order {
             if let pick {
                 if try engine.mayUse(pick, options, caller: caller) { return engine }

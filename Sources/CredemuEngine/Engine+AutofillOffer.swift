@@ -30,11 +30,26 @@ extension Engine {
     /// Logged as an `offer` event.
     public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
         let rpID = try relyingPartyID(options.rpId, caller: caller)
+        guard knobs.conditionalGet == .answered else {
+            log("offer", "passedToBrowser", .success, [("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("credentialIds", .array([])),
+                                                      ("note", .string(knobs.cite("conditionalGet.mode", "passedToBrowser") + ": the browser's own get has the request; this provider lists nothing"))])
+            return (rpID, [])
+        }
         let offered = try candidates(options, rpID: rpID, limit: Engine.offerLimit).map {
             OfferedPasskey(credentialID: $0.credentialID, userName: $0.userName, userDisplayName: $0.displayName)
         }
         log("offer", "offered", .success, [("origin", .string(caller.origin.description)), ("rpId", .string(rpID)),
                                            ("credentialIds", .array(offered.map { .string(Base64URL.encode($0.credentialID)) }))])
         return (rpID, offered)
+    }
+
+    /// A conditional get never reaches a provider that hands it to the browser (`conditionalGet.mode`
+    /// passedToBrowser): its passkeys are not the browser's, so the request finds none of them. On the server such a
+    /// get waits on an empty dropdown, as the browser's own would; here, answered at once, it is NotAllowedError.
+    func checkConditionalGetAnswered(_ options: RequestOptions, rpID: String) throws(CeremonyError) {
+        guard options.mediation == "conditional", knobs.conditionalGet == .passedToBrowser else { return }
+        throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: " + knobs.cite("conditionalGet.mode", "passedToBrowser")
+                                        + ": the conditional request went to the browser's own get, which holds none of this provider's passkeys for \(rpID)."),
+                            reason: .noCredential)
     }
 }

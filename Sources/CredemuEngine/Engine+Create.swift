@@ -108,7 +108,7 @@ extension Engine {
             credentialID: credentialID, clientDataJSON: clientData,
             attestationObject: AttestationObject(authenticatorData: authData, statement: statement).encoded,
             authenticatorData: authData, transports: reportedTransports,
-            publicKey: knobs.publicKeyExposure == .null ? nil : key.subjectPublicKeyInfo,
+            publicKey: knobs.publicKeyExposure == .subjectPublicKeyInfo ? key.subjectPublicKeyInfo : nil,
             publicKeyAlgorithm: algorithm, authenticatorAttachment: knobs.attachment, clientExtensionResults: extensionResults)
     }
 

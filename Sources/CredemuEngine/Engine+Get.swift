@@ -15,10 +15,15 @@ extension Engine {
                                              ("mediation", .string(options.mediation ?? "modal")),
                                              ("allowCredentials", .number(Double(options.allowCredentials.count)))]
         do throws(CeremonyError) {
+            try checkImmediateMediationExists(options)
             try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
             let appID = try requestAppID(options, caller: caller)
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
+            try checkConditionalGetAnswered(options, rpID: rpID)
+            try checkImmediateGet(options, rpID: rpID, caller: caller, detail: &detail)
+            // An immediate request's prompt times out after immediateGet.timeoutMillis, not the RP's timeout.
+            let timeout = options.mediation == "immediate" ? Double(knobs.immediateGetTimeoutMillis) : options.timeout
             // One short transaction takes the user's decision, chooses the credential and records its use
             // (counter, time, log entry), so concurrent gets of an incrementing credential get distinct counters.
             // A declined prompt still commits, consuming its decision. Signing runs after it, outside the vault's
@@ -29,7 +34,7 @@ extension Engine {
             }
             let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)], CBOR?), CeremonyError> in
                 let decision = try nextDecision()
-                if let failure = declined(decision, timeout: options.timeout) { return .failure(failure) }
+                if let failure = declined(decision, timeout: timeout) { return .failure(failure) }
                 var chosen = pick
                 if case .pick(let id) = decision { chosen = id }
                 let record = try chooseCredential(options, rpID: rpID, pick: chosen, appID: appID)

@@ -10,6 +10,9 @@ extension Engine {
         let maxLabels = knobs.relatedOriginsMaxLabels
         // An app origin's RP ID is checked by the platform's own association files, not this one.
         guard maxLabels > 0, caller.origin.effectiveDomain != nil, RelyingPartyID.isValidDomain(rpID) else { throw refused }
+        // A public suffix is never an RP ID, whatever a well-known file says (Chrome's kRejectRpIdsInsideCallersPublicSuffix,
+        // on by default from M152; the spec's RP ID must be a registrable domain suffix).
+        guard !RelyingPartyID.isPublicSuffix(rpID) else { throw refused }
         // A browser older than the one that added related origin requests checks the RP ID alone.
         // Its error is the plain check's, word for word.
         if let since = knobs.relatedOriginsSince.flatMap(Version.init), let version = profile.browserVersion.flatMap(Version.init), version < since {

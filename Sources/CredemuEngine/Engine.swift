@@ -19,12 +19,17 @@ public final class Engine: @unchecked Sendable {
     /// The user-verification knob as every create's event cites it.
     let userVerificationCitation: JSONValue
 
+    /// Immediate mediation's request counts, shared by the engines of one process (`ImmediateRequestLimiter`).
+    public let immediateLimiter: ImmediateRequestLimiter
+
     private let cacheLock = NSLock()
     private var keyCache: [CacheKey: any SigningKey] = [:]
     private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 
-    public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock()) {
+    public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock(),
+                immediateLimiter: ImmediateRequestLimiter = ImmediateRequestLimiter()) {
+        self.immediateLimiter = immediateLimiter
         let profile = profile ?? Profile(name: vault.profile, pack: policy.id)
         self.vault = vault.profile == profile.name ? vault : vault.scoped(to: profile.name)
         self.clock = clock
@@ -43,8 +48,20 @@ public final class Engine: @unchecked Sendable {
         }
         // A key answers the extensions its hardware has (§11.1 `extensions`, its protocol).
         if knobs.model == .securityKey { knobs = (profile.authenticator ?? AuthenticatorOptions()).narrowing(knobs) }
+        // A provider that attaches chrome.webAuthenticationProxy (Chrome 146+): Chrome proxies no conditional
+        // request to it and reports conditional mediation unavailable (authenticator_common_impl.cc).
+        if knobs.webAuthenticationProxy, Engine.atLeast(profile.browserVersion, knobs.webAuthenticationProxySince) {
+            knobs.conditionalGet = .passedToBrowser
+            knobs.conditionalMediation = false
+        }
         self.knobs = knobs
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
+    }
+
+    /// Whether a browser version is at least `since` (an unknown version is taken as current; no `since`: every one).
+    static func atLeast(_ version: String?, _ since: String?) -> Bool {
+        guard let since = since.flatMap(Version.init), let version = version.flatMap(Version.init) else { return true }
+        return version >= since
     }
 
     /// The signing key of a stored passkey, parsed once and kept in memory.

@@ -42,6 +42,9 @@ public enum RelyingPartyID {
         }
     }
 
+    /// Whether a domain is itself a listed public suffix (ICANN or private: `com`, `github.io`).
+    public static func isPublicSuffix(_ domain: String) -> Bool { PublicSuffixList.shared.isPublicSuffix(domain) }
+
     /// The registrable domain (eTLD+1) of a domain, or the domain itself when it has none (localhost).
     public static func registrableDomain(_ domain: String) -> String {
         PublicSuffixList.shared.registrableDomain(domain) ?? domain

@@ -144,7 +144,7 @@ final class CommandDeclarationTests: XCTestCase {
         }
     }
 
-    func testMediationIsConditionalOrModalAndNothingElse() {
+    func testCreateMediationIsConditionalOrModalAndGetAlsoImmediate() {
         let cli = CLIHarness()
         for value in ["immediate", "optional", "silent", "required", ""] {
             let run = cli.run(["create", "--origin", "https://shop.example.com", "--mediation", value], input: "{}")
@@ -153,6 +153,6 @@ final class CommandDeclarationTests: XCTestCase {
             XCTAssertEqual(run.output, "")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: cli.vault), "refused before the vault is opened")
-        XCTAssertTrue(CLIHarness.run(["get", "--help"]).output.contains("--mediation conditional|modal"))
+        XCTAssertTrue(CLIHarness.run(["get", "--help"]).output.contains("--mediation conditional|modal|immediate"))
     }
 }

@@ -98,4 +98,19 @@ final class RelatedOriginsTests: XCTestCase {
             XCTAssertThrowsError(try profile.set("relatedOrigins", bad), "\(bad)")
         }
     }
+
+    /// Chrome rejects an RP ID inside the caller's public suffix (kRejectRpIdsInsideCallersPublicSuffix, on by default
+    /// from M152): alice.github.io cannot claim github.io, even with a related-origins list naming it.
+    func testAnRPIDThatIsTheCallersPublicSuffixIsRefusedByEveryPack() throws {
+        for pack in ["gpm", "gpm-pre-m144", "bitwarden", "1password", "keepassxc", "apple", "security-key"] {
+            let s = try ProviderScenario(pack: pack) { $0.relatedOrigins = ["github.io": ["https://alice.github.io"]] }
+            var options = try s.creationOptions(conditional: false)
+            options.rp.id = "github.io"
+            let failure = s.failure { try s.engine().create(options, caller: try Caller(origin: "https://alice.github.io")) }
+            XCTAssertEqual(failure?.error.name, .securityError, pack)
+            XCTAssertEqual(try s.passkeys(), [], pack)
+            let get = s.failure { try s.engine().get(try RequestOptions(json: requestOptionsJSON(rpID: "github.io")), caller: try Caller(origin: "https://alice.github.io")) }
+            XCTAssertEqual(get?.error.name, .securityError, pack)
+        }
+    }
 }

@@ -29,8 +29,37 @@ public struct PolicyKnobs: Sendable {
     /// Which of `signalAllAcceptedCredentials`' members is decoded first: Chrome checks the accepted list before
     /// the user ID (providers.md §1.3), WebKit and the spec the user ID first.
     public enum SignalDecodeOrder: String, Sendable { case acceptedListFirst, userIdFirst }
-    /// What `getPublicKey()` gives: the key's SubjectPublicKeyInfo, or null (keepassxc-browser).
-    public enum PublicKeyExposure: String, Sendable { case subjectPublicKeyInfo, null }
+    /// What `getPublicKey()` gives: the key's SubjectPublicKeyInfo, null (keepassxc-browser's own member), or
+    /// `absent`: the response has no member of its own, so the page reaches the prototype's native method on a
+    /// plain object, which Chromium refuses ("Illegal invocation"; keepassxc-browser before #2323, October 2024).
+    public enum PublicKeyExposure: String, Sendable { case subjectPublicKeyInfo, null, absent }
+    /// Who answers a conditional get (`conditionalGet.mode`).
+    public enum ConditionalGetMode: String, Sendable {
+        /// The provider lists its passkeys in the autofill dropdown and answers the pick.
+        case answered
+        /// The provider hands the request to the browser's own `get` (keepassxc-browser; an attached
+        /// webAuthenticationProxy): its passkeys are never offered, and the request waits for the browser's own
+        /// providers as it would without it.
+        case passedToBrowser
+    }
+    /// Immediate mediation's rate limit (`immediateGet.rateLimit`): Chrome's sliding windows per top-frame
+    /// registrable domain, each request counted in every window it passes, in order.
+    public struct ImmediateRateLimit: Equatable, Sendable, CustomStringConvertible {
+        public var windows: [(max: Int, seconds: Int)]
+        public var exemptLocalhost: Bool
+        public init(windows: [(max: Int, seconds: Int)], exemptLocalhost: Bool) {
+            self.windows = windows
+            self.exemptLocalhost = exemptLocalhost
+        }
+        public static let none = ImmediateRateLimit(windows: [], exemptLocalhost: false)
+        public static func == (a: Self, b: Self) -> Bool {
+            a.exemptLocalhost == b.exemptLocalhost && a.windows.map(\.max) == b.windows.map(\.max) && a.windows.map(\.seconds) == b.windows.map(\.seconds)
+        }
+        public var description: String {
+            windows.isEmpty ? "none" : windows.map { "\($0.max) per \($0.seconds) s" }.joined(separator: " and ") + " per top-frame registrable domain"
+                + (exemptLocalhost ? ", localhost exempt" : "")
+        }
+    }
     /// The PRF extension (WebAuthn L3 §10.1.4) as the provider's responses carry it.
     public enum PRFSupport: String, Sendable {
         /// The response has no `prf` output at all (an extension manager that ignores the input).
@@ -201,6 +230,22 @@ public struct PolicyKnobs: Sendable {
     public var relatedOriginsSince: String?
     /// How the provider plugs into a device (`device.integration`).
     public var integration: Integration = .builtIn
+    // Conditional and immediate gets
+    /// Who answers a conditional get (`conditionalGet.mode`).
+    public var conditionalGet: ConditionalGetMode = .answered
+    /// Whether the provider attaches `chrome.webAuthenticationProxy` (`conditionalGet.webAuthenticationProxy`, from
+    /// `conditionalGet.webAuthenticationProxySince`): then Chrome proxies no conditional request and reports
+    /// conditional mediation unavailable.
+    public var webAuthenticationProxy: Bool = false
+    public var webAuthenticationProxySince: String?
+    /// The browser version from which `mediation: "immediate"` exists (nil: never; the value is a TypeError).
+    public var immediateGetSince: String?
+    public var immediateGetTimeoutMillis: Int = 500
+    public var immediateGetRateLimit: ImmediateRateLimit = .none
+    /// An immediate get in a private-browsing tab is NotAllowedError at once.
+    public var immediateGetRefusedInPrivate: Bool = true
+    /// The transports an immediate get reaches (Chrome: internal only, no security key, no phone).
+    public var immediateGetTransports: [String] = ["internal"]
     // Passwords
     public var unusedPassword: UnusedPasswordAction = .unsupported
     // Apple error codes that depend on the OS version (ASAuthorizationError.h availability)

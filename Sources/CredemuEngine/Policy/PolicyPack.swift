@@ -201,6 +201,17 @@ public struct PolicyPack: ProviderPolicy {
         knobs.integration = .init(rawValue: s("device.integration"))!
         knobs.appleMatchedExcludedSince = v("apple.matchedExcludedCredentialSince").stringValue
         knobs.appleDeviceNotConfiguredSince = v("apple.deviceNotConfiguredSince").stringValue
+        knobs.conditionalGet = .init(rawValue: s("conditionalGet.mode"))!
+        if knobs.conditionalGet == .passedToBrowser && knobs.conditionalMediation {
+            throw .invalidField("pack \(id), platform \(platform.rawValue): conditionalGet.mode passedToBrowser needs capabilities.conditionalMediation false (the provider's page never offers conditional mediation it does not answer)")
+        }
+        knobs.webAuthenticationProxy = b("conditionalGet.webAuthenticationProxy")
+        knobs.webAuthenticationProxySince = v("conditionalGet.webAuthenticationProxySince").stringValue
+        knobs.immediateGetSince = v("immediateGet.sinceBrowserVersion").stringValue
+        knobs.immediateGetTimeoutMillis = i("immediateGet.timeoutMillis")
+        knobs.immediateGetRateLimit = PolicyPack.immediateRateLimit(v("immediateGet.rateLimit"))
+        knobs.immediateGetRefusedInPrivate = s("immediateGet.privateBrowsing") == "notAllowed"
+        knobs.immediateGetTransports = list("immediateGet.transports")
         return knobs
     }
 
@@ -216,6 +227,13 @@ public struct PolicyPack: ProviderPolicy {
         default:
             return .none
         }
+    }
+
+    /// An `immediateGet.rateLimit` value (checked by `KnobSpec.immediateRateLimit`).
+    static func immediateRateLimit(_ rate: JSONValue) -> PolicyKnobs.ImmediateRateLimit {
+        guard rate["kind"]?.stringValue == "slidingWindows" else { return .none }
+        let windows = (rate["windows"]?.arrayValue ?? []).map { (max: Int($0["max"]?.numberValue ?? 0), seconds: Int($0["windowSeconds"]?.numberValue ?? 0)) }
+        return .init(windows: windows, exemptLocalhost: rate["exemptLocalhost"]?.boolValue ?? false)
     }
 
     /// Refuses a claim of an extension the engine cannot answer (`Engine.answeredExtensions`): an `extension:`
@@ -250,6 +268,7 @@ enum KnobSpec {
     case listOf([String]?)
     case uuid
     case rateLimit
+    case immediateRateLimit
     case capabilityMap
 
     /// A rate limit's counts and periods, small enough that no arithmetic on them overflows.
@@ -289,6 +308,17 @@ enum KnobSpec {
                 else { return "window needs max and windowSeconds (\(KnobSpec.counts)) and overQuota (drop or reject)" }
                 return nil
             default: return "kind must be none, tokenBucket or window"
+            }
+        case .immediateRateLimit:
+            switch v["kind"]?.stringValue {
+            case "none": return nil
+            case "slidingWindows":
+                guard let windows = v["windows"]?.arrayValue, !windows.isEmpty, windows.count <= 8,
+                      windows.allSatisfy({ count($0["max"]) && count($0["windowSeconds"]) && $0.objectValue?.count == 2 }),
+                      v["exemptLocalhost"]?.boolValue != nil
+                else { return "slidingWindows needs windows (1 to 8 of {max, windowSeconds}, each in \(KnobSpec.counts)) and exemptLocalhost" }
+                return nil
+            default: return "kind must be none or slidingWindows"
             }
         case .capabilityMap:
             guard let members = v.objectValue, members.allSatisfy({ $0.1.boolValue != nil }) else {
@@ -336,7 +366,7 @@ enum KnobSpec {
         "signals.rateLimit.unknownCredential": .rateLimit,
         "signals.rateLimit.allAcceptedCredentials": .rateLimit,
         "signals.rateLimit.currentUserDetails": .rateLimit,
-        "response.getPublicKey": .oneOf(["subjectPublicKeyInfo", "null"]),
+        "response.getPublicKey": .oneOf(["subjectPublicKeyInfo", "null", "absent"]),
         "extensions.prf": .oneOf(["notProcessed", "unsupported", "evaluatedOnGet", "evaluatedOnCreateAndGet"]),
         "extensions.largeBlob": .oneOf(["notProcessed", "unsupported", "supported"]),
         "extensions.appid": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
@@ -354,6 +384,14 @@ enum KnobSpec {
         "passwords.reportUnused": .oneOf(["hide", "delete", "ignore", "unsupported"]),
         "apple.matchedExcludedCredentialSince": .optionalVersion,
         "apple.deviceNotConfiguredSince": .optionalVersion,
+        "conditionalGet.mode": .oneOf(["answered", "passedToBrowser"]),
+        "conditionalGet.webAuthenticationProxy": .bool,
+        "conditionalGet.webAuthenticationProxySince": .optionalVersion,
+        "immediateGet.sinceBrowserVersion": .optionalVersion,
+        "immediateGet.timeoutMillis": .int(1...600_000),
+        "immediateGet.rateLimit": .immediateRateLimit,
+        "immediateGet.privateBrowsing": .oneOf(["notAllowed", "allowed"]),
+        "immediateGet.transports": .listOf(["internal", "hybrid", "usb", "nfc", "ble", "smart-card"]),
         "capabilities.client": .capabilityMap,
         "capabilities.conditionalMediation": .bool,
         "capabilities.userVerifyingPlatformAuthenticator": .bool,
