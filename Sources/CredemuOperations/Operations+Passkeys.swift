@@ -43,7 +43,7 @@ extension Operations {
                 try scoped.appendEvent(kind: "vault", outcome: hidden ? "hidden" : "restored", reason: "success",
                                        detail: .object([("credentialId", .string(id)), ("rpId", .string(record.rpID))]), at: now)
             }
-            return try scoped.passkey(id: record.credentialID)
+            return try scoped.passkey(id: record.credentialID, includeShadowed: true)
         }
         forget(name)
         guard let changed else { throw .notFound("No passkey \(id) in profile \(name).") }
@@ -54,7 +54,7 @@ extension Operations {
         _ = try profile(name)
         guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw .invalidInput("'\(id)' is not a base64url credential ID.") }
         // A page is told nothing of another RP's passkey, not even that it exists.
-        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes) }),
+        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes, includeShadowed: true) }),
               try PageView(page).sees(record) else {
             throw .notFound("No passkey \(id) in profile \(name).")
         }
