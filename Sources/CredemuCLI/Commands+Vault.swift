@@ -25,6 +25,24 @@ extension Commands {
                 context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.removePasskey(context.profileName, id: id) })
                 return .success
             },
+            Command("rename", summary: "Rename a passkey's user as the user would in the password manager: marks it edited by the user.",
+                    discussion: """
+                    Sets the user name and display name the provider shows (either option alone keeps the other) and marks
+                    the passkey edited by the user: a pack whose signals.currentUserDetailsRespectsUserEdit is true (GPM)
+                    then leaves its names alone at a signalCurrentUserDetails, and spends no quota token on it. A shadowed
+                    passkey may be renamed too. Logged as a vault event, renamed.
+                    """,
+                    positionals: [.credentialID],
+                    options: [Option("name", .text("NAME"), "The new user name (1 to 1024 bytes, no control characters)."),
+                              Option("display-name", .text("NAME"), "The new display name (at most 1024 bytes, no control characters).")]) { context, args in
+                let id = try credentialID(args)
+                let name = args.value("name"), displayName = args.value("display-name")
+                guard name != nil || displayName != nil else { throw UsageError("vault rename needs --name, --display-name or both.") }
+                context.printJSON(try context.perform { (ops) throws(OperationError) in
+                    try ops.renamePasskey(context.profileName, id: id, userName: name, displayName: displayName)
+                })
+                return .success
+            },
             Command("attestation-root", summary: "The vault's test attestation root certificate (PEM), which security keys' attestation chains to.",
                     discussion: """
                     A security key's packed or fido-u2f attestation is signed by a batch key whose certificate this root

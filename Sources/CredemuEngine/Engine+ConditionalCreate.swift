@@ -15,7 +15,7 @@ extension Engine {
         case .unsupported, .silent:
             break
         }
-        let detail = ceremonyDetail(options, caller: caller)
+        var detail = ceremonyDetail(options, caller: caller)
         do throws(CeremonyError) {
             try checkCreationExtensions(options.extensionInputs)
             // Client rules first (§5.1.3): these are thrown errors, not silent no-ops.
@@ -65,7 +65,8 @@ extension Engine {
                 }
             }
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
-                                              userPresent: knobs.conditionalUserPresent, userVerified: knobs.conditionalUserVerified)
+                                              userPresent: knobs.conditionalUserPresent, userVerified: knobs.conditionalUserVerified,
+                                              detail: &detail)
             log("create", "success", .success, detail + [
                 ("credentialId", .string(Base64URL.encode(response.credentialID))),
                 ("silent", true),

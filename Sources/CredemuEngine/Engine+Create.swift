@@ -53,7 +53,8 @@ extension Engine {
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             try checkProtectionEnforceable(protection)
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
-                                              userPresent: true, userVerified: reportsUserVerification(options.userVerification))
+                                              userPresent: true, userVerified: reportsUserVerification(options.userVerification),
+                                              detail: &detail)
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
                                                          ("userVerification", userVerificationCitation), response.flagsDetail])
             return response
@@ -64,7 +65,7 @@ extension Engine {
 
     /// Generates, stores and answers with a new credential; the caller has made every check.
     func makeCredential(_ options: CreationOptions, rpID: String, algorithm: COSEAlgorithm, caller: Caller, settings given: PasskeySettings?,
-                        userPresent: Bool, userVerified: Bool) throws(CeremonyError) -> RegistrationResponse {
+                        userPresent: Bool, userVerified: Bool, detail: inout [(String, JSONValue)]) throws(CeremonyError) -> RegistrationResponse {
         let settings: PasskeySettings
         if let given { settings = given } else { settings = try newCredentialSettings(options) }
         let key: any SigningKey
@@ -98,7 +99,15 @@ extension Engine {
         // ask costs no secret.
         let prfSecret: [UInt8]? = options.extensionInputs.prf != nil && (knobs.prf == .evaluatedOnCreateAndGet || knobs.prf == .evaluatedOnGet)
             ? SecureRandom.bytes(32) : nil
-        try store { () throws(VaultError) in try vault.insertPasskey(record, privateKey: key.pkcs8, prfSecret: prfSecret) }
+        // The account's older passkeys, per `passkeys.priorOfSameUser`: kept, shadowed (GPM) or replaced (a key).
+        let prior = try store { () throws(VaultError) in
+            try vault.insertPasskey(record, privateKey: key.pkcs8, prfSecret: prfSecret, prior: knobs.priorOfSameUser)
+        }
+        if knobs.priorOfSameUser == .replaced { for passkey in prior { forget(passkey.credentialID) } }
+        if !prior.isEmpty {
+            detail.append((knobs.priorOfSameUser.rawValue, .array(prior.map { .string($0.id) })))
+            detail.append(("priorOfSameUser", .string(knobs.cite("passkeys.priorOfSameUser", knobs.priorOfSameUser.rawValue))))
+        }
         try storeCreationExtensions(authenticatorExtensions, for: credentialID)
         remember(key, for: credentialID)
 
@@ -130,7 +139,8 @@ extension Engine {
     func excludedMatch(_ options: CreationOptions, rpID: String, appidExclude: String? = nil) throws(CeremonyError) -> PasskeyRecord? {
         // The RP's exclude list is short and the vault may be large: look each ID up.
         for descriptor in options.excludeCredentials where descriptor.type == "public-key" {
-            guard let record = try store({ () throws(VaultError) in try vault.passkey(id: descriptor.id) }),
+            // A shadowed passkey is still the RP's credential in the vault: it excludes, as a hidden one does.
+            guard let record = try store({ () throws(VaultError) in try vault.passkey(id: descriptor.id, includeShadowed: true) }),
                   record.rpID == rpID || (appidExclude != nil && record.rpID == appidExclude) else { continue }
             if knobs.exclusionScope == .relyingParty || record.userHandle == options.user.id { return record }
         }

@@ -30,6 +30,9 @@ extension Engine {
                 if !changes.isEmpty { try spendSignalToken(limit, caller: caller) }
                 detail.append(("changes", .array(changes.map { .object([("credentialId", .string($0.0)), ("action", .string($0.1))]) })))
                 detail.append(("knob", .string(knobs.cite(signalKnob(request), action))))
+                if case .currentUserDetails = request {
+                    detail.append(("userEdits", .string(knobs.cite("signals.currentUserDetailsRespectsUserEdit", "\(knobs.detailsRespectUserEdit)"))))
+                }
                 log("signal", changes.isEmpty ? "noop" : "applied", .success, detail)
             }
         } catch {
@@ -156,8 +159,11 @@ extension Engine {
             }
         case let .currentUserDetails(_, _, name, displayName):
             let nameOnly = knobs.currentUserDetails == .nameOnly
+            // A passkey the user renamed keeps its names where the pack says so (GPM's UpdatePasskey returns false for
+            // it: no change, so no quota token either).
             let renamed = try store { () throws(VaultError) in
-                try vault.renameUser(rpID: request.rpId, userHandle: decoded.0, name: name, displayName: nameOnly ? nil : displayName)
+                try vault.renameUser(rpID: request.rpId, userHandle: decoded.0, name: name, displayName: nameOnly ? nil : displayName,
+                                     sparingUserEdits: knobs.detailsRespectUserEdit)
             }
             changes = renamed.map { ($0.id, nameOnly ? "renamed (name only)" : "renamed") }
         }

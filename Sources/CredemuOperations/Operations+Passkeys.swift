@@ -43,18 +43,58 @@ extension Operations {
                 try scoped.appendEvent(kind: "vault", outcome: hidden ? "hidden" : "restored", reason: "success",
                                        detail: .object([("credentialId", .string(id)), ("rpId", .string(record.rpID))]), at: now)
             }
-            return try scoped.passkey(id: record.credentialID)
+            return try scoped.passkey(id: record.credentialID, includeShadowed: true)
         }
         forget(name)
         guard let changed else { throw .notFound("No passkey \(id) in profile \(name).") }
         return VaultFixture.passkeyJSON(changed, privateKey: nil)
     }
 
+    /// The most UTF-8 bytes a user name or display name the user types may have.
+    public static let userNameLimit = 1024
+
+    /// Renames a passkey's user, as the user editing it in the password manager's list would (a shadowed one too):
+    /// its user name and display name (nil keeps the current one), and marks it edited by the user, which a pack's
+    /// details signal may respect (`signals.currentUserDetailsRespectsUserEdit`). A page only its own RP's. Logged as a
+    /// `vault` event `renamed`. A name that is empty, over `userNameLimit` bytes or holds a control character is
+    /// refused, the vault unchanged.
+    public func renamePasskey(_ name: String, id: String, userName: String?, displayName: String?,
+                              restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
+        guard userName != nil || displayName != nil else {
+            throw .invalidInput("A rename needs a userName, a displayName or both.")
+        }
+        try Operations.checkUserName(userName, "userName", mayBeEmpty: false)
+        try Operations.checkUserName(displayName, "displayName", mayBeEmpty: true)
+        let record = try record(name, id, restrictedTo: page)
+        let scoped = vault.scoped(to: name)
+        let now = clock.now()
+        let renamed = try stored { () throws(VaultError) -> PasskeyRecord in
+            let edited = try scoped.editUser(credentialID: record.credentialID, name: userName ?? record.userName,
+                                             displayName: displayName ?? record.displayName)
+            try scoped.appendEvent(kind: "vault", outcome: "renamed", reason: "success",
+                                   detail: .object([("credentialId", .string(id)), ("rpId", .string(record.rpID)),
+                                                    ("userName", .string(edited.userName)), ("displayName", .string(edited.displayName))]),
+                                   at: now)
+            return edited
+        }
+        forget(name)
+        return VaultFixture.passkeyJSON(renamed, privateKey: nil)
+    }
+
+    static func checkUserName(_ text: String?, _ field: String, mayBeEmpty: Bool) throws(OperationError) {
+        guard let text else { return }
+        if text.isEmpty && !mayBeEmpty { throw .invalidInput("\(field) must not be empty.") }
+        if text.utf8.count > userNameLimit { throw .invalidInput("\(field) must be at most \(userNameLimit) bytes of UTF-8 (it has \(text.utf8.count)).") }
+        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw .invalidInput("\(field) must not hold a control character.")
+        }
+    }
+
     private func record(_ name: String, _ id: String, restrictedTo page: String?) throws(OperationError) -> PasskeyRecord {
         _ = try profile(name)
         guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw .invalidInput("'\(id)' is not a base64url credential ID.") }
         // A page is told nothing of another RP's passkey, not even that it exists.
-        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes) }),
+        guard let record = try stored({ () throws(VaultError) in try vault.scoped(to: name).passkey(id: bytes, includeShadowed: true) }),
               try PageView(page).sees(record) else {
             throw .notFound("No passkey \(id) in profile \(name).")
         }

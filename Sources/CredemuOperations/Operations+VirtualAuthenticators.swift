@@ -163,7 +163,7 @@ extension Operations {
         guard let bytes = WebDriverArgument.base64URL(credentialID), !bytes.isEmpty else {
             throw .invalidArgument("The credential ID '\(credentialID.prefix(80))' is not base64url text.")
         }
-        guard try stored({ () throws(VaultError) in try vault.scoped(to: id).passkey(id: bytes) }) != nil else {
+        guard try stored({ () throws(VaultError) in try vault.scoped(to: id).passkey(id: bytes, includeShadowed: true) }) != nil else {
             throw .notFound("The virtual authenticator \(id) holds no credential \(Base64URL.encode(bytes)).")
         }
         return bytes

@@ -19,6 +19,8 @@ extension Scenario {
         case signal(Signal)
         /// The user deletes the credential with this label in the provider.
         case removePasskey(label: String?)
+        /// The user renames the credential with this label in the provider (its user name, display name or both).
+        case renamePasskey(label: String?, name: String?, displayName: String?)
         case user([UserDecision])
         case rp(note: String?)
 
@@ -92,6 +94,7 @@ extension Scenario {
             case .setting: return "setting"
             case .signal: return "signal"
             case .removePasskey: return "removePasskey"
+            case .renamePasskey: return "renamePasskey"
             case .user: return "user"
             case .rp: return "rp"
             }
@@ -185,6 +188,11 @@ extension Scenario {
                                       displayName: try f.string("displayName"), userID: try f.string("userId")))
             case "removePasskey":
                 return .removePasskey(label: try f.string("credential"))
+            case "renamePasskey":
+                let name = try f.string("name"), displayName = try f.string("displayName")
+                guard name != nil || displayName != nil else { throw f.invalid("name", "or displayName is required") }
+                if name?.isEmpty == true { throw f.invalid("name", "must not be empty") }
+                return .renamePasskey(label: try f.string("credential"), name: name, displayName: displayName)
             case "user":
                 var decisions: [UserDecision] = []
                 for (i, text) in try f.strings("decisions").enumerated() {

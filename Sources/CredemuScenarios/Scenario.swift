@@ -55,7 +55,7 @@ public struct Scenario: Sendable {
         "create": ["mediation", "as", "exclude", "user", "userId", "userVerification", "attachment", "residentKey", "attestation", "use"],
         "get": ["allow", "use"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
-        "removePasskey": ["credential"], "user": ["decisions"], "rp": ["note"],
+        "removePasskey": ["credential"], "renamePasskey": ["credential", "name", "displayName"], "user": ["decisions"], "rp": ["note"],
     ]
 
     /// What names the step's target when a scenario has accounts and devices: `on` a device (ceremonies, device
@@ -63,7 +63,7 @@ public struct Scenario: Sendable {
     static let targets: [String: Set<String>] = [
         "savePassword": ["account"], "autofill": ["account"], "usePassword": ["account"], "create": ["on", "account"],
         "get": ["on", "account"], "setting": ["on", "account"], "signal": ["on", "account"], "removePasskey": ["account"],
-        "user": ["on", "account"],
+        "renamePasskey": ["account"], "user": ["on", "account"],
     ]
 
     /// Reads a scenario strictly: an unknown member, a wrong type or an impossible value is an `InvalidConfiguration`

@@ -35,6 +35,8 @@ extension ScenarioRunner {
             guard let old = before[name], let new = after[name] else { continue }
             if !old.hidden && new.hidden { changes.append("\(name) hidden") }
             if old.hidden && !new.hidden { changes.append("\(name) restored") }
+            if old.shadowedBy == nil, let shadow = new.shadowedBy { changes.append("\(name) shadowed by \(labels.name(for: shadow))") }
+            if old.shadowedBy != nil && new.shadowedBy == nil { changes.append("\(name) no longer shadowed") }
             if old.userName != new.userName { changes.append("\(name) renamed") }
             if old.displayName != new.displayName { changes.append("\(name) display name changed") }
         }

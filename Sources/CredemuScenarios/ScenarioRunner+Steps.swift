@@ -87,6 +87,13 @@ extension ScenarioRunner {
                 guard let label, let id = labels[label] else { return ok("ok", "nothing to remove") }
                 _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
                 return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
+            case let .renamePasskey(label, name, displayName):
+                let scoped = vault.scoped(to: accounts[account]!.profile.name)
+                guard let label, let id = labels[label], let record = try scoped.passkey(id: id, includeShadowed: true) else {
+                    return ok("ok", "nothing to rename")
+                }
+                _ = try scoped.editUser(credentialID: id, name: name ?? record.userName, displayName: displayName ?? record.displayName)
+                return ok("ok", "the user renamed \(label) in the provider" + inAccount(account))
             }
         } catch let failure as CeremonyError {
             var operation = Dialect.Operation.create

@@ -54,10 +54,21 @@ extension APIServer {
             s.json(200, try s.operations.passkey(r.first, id: r.second, restrictedTo: r.restrictedTo))
         },
         Route("PATCH", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
+            // One change a request: hide or restore (`hidden`), or the user's rename (`userName`, `displayName`).
             let body = try r.body()
-            try body.only(["hidden"])
-            guard let hidden = try body.bool("hidden") else { throw APIError(.invalidInput("body.hidden is required: true hides the passkey, false restores it.")) }
-            return s.json(200, try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo))
+            try body.only(["hidden", "userName", "displayName"])
+            let userName = try body.string("userName"), displayName = try body.string("displayName")
+            if let hidden = try body.bool("hidden") {
+                guard userName == nil && displayName == nil else {
+                    throw APIError(.invalidInput("body.hidden cannot be sent with userName or displayName: one change a request."))
+                }
+                return s.json(200, try s.operations.setPasskeyHidden(r.first, id: r.second, hidden: hidden, restrictedTo: r.restrictedTo))
+            }
+            guard userName != nil || displayName != nil else {
+                throw APIError(.invalidInput("body needs hidden (true hides the passkey, false restores it), or userName and/or displayName (the user's rename)."))
+            }
+            return s.json(200, try s.operations.renamePasskey(r.first, id: r.second, userName: userName, displayName: displayName,
+                                                              restrictedTo: r.restrictedTo))
         },
         Route("DELETE", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
             s.json(200, try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo))

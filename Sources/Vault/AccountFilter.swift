@@ -58,6 +58,11 @@ final class AccountFilter {
         return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
+    /// Whether a passkey of the profile on the RP may have this user handle.
+    func mayHold(profile: String, rpID: String, userHandle: [UInt8]) -> Bool {
+        contains(userHandle.withUnsafeBytes { AccountFilter.handleHash(profile, rpID, $0) })
+    }
+
     /// Whether a passkey of the profile on the RP may have this user handle, or one of the profile this user name.
     func mayHold(profile: String, rpID: String, userHandle: [UInt8], userName: String) -> Bool {
         contains(userHandle.withUnsafeBytes { AccountFilter.handleHash(profile, rpID, $0) }) || contains(AccountFilter.nameHash(profile, userName))

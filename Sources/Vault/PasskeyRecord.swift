@@ -58,10 +58,18 @@ public struct PasskeyRecord: Equatable, Sendable {
     public var hiddenAt: Date?
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// The newer passkey of the same account (RP ID and user handle) that shadows this one (`PriorOfSameUser.shadowed`):
+    /// a shadowed passkey is listed but never offered, used or signalled. Nil: not shadowed.
+    public var shadowedBy: [UInt8]?
+    /// The user edited its user name or display name in the provider's own UI; a pack may have signals leave it alone.
+    public var editedByUser: Bool
 
     public init(credentialID: [UInt8], rpID: String, userHandle: [UInt8], userName: String, displayName: String,
                 algorithm: COSEAlgorithm, publicKey: COSEKey, signCount: UInt32 = 0, settings: PasskeySettings = .syncedPasskey,
-                hidden: Bool = false, hiddenAt: Date? = nil, createdAt: Date, lastUsedAt: Date? = nil) {
+                hidden: Bool = false, hiddenAt: Date? = nil, createdAt: Date, lastUsedAt: Date? = nil,
+                shadowedBy: [UInt8]? = nil, editedByUser: Bool = false) {
+        self.shadowedBy = shadowedBy
+        self.editedByUser = editedByUser
         self.credentialID = credentialID
         self.rpID = rpID
         self.userHandle = userHandle
@@ -78,6 +86,18 @@ public struct PasskeyRecord: Equatable, Sendable {
     }
 
     public var id: String { Base64URL.encode(credentialID) }
+}
+
+/// What a new passkey does to the older passkeys of its account (same RP ID and user handle) in the same provider.
+public enum PriorOfSameUser: String, Sendable, CaseIterable {
+    /// Both stay, both usable.
+    case kept
+    /// The older ones stay in the vault, shadowed by the new one: listed, never offered, used or signalled, until the
+    /// new one is deleted (Chromium's `AddShadowedCredentialIdsToNewPasskey` and `FilterShadowedCredentials`).
+    case shadowed
+    /// The older discoverable ones are deleted when the new one is discoverable (CTAP 2.1 authenticatorMakeCredential:
+    /// a resident credential for the same RP ID and user handle is overwritten).
+    case replaced
 }
 
 /// A stored password (its secret read with `Vault.password(for:)`).

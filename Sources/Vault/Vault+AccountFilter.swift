@@ -14,7 +14,7 @@ extension Vault {
     static let keepsAccountFilter: Set<String> = [
         insertPasskeySQL, stagePasskeySQL, moveStagedSQL, renameUserSQL, renameUserNameOnlySQL, updateUserSQL,
         recordAssertionSQL, recordUseSQL, setHiddenSQL, hideUnlistedSQL, restoreListedSQL, setPRFSecretSQL, setLargeBlobSQL,
-        setCredentialPropertiesSQL,
+        setCredentialPropertiesSQL, shadowPriorSQL, editUserSQL, replacePriorSQL,
     ]
 
     /// Builds the filter from every passkey in the file (the caller holds the file alone).
@@ -53,6 +53,11 @@ extension Vault {
     /// A user name some passkey of this profile now has (the caller holds the lock).
     func addAccountName(_ name: String) {
         connection.accounts?.addName(profile: profile, userName: name)
+    }
+
+    /// Whether a passkey of this profile may have the user handle on the RP: true without a filter.
+    func mayHoldHandle(rpID: String, userHandle: [UInt8]) -> Bool {
+        connection.accounts?.mayHold(profile: profile, rpID: rpID, userHandle: userHandle) ?? true
     }
 
     /// Whether a passkey of this profile may have the user handle on the RP, or the user name: true without a filter.

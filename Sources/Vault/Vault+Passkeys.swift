@@ -4,12 +4,53 @@ import WebAuthn
 extension Vault {
     static let passkeyColumns = """
         credential_id, rp_id, user_handle, user_name, display_name, algorithm, public_key, sign_count, counter,
-        backup_eligible, backup_state, aaguid, discoverable, attestation, hidden, hidden_at, created_at, last_used_at
+        backup_eligible, backup_state, aaguid, discoverable, attestation, hidden, hidden_at, created_at, last_used_at,
+        shadowed_by, edited_by_user
         """
 
     /// Stores a new passkey with its PKCS#8 private key and, when given, its PRF secret; a credential ID already
-    /// present is a `duplicate`.
-    public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]? = nil) throws(VaultError) {
+    /// present is a `duplicate`. `prior` says what becomes of the account's older passkeys (same RP ID and user
+    /// handle): kept, shadowed by this one, or (this one discoverable) the discoverable ones deleted; returns those
+    /// shadowed or deleted. An account the vault has never held (most creates) costs no SQL for that.
+    @discardableResult
+    public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]? = nil,
+                              prior: PriorOfSameUser = .kept) throws(VaultError) -> [ChangedPasskey] {
+        try locked { () throws(VaultError) in
+            let seen = prior != .kept && mayHoldHandle(rpID: record.rpID, userHandle: record.userHandle)
+            try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
+            guard seen else { return [] }
+            // After the insert: an insert that fails leaves the older ones as they were. Moves staged rows first (a
+            // statement that does not see them), so a staged passkey of the account is shadowed too.
+            let bindings: [SQLValue] = [.text(profile), .text(record.rpID), .blob(record.userHandle), .blob(record.credentialID)]
+            switch prior {
+            case .kept: return []
+            case .shadowed: return try changed(Vault.shadowPriorSQL, bindings)
+            case .replaced:
+                guard record.settings.discoverable else { return [] }
+                let removed = try changed(Vault.replacePriorSQL, bindings)
+                for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
+                return removed
+            }
+        }
+    }
+
+    /// The account's other passkeys not yet shadowed get the new one as their shadow; one shadowed already keeps its
+    /// own (a newer passkey than it, itself now shadowed), so deleting the newest restores the one before it
+    /// (`passkey_shadow_passes_on`, migration 10).
+    static let shadowPriorSQL = """
+        UPDATE passkeys SET shadowed_by = ?4 WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND credential_id != ?4 \
+        AND shadowed_by IS NULL RETURNING credential_id, created_at
+        """
+    static let replacePriorSQL = """
+        DELETE FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND credential_id != ?4 AND discoverable = 1 \
+        RETURNING credential_id, created_at
+        """
+
+    /// The statement of migration 10's trigger `passkey_shadow_passes_on` (`?1` the deleted passkey's ID, `?2` its own
+    /// shadow), for its query plan: it must find the passkeys the deleted one shadowed through `passkeys_shadowed`.
+    static let shadowPassesOnSQL = "UPDATE passkeys SET shadowed_by = ?2 WHERE shadowed_by = ?1"
+
+    private func storePasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]?) throws(VaultError) {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
         try locked { () throws(VaultError) in
@@ -38,7 +79,7 @@ extension Vault {
             try db.execute("PRAGMA cache_size = -\(Vault.bulkCacheKiB)")
             defer { try? db.execute("PRAGMA cache_size = -2000") }
             for (record, pkcs8, prfSecret, largeBlob) in records {
-                try insertPasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
+                try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
                 if let largeBlob { try setLargeBlob(largeBlob, for: record.credentialID) }
             }
         }
@@ -49,7 +90,7 @@ extension Vault {
 
     static let insertPasskeySQL = """
         INSERT INTO passkeys (\(passkeyColumns), private_key, profile, prf_secret)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
     /// Every passkey, ordered by RP ID, user name and creation.
@@ -87,8 +128,8 @@ extension Vault {
     static let accountByNameVisibleSQL = selectPasskeysSQL
         + "WHERE profile = ? AND rp_id = ? AND user_name = ? AND user_handle != ? AND hidden = 0 ORDER BY created_at, credential_id LIMIT ?"
 
-    static let countDiscoverableSQL =
-        "SELECT count(*) FROM (SELECT 1 FROM passkeys INDEXED BY passkeys_offered WHERE profile = ? AND hidden = 0 AND discoverable = 1 LIMIT ?)"
+    static let countDiscoverableSQL = "SELECT count(*) FROM (SELECT 1 FROM passkeys INDEXED BY passkeys_offered WHERE profile = ? "
+        + "AND hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL LIMIT ?)"
 
     /// How many discoverable passkeys the profile holds, counted up to `limit`: a security key's resident slots in use
     /// (its capacity bounds `limit`), read from the offer index's profile prefix.
@@ -154,7 +195,7 @@ extension Vault {
 
     // MARK: What a get offers
 
-    /// The RP's discoverable, visible passkeys, most recently used (never used: newest) first, at most `limit`:
+    /// The RP's discoverable, visible, unshadowed passkeys, most recently used (never used: newest) first, at most `limit`:
     /// what a get without an allow list may use. One walk down the `passkeys_offered` index, in its order; only
     /// the rows returned are read and decoded, however many the RP holds.
     ///
@@ -172,24 +213,27 @@ extension Vault {
     }
 
     static let offeredSQL = selectPasskeysSQL + """
-        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 \
+        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL \
         ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
         """
 
     static let offeredProtectedSQL = selectPasskeysSQL + """
-        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND NOT EXISTS (SELECT 1 FROM credential_extensions \
+        WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL AND NOT EXISTS (SELECT 1 FROM credential_extensions \
         WHERE credential_extensions.credential_id = passkeys.credential_id AND cred_protect > ?) \
         ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
         """
 
     // MARK: What signals change
+    //
+    // A signal never sees a shadowed passkey (Chromium's signal_api_utils.cc reads with ShadowedCredentials::kExclude):
+    // every statement below is scoped by `userPasskeys`, which leaves them out.
 
-    /// A user's oldest passkey for an RP ID, hidden or not (a signal scoped to the first passkey acts on it).
+    /// A user's oldest unshadowed passkey for an RP ID, hidden or not (a signal scoped to the first passkey acts on it).
     public func firstPasskey(rpID: String, userHandle: [UInt8]) throws(VaultError) -> PasskeyRecord? {
         try selectPasskeys(sql: Vault.firstUserPasskeySQL, [.text(profile), .text(rpID), .blob(userHandle)]).first
     }
 
-    static let firstUserPasskeySQL = selectPasskeysSQL + "WHERE profile = ? AND rp_id = ? AND user_handle = ? ORDER BY created_at, credential_id LIMIT 1"
+    static let firstUserPasskeySQL = selectPasskeysSQL + "WHERE \(userPasskeys) ORDER BY created_at, credential_id LIMIT 1"
 
     /// Hides a user's visible passkeys for an RP ID that are not among `listed`; returns those hidden.
     public func hidePasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]], at time: Date) throws(VaultError) -> [ChangedPasskey] {
@@ -210,17 +254,21 @@ extension Vault {
         }
     }
 
-    /// Renames a user's passkeys for an RP ID (hidden ones too): the name, and the display name unless it is nil.
-    /// Returns the passkeys that changed.
-    public func renameUser(rpID: String, userHandle: [UInt8], name: String, displayName: String?) throws(VaultError) -> [ChangedPasskey] {
+    /// Renames a user's passkeys for an RP ID (hidden ones too): the name, and the display name unless it is nil;
+    /// with `sparingUserEdits`, not those the user edited (`editedByUser`). Returns the passkeys that changed.
+    public func renameUser(rpID: String, userHandle: [UInt8], name: String, displayName: String?,
+                           sparingUserEdits: Bool = false) throws(VaultError) -> [ChangedPasskey] {
         try locked { () throws(VaultError) in addAccountName(name) }
+        // The flag is a parameter (0 spares no passkey: `edited_by_user` is 0 or 1), so one statement serves both.
+        let spared: SQLValue = .int(sparingUserEdits ? 1 : 2)
         if let displayName {
-            return try changed(Vault.renameUserSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name), .text(displayName)])
+            return try changed(Vault.renameUserSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name), spared, .text(displayName)])
         }
-        return try changed(Vault.renameUserNameOnlySQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name)])
+        return try changed(Vault.renameUserNameOnlySQL, [.text(profile), .text(rpID), .blob(userHandle), .text(name), spared])
     }
 
-    static let userPasskeys = "profile = ?1 AND rp_id = ?2 AND user_handle = ?3"
+    /// A user's passkeys for an RP ID that a signal may see: not shadowed.
+    static let userPasskeys = "profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND shadowed_by IS NULL"
     static let hideUnlistedSQL = """
         UPDATE passkeys SET hidden = 1, hidden_at = ?5 WHERE \(userPasskeys) AND hidden = 0 \
         AND hex(credential_id) NOT IN (SELECT value FROM json_each(?4)) RETURNING credential_id, created_at
@@ -234,11 +282,12 @@ extension Vault {
         RETURNING credential_id, created_at
         """
     static let renameUserSQL = """
-        UPDATE passkeys SET user_name = ?4, display_name = ?5 WHERE \(userPasskeys) AND (user_name != ?4 OR display_name != ?5) \
-        RETURNING credential_id, created_at
+        UPDATE passkeys SET user_name = ?4, display_name = ?6 WHERE \(userPasskeys) AND edited_by_user != ?5 \
+        AND (user_name != ?4 OR display_name != ?6) RETURNING credential_id, created_at
         """
     static let renameUserNameOnlySQL = """
-        UPDATE passkeys SET user_name = ?4 WHERE \(userPasskeys) AND user_name != ?4 RETURNING credential_id, created_at
+        UPDATE passkeys SET user_name = ?4 WHERE \(userPasskeys) AND edited_by_user != ?5 AND user_name != ?4 \
+        RETURNING credential_id, created_at
         """
 
     /// Runs a statement returning (credential ID, creation time) per row changed, in the vault's order.
@@ -279,7 +328,14 @@ extension Vault {
         """
     static let otherDisplayNameSQL = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE \(userPasskeys) AND display_name != ?4)"
 
-    public func passkey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
+    /// The passkey with this credential ID, unless it is shadowed (`PriorOfSameUser.shadowed`): what a ceremony or a
+    /// signal may use. A listing, or a check that counts shadowed passkeys too (an exclusion), passes `includeShadowed`.
+    public func passkey(id credentialID: [UInt8], includeShadowed: Bool = false) throws(VaultError) -> PasskeyRecord? {
+        guard let found = try storedPasskey(id: credentialID) else { return nil }
+        return includeShadowed || found.shadowedBy == nil ? found : nil
+    }
+
+    private func storedPasskey(id credentialID: [UInt8]) throws(VaultError) -> PasskeyRecord? {
         try locked { () throws(VaultError) in
             var found: PasskeyRecord
             if let staged = try stagedEntry(credentialID) {
@@ -350,6 +406,19 @@ extension Vault {
         }
     }
 
+    /// The user's own edit of a passkey's user name and display name, in the provider's UI: marks it `editedByUser`,
+    /// which a pack's signals may respect. A shadowed passkey may be edited too (the UI lists it). Returns the passkey.
+    public func editUser(credentialID: [UInt8], name: String, displayName: String) throws(VaultError) -> PasskeyRecord {
+        try locked { () throws(VaultError) in
+            addAccountName(name)
+            try db.query(Vault.editUserSQL, [.text(name), .text(displayName), .blob(credentialID), .text(profile)])
+            guard db.changes == 1, let edited = try passkey(id: credentialID, includeShadowed: true) else {
+                throw VaultError(.notFound, "No passkey with credential ID \(Base64URL.encode(credentialID)).")
+            }
+            return edited
+        }
+    }
+
     /// Renames a passkey's user entity (a current-user-details signal).
     public func updateUser(credentialID: [UInt8], name: String, displayName: String) throws(VaultError) {
         try locked { () throws(VaultError) in
@@ -377,6 +446,7 @@ extension Vault {
     static let recordUseSQL = "UPDATE passkeys SET last_used_at = ? WHERE credential_id = ? AND profile = ?"
     static let setHiddenSQL = "UPDATE passkeys SET hidden = ?, hidden_at = ? WHERE credential_id = ? AND profile = ?"
     static let updateUserSQL = "UPDATE passkeys SET user_name = ?, display_name = ? WHERE credential_id = ? AND profile = ?"
+    static let editUserSQL = "UPDATE passkeys SET user_name = ?, display_name = ?, edited_by_user = 1 WHERE credential_id = ? AND profile = ?"
     static let removePasskeySQL = "DELETE FROM passkeys WHERE credential_id = ? AND profile = ?"
 
     private func selectPasskeys(_ clause: String, _ bindings: [SQLValue]) throws(VaultError) -> [PasskeyRecord] {
@@ -419,14 +489,14 @@ extension Vault {
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }
 
-    static func bindings(_ r: PasskeyRecord, capacity: Int = 18) -> [SQLValue] {
+    static func bindings(_ r: PasskeyRecord, capacity: Int = 20) -> [SQLValue] {
         var values: [SQLValue] = []
         values.reserveCapacity(capacity)
         values += [.blob(r.credentialID), .text(r.rpID), .blob(r.userHandle), .text(r.userName), .text(r.displayName),
          .int(Int64(r.algorithm.rawValue)), .blob(r.publicKey.encoded), .int(Int64(r.signCount)), .text(r.settings.counter.rawValue),
          .bool(r.settings.backupEligible), .bool(r.settings.backupState), .blob(r.settings.aaguid), .bool(r.settings.discoverable),
          .text(r.settings.attestation.rawValue), .bool(r.hidden), .optionalInt(r.hiddenAt?.vaultMillis), .int(r.createdAt.vaultMillis),
-         .optionalInt(r.lastUsedAt?.vaultMillis)]
+         .optionalInt(r.lastUsedAt?.vaultMillis), r.shadowedBy.map(SQLValue.blob) ?? .null, .bool(r.editedByUser)]
         return values
     }
 
@@ -446,7 +516,8 @@ extension Vault {
             credentialID: id, rpID: row.text(1), userHandle: row.blob(2), userName: row.text(3), displayName: row.text(4),
             algorithm: algorithm, publicKey: publicKey, signCount: UInt32(truncatingIfNeeded: row.int(7)), settings: settings,
             hidden: row.bool(14), hiddenAt: row.optionalInt(15).map(Date.init(vaultMillis:)),
-            createdAt: Date(vaultMillis: row.int(16)), lastUsedAt: row.optionalInt(17).map(Date.init(vaultMillis:)))
+            createdAt: Date(vaultMillis: row.int(16)), lastUsedAt: row.optionalInt(17).map(Date.init(vaultMillis:)),
+            shadowedBy: row.optionalBlob(18), editedByUser: row.bool(19))
     }
 }
 

@@ -27,7 +27,7 @@ extension Vault {
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`.
     static let stagePasskeySQL = """
-        INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...21).map { "?\($0)" }.joined(separator: ", ")) \
+        INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...23).map { "?\($0)" }.joined(separator: ", ")) \
         WHERE NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
         """
     static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
@@ -38,7 +38,7 @@ extension Vault {
     /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction).
     func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue) throws(VaultError) {
         guard try stagedEntry(record.credentialID) == nil else { throw Vault.duplicatePasskey(record) }
-        var bindings = Vault.bindings(record, capacity: 21)
+        var bindings = Vault.bindings(record, capacity: 23)
         bindings += [.blob(sealedKey), .text(profile), sealedPRF]
         try db.query(Vault.stagePasskeySQL, bindings)
         guard db.changes == 1 else { throw Vault.duplicatePasskey(record) }

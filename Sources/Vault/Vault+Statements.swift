@@ -6,6 +6,9 @@ extension Vault {
     static let pathStatements: [String: String] = [
         // Passkeys: creation, exclusion, a get, its dropdown, a pick.
         "insertPasskey": insertPasskeySQL,
+        "shadowPrior": shadowPriorSQL,
+        "replacePrior": replacePriorSQL,
+        "shadowPassesOn": shadowPassesOnSQL,
         "stagePasskey": stagePasskeySQL,
         "moveStaged": moveStagedSQL,
         "deleteStaged": deleteStagedSQL,
@@ -33,6 +36,7 @@ extension Vault {
         // Signals and their findings.
         "setHidden": setHiddenSQL,
         "updateUser": updateUserSQL,
+        "editUser": editUserSQL,
         "removePasskey": removePasskeySQL,
         // WebDriver's virtual authenticators (§11.8, §11.10).
         "setCredentialProperties": setCredentialPropertiesSQL,

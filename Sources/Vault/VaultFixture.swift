@@ -105,6 +105,9 @@ public enum VaultFixture {
             ("created", .string(Timestamp.format(k.createdAt))),
             ("lastUsed", Timestamp.json(k.lastUsedAt)),
         ]
+        // Only when set, so a fixture made before them exports as it was.
+        if let shadow = k.shadowedBy { members.append(("shadowedBy", .string(Base64URL.encode(shadow)))) }
+        if k.editedByUser { members.append(("editedByUser", true)) }
         if let prfSecret { members.append(("prfSecret", .string(Base64URL.encode(prfSecret)))) }
         if let largeBlob { members.append(("largeBlob", .string(Base64URL.encode(largeBlob)))) }
         if let credProtect { members.append(("credProtect", .number(Double(credProtect)))) }
@@ -143,10 +146,12 @@ public enum VaultFixture {
         var passkeys: [(PasskeyRecord, [UInt8], [UInt8]?, [UInt8]?)] = []
         var ctap: [([UInt8], (Int?, [UInt8]?))] = []
         var seen = Set<[UInt8]>()
+        var shadowed: [(PasskeyRecord, JSONFields<VaultError>)] = []
         for f in try root.objects("passkeys") {
             try f.onlyKeys(["credentialId", "rpId", "userHandle", "userName", "displayName", "algorithm", "privateKey",
                             "signCount", "counter", "backupEligible", "backupState", "aaguid", "discoverable", "attestation",
-                            "hidden", "hiddenAt", "created", "lastUsed", "prfSecret", "largeBlob", "credProtect", "credBlob"])
+                            "hidden", "hiddenAt", "created", "lastUsed", "shadowedBy", "editedByUser", "prfSecret", "largeBlob",
+                            "credProtect", "credBlob"])
             let credentialID = try f.requiredBase64URL("credentialId")
             guard (16...1023).contains(credentialID.count) else { throw f.invalid("credentialId", "must be 16 to 1023 bytes") }
             guard seen.insert(credentialID).inserted else { throw f.invalid("credentialId", "appears twice in the fixture") }
@@ -195,7 +200,9 @@ public enum VaultFixture {
                 displayName: try f.string("displayName") ?? "", algorithm: algorithm, publicKey: publicKey,
                 signCount: UInt32(signCount), settings: settings, hidden: hidden,
                 hiddenAt: hiddenAt, createdAt: try f.required("created", f.time),
-                lastUsedAt: try f.time("lastUsed"))
+                lastUsedAt: try f.time("lastUsed"), shadowedBy: try f.base64URL("shadowedBy"),
+                editedByUser: try f.bool("editedByUser") ?? false)
+            if record.shadowedBy != nil { shadowed.append((record, f)) }
             let prfSecret = try f.base64URL("prfSecret")
             guard prfSecret.map({ $0.count == 32 }) ?? true else { throw f.invalid("prfSecret", "must be 32 bytes") }
             let largeBlob = try f.base64URL("largeBlob")
@@ -206,6 +213,16 @@ public enum VaultFixture {
             guard (credBlob?.count ?? 0) <= Vault.credBlobLimit else { throw f.invalid("credBlob", "must be at most \(Vault.credBlobLimit) bytes") }
             passkeys.append((record, pkcs8, prfSecret, largeBlob))
             if credProtect != nil || credBlob != nil { ctap.append((credentialID, (credProtect, credBlob))) }
+        }
+        // A shadow is a newer passkey of the same account in the fixture (so no chain of shadows can loop).
+        if !shadowed.isEmpty {
+            let byID = Dictionary(passkeys.map { ($0.0.credentialID, $0.0) }, uniquingKeysWith: { a, _ in a })
+            for (record, f) in shadowed {
+                guard let shadow = byID[record.shadowedBy!], shadow.rpID == record.rpID, shadow.userHandle == record.userHandle,
+                      (shadow.createdAt, Base64URL.encode(shadow.credentialID)) > (record.createdAt, record.id) else {
+                    throw f.invalid("shadowedBy", "must name a newer passkey of the same rpId and userHandle in the fixture")
+                }
+            }
         }
         return (passwords, passkeys, ctap)
     }

@@ -212,6 +212,31 @@ enum VaultMigrations {
         UPDATE passwords SET site = credemu_password_site(origin);
         CREATE INDEX passwords_by_site ON passwords (profile, site, origin, username);
         """,
+        // 10: shadowing (issue 24.1): the newer passkey of the same account (RP ID, user handle) that shadows a passkey
+        // (`PriorOfSameUser.shadowed`; NULL: not shadowed), in the staged twin too. A shadowed passkey leaves the offer
+        // index; `passkeys_shadowed` finds those a passkey shadows, and when it is deleted they pass to the passkey that
+        // shadows it, or are restored (Chromium: a credential is shadowed while another lists it or is newer). The RESET
+        // first: migration 7 edited passkeys' schema through writable_schema, and an ALTER in the same transaction must
+        // read the schema anew.
+        """
+        PRAGMA writable_schema = RESET;
+        ALTER TABLE passkeys ADD COLUMN shadowed_by BLOB;
+        ALTER TABLE staged_passkeys ADD COLUMN shadowed_by BLOB;
+        CREATE INDEX passkeys_shadowed ON passkeys (shadowed_by) WHERE shadowed_by IS NOT NULL;
+        DROP INDEX passkeys_offered;
+        CREATE INDEX passkeys_offered ON passkeys (profile, rp_id, coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id)
+            WHERE hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL;
+        CREATE TRIGGER passkey_shadow_passes_on AFTER DELETE ON passkeys BEGIN
+            UPDATE passkeys SET shadowed_by = old.shadowed_by WHERE shadowed_by = old.credential_id;
+        END;
+        """,
+        // 11: the user's own edit of a passkey's names (issue 24.2), which a pack's signals may respect
+        // (`signals.currentUserDetailsRespectsUserEdit`), in the staged twin too.
+        """
+        PRAGMA writable_schema = RESET;
+        ALTER TABLE passkeys ADD COLUMN edited_by_user INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE staged_passkeys ADD COLUMN edited_by_user INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

@@ -55,8 +55,8 @@ final class UsageRefusalTests: XCTestCase {
 
     func testUnknownCommandsAndSubcommandsAreRefused() {
         assertRefused(["frobnicate"], "Unknown command 'frobnicate'.")
-        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, attestation-root, import or export.")
-        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, attestation-root, import or export.")
+        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, rename, attestation-root, import or export.")
+        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, rename, attestation-root, import or export.")
         assertRefused(["clock", "5"], "Unknown clock subcommand '5': show, set, advance or system.")
     }
 

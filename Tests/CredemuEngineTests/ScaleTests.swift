@@ -121,7 +121,9 @@ final class ScaleTests: XCTestCase {
         _ = try s.signIn()
         try engine.queue(.cancel)
         note(s.failure { try s.signIn() })
-        _ = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: alice.credentialID)
+        // Bob's: alice's first modal passkey is shadowed by her second where the pack shadows (GPM), and a pick of it fails.
+        _ = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: bob.credentialID)
+        note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: alice.credentialID) })
         note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: [9, 9, 9]) })
         _ = try engine.autofillOffer(try conditionalRequest(s), caller: caller)
         _ = try engine.autofillOffer(try conditionalRequest(s, allow: [bob.credentialID]), caller: caller)

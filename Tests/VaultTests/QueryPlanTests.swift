@@ -56,6 +56,11 @@ final class QueryPlanTests: XCTestCase {
             ("restoreListed", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("deleteUnlisted", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("renameUser", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("shadowPrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("replacePrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("shadowPassesOn", "SEARCH passkeys USING INDEX passkeys_shadowed (shadowed_by=?)"),
+            ("editUser", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
+            ("countDiscoverable", "SEARCH passkeys USING COVERING INDEX passkeys_offered (profile=?)"),
             ("countUsedUnlisted", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("otherDisplayName", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("accountByName", "SEARCH passkeys USING INDEX passkeys_by_user_name (profile=? AND rp_id=? AND user_name=?)"),
@@ -120,14 +125,21 @@ final class QueryPlanTests: XCTestCase {
 }
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
-/// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs) and 9 (a password's site) on a vault
-/// made before them.
+/// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs), 9 (a password's site),
+/// 10 (shadowing) and 11 (a user's edit) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            ALTER TABLE passkeys DROP COLUMN edited_by_user;
+            ALTER TABLE staged_passkeys DROP COLUMN edited_by_user;
+            DROP TRIGGER passkey_shadow_passes_on;
+            DROP INDEX passkeys_shadowed;
+            DROP INDEX passkeys_offered;
+            ALTER TABLE passkeys DROP COLUMN shadowed_by;
+            ALTER TABLE staged_passkeys DROP COLUMN shadowed_by;
             DROP INDEX passwords_by_site;
             ALTER TABLE passwords DROP COLUMN site;
             DROP TRIGGER credential_extensions_follow_passkey;
@@ -142,7 +154,6 @@ final class VaultMigrationTests: XCTestCase {
             ALTER TABLE passwords DROP COLUMN saved_in;
             ALTER TABLE passwords DROP COLUMN retired_at;
             DROP TABLE event_marks;
-            DROP INDEX passkeys_offered;
             DROP INDEX events_by_kind;
             DROP INDEX user_decisions_by_profile;
             DROP INDEX passkeys_by_rp;
@@ -237,6 +248,16 @@ final class VaultMigrationTests: XCTestCase {
         XCTAssertEqual(try vault.ensurePRFSecret(secret, for: record.credentialID), secret)
         XCTAssertEqual(try vault.ensurePRFSecret(Array(repeating: 6, count: 32), for: record.credentialID), secret, "the first secret stays")
         XCTAssertEqual(try vault.allPasswords().map(\.savedIn), [nil])
+        // Migrations 10 and 11: a passkey made before them is neither shadowed nor edited, and the shadow's trigger works.
+        XCTAssertEqual(try vault.passkey(id: record.credentialID).map { [$0.shadowedBy == nil, $0.editedByUser] }, [true, false])
+        let newer = PasskeyRecord(credentialID: Array(repeating: 8, count: 16), rpID: "example.com", userHandle: [1], userName: "alice",
+                                  displayName: "Alice", algorithm: .es256, publicKey: stored.publicKey, createdAt: Date(vaultMillis: 3000))
+        XCTAssertEqual(try vault.insertPasskey(newer, privateKey: stored.pkcs8, prior: .shadowed).map(\.credentialID), [record.credentialID])
+        XCTAssertNil(try vault.passkey(id: record.credentialID), "shadowed")
+        XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 10).map(\.credentialID), [newer.credentialID])
+        XCTAssertTrue(try vault.removePasskey(credentialID: newer.credentialID))
+        XCTAssertEqual(try vault.passkey(id: record.credentialID), record, "restored")
+        XCTAssertTrue(try vault.editUser(credentialID: record.credentialID, name: "a", displayName: "A").editedByUser)
         // Migration 9: the password saved before it has its site, so a public-suffix match finds it.
         XCTAssertEqual(try vault.passwords(sameSiteAs: "https://example.com").map(\.origin), ["https://shop.example.com"])
 

@@ -222,6 +222,11 @@ public struct PolicyKnobs: Sendable {
     public var requireSyncedProfile: Bool = false
     public var countedPasswords: CountedPasswords = .anyStore
     public var passwordMatch: PasswordMatch = .exact
+    // The account's passkeys
+    /// What a new passkey does to the older ones of its account (same RP ID and user handle): `passkeys.priorOfSameUser`.
+    public var priorOfSameUser: PriorOfSameUser = .kept
+    /// A current-user-details signal leaves a passkey the user edited alone (and, changing nothing, spends no token).
+    public var detailsRespectUserEdit: Bool = false
     public var privateBrowsing: PrivateBrowsing = .allowed
     /// WebAuthn L3 §5.11.1's maxLabels for related origins; 0: the browser has no related-origin requests (an RP ID
     /// outside the caller's site is a SecurityError).

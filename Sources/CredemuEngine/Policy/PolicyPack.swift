@@ -194,6 +194,8 @@ public struct PolicyPack: ProviderPolicy {
         knobs.requireSyncedProfile = b("conditionalCreate.requireSyncedProfile")
         knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
         knobs.passwordMatch = .init(rawValue: s("conditionalCreate.passwordMatch"))!
+        knobs.priorOfSameUser = .init(rawValue: s("passkeys.priorOfSameUser"))!
+        knobs.detailsRespectUserEdit = b("signals.currentUserDetailsRespectsUserEdit")
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
         knobs.unusedPassword = .init(rawValue: s("passwords.reportUnused"))!
         knobs.relatedOriginsMaxLabels = i("relatedOrigins.maxLabels")
@@ -377,6 +379,8 @@ enum KnobSpec {
         "conditionalCreate.requireSyncedProfile": .bool,
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
         "conditionalCreate.passwordMatch": .oneOf(["exact", "exactOrPSL"]),
+        "passkeys.priorOfSameUser": .oneOf(PriorOfSameUser.allCases.map(\.rawValue)),
+        "signals.currentUserDetailsRespectsUserEdit": .bool,
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
         "relatedOrigins.maxLabels": .int(0...100),
         "relatedOrigins.sinceBrowserVersion": .optionalVersion,

@@ -49,6 +49,11 @@ public struct SpecPolicy: ProviderPolicy {
         for name in KnobSpec.all.keys {
             cited.provenance[name] = (source, name.hasPrefix("conditionalCreate.window") ? "the spec gives no time window; 5 minutes as GPM" : nil)
         }
+        // §6.3.2 step 7: a discoverable credential source for the same RP ID and user handle is removed (the
+        // authenticator's credentials map is keyed by them).
+        cited.priorOfSameUser = .replaced
+        cited.provenance["passkeys.priorOfSameUser"] = (source + " §6.3.2 authenticatorMakeCredential step 7 (a discoverable credential source with the same rpId and userHandle is replaced)", "the step's wording was not re-read for this knob")
+        cited.provenance["signals.currentUserDetailsRespectsUserEdit"] = (source, "§5.1.10 leaves to the authenticator whether a name the user edited is updated; false: the signal's names win")
         // WebAuthn has no password calls: an unused-password report is an Apple platform API.
         cited.unusedPassword = [.ios, .macos].contains(platform) ? .hide : .unsupported
         // §5.11.1: "maxLabels ... at least 5".

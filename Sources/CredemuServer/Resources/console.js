@@ -203,14 +203,31 @@
     const bit = (b) => b ? '1' : '0';
     $('passkeys').tBodies[0].replaceChildren(...state.passkeys.map((k) => {
       const who = `${k.userName} (${k.displayName})`;
-      return el('tr', {class: k.hidden ? 'hidden-passkey' : '', 'data-credential': k.credentialId},
+      // A shadowed passkey (a newer one of the same account took its place: passkeys.priorOfSameUser) is listed, as the
+      // password manager lists it, but no ceremony or signal sees it.
+      const shadow = k.shadowedBy ? `shadowed by ${k.shadowedBy.slice(0, 8)}…` : '';
+      const renameForm = el('form', {class: 'rename-passkey', onsubmit: (event) => {
+        event.preventDefault();
+        const form = event.currentTarget;
+        act(async () => {
+          await api('PATCH', p() + '/passkeys/' + k.credentialId,
+            {userName: form.elements.userName.value, displayName: form.elements.displayName.value});
+          toast('Passkey renamed', `${form.elements.userName.value}, ${k.rpId}`);
+          await refresh();
+        });
+      }},
+        el('input', {name: 'userName', value: k.userName, required: true, maxlength: '1024', 'aria-label': `New user name of the passkey of ${who} for ${k.rpId}`}),
+        el('input', {name: 'displayName', value: k.displayName, maxlength: '1024', 'aria-label': `New display name of the passkey of ${who} for ${k.rpId}`}),
+        el('button', {type: 'submit', text: 'Rename', 'aria-label': `Rename the passkey of ${who} for ${k.rpId}`}));
+      return el('tr', {class: [k.hidden ? 'hidden-passkey' : '', k.shadowedBy ? 'shadowed-passkey' : ''].join(' ').trim(), 'data-credential': k.credentialId},
         el('td', {text: k.rpId}),
-        el('td', {}, el('span', {text: k.userName}), el('br'), el('small', {text: k.displayName})),
+        el('td', {}, el('span', {text: k.userName}), el('br'), el('small', {text: k.displayName}),
+          ...(k.editedByUser ? [el('br'), el('small', {class: 'edited', text: 'edited by the user'})] : [])),
         el('td', {text: when(k.created)}), el('td', {text: when(k.lastUsed)}), el('td', {text: k.algorithm}),
         el('td', {text: `${bit(k.backupEligible)}/${bit(k.backupState)}/${createdUV(k.credentialId)}`}),
         el('td', {text: `${k.signCount} (${k.counter})`}),
-        el('td', {text: k.hidden ? 'hidden ' + when(k.hiddenAt) : 'no'}),
-        el('td', {class: 'actions'},
+        el('td', {text: [k.hidden ? 'hidden ' + when(k.hiddenAt) : '', shadow].filter(Boolean).join('; ') || 'no'}),
+        el('td', {class: 'actions'}, renameForm,
           button(k.hidden ? 'Restore' : 'Hide', () => act(async () => {
             await api('PATCH', p() + '/passkeys/' + k.credentialId, {hidden: !k.hidden});
             await refresh();
