@@ -194,7 +194,7 @@ NINE = [f"p{n}" for n in range(9)]
 
 @pytest.mark.parametrize("body, status, name", [
     ({"name": "d", "providers": ["g", "missing"]}, 404, "NotFound"),
-    ({"name": "d", "providers": ["g"], "platform": "ios"}, 400, "TypeError"),  # the gpm pack does not model iOS
+    ({"name": "d", "providers": ["g"], "platform": "macos"}, 400, "TypeError"),  # the gpm pack does not model macOS apps
     ({"name": "d", "providers": ["bw"], "platform": "android"}, 400, "TypeError"),  # nor Bitwarden's Android
     ({"name": "d", "providers": ["g", "bw"], "preferred": "apple"}, 400, "InvalidDeviceSetting"),  # apple is a profile, not a provider here
     ({"name": "d", "providers": NINE}, 400, "InvalidDeviceSetting"),
