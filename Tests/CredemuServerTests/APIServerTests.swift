@@ -129,6 +129,23 @@ final class APIServerTests: XCTestCase {
         XCTAssertFalse(shim(api, ["profile": "fx"]).contains(told), "not told without the token")
     }
 
+    /// Immediate mediation is in the shim's enum only where the pack's browser has it (`immediateGet.sinceBrowserVersion`
+    /// against the profile's browser version), and only a caller with the token is told.
+    func testTheShimIsToldOfImmediateMediationAsThePacksSay() throws {
+        let (api, _d) = try makeAPI(token: "t0k")
+        _ = _d
+        let auth = ["authorization": "Bearer t0k"]
+        for (name, body) in [("gpm", #"{"name": "gpm", "pack": "gpm"}"#), ("gpm147", #"{"name": "gpm147", "pack": "gpm", "browserVersion": "147"}"#),
+                             ("apple", #"{"name": "apple", "pack": "apple", "platform": "macos"}"#),
+                             ("fx", #"{"name": "fx", "pack": "bitwarden", "platform": "firefox"}"#)] {
+            XCTAssertEqual(api.handle(request("POST", "/profiles", body, headers: auth)).status, 201, name)
+        }
+        let immediate = #""immediateMediation":true"#
+        XCTAssertTrue(shim(api, ["profile": "gpm", "token": "t0k"]).contains(immediate))
+        for name in ["gpm147", "apple", "fx"] { XCTAssertFalse(shim(api, ["profile": name, "token": "t0k"]).contains(immediate), name) }
+        XCTAssertFalse(shim(api, ["profile": "gpm"]).contains(immediate), "not told without the token")
+    }
+
     /// The autofill's configuration: a driver binding named as a JavaScript identifier, or a 400 naming the member;
     /// the shim's own event only with the debug switch.
     func testTheShimTakesAFillBindingAndTheAutofillEventsSwitch() throws {
