@@ -6,9 +6,12 @@ public struct PageFacts: Sendable, Equatable {
     /// `mediation: "immediate"` is a value the page's browser accepts (`immediateGet.sinceBrowserVersion`); the shim
     /// accepts it only where the real browser it runs in does too.
     public var immediateMediation: Bool
+    /// `response.getPublicKey` absent: a create's response has no `getPublicKey` of its own.
+    public var publicKeyMethodAbsent: Bool
 
-    public init(signalMethods: Bool, immediateMediation: Bool) {
+    public init(signalMethods: Bool, immediateMediation: Bool, publicKeyMethodAbsent: Bool) {
         self.signalMethods = signalMethods
         self.immediateMediation = immediateMediation
+        self.publicKeyMethodAbsent = publicKeyMethodAbsent
     }
 }

@@ -253,7 +253,7 @@ extension APIServer {
     ///
     /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
     /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
-    /// the server's own, and the vault-dependent members (`signalMethods`, `immediateMediation`).
+    /// the server's own, and the vault-dependent members (`signalMethods`, `immediateMediation`, `publicKeyMethod`).
     /// A device's script names the device only: which profiles answer behind it stays on the server.
     func shim(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         guard let data = APIServer.bundled("shim.js") else {
@@ -282,10 +282,12 @@ extension APIServer {
         }
         // Vault state, so only for a caller the API would answer. A platform without signal methods (Firefox): the
         // shim removes them, so a page's call is "not a function". Immediate mediation where the pack's browser has
-        // it: the shim accepts "immediate" only if the browser it runs in does too.
+        // it: the shim accepts "immediate" only if the browser it runs in does too. A provider whose response has no
+        // getPublicKey of its own: the page reaches the prototype's.
         if configuration.token == nil || pageToken != nil, let facts = operations.pageFacts(target) {
             if !facts.signalMethods { members.append(("signalMethods", false)) }
             if facts.immediateMediation { members.append(("immediateMediation", true)) }
+            if facts.publicKeyMethodAbsent { members.append(("publicKeyMethod", "absent")) }
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.

@@ -82,10 +82,10 @@ class Session:
         self.driver.set_script_timeout(90)
         self.scripts = []
 
-    def start_server(self, name, *extra):
+    def start_server(self, name, *extra, env=None):
         directory = self.tmp / name
         directory.mkdir()
-        server = Server(BINARY, directory, *extra)
+        server = Server(BINARY, directory, *extra, env=env)
         self.servers.append(server)
         return server
 
@@ -366,3 +366,42 @@ def test_immediate_mediation_is_accepted_only_where_both_the_browser_and_the_pac
     finally:
         s.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": stand_in})
 
+
+def test_a_provider_without_its_own_get_public_key_leaves_the_page_the_browsers_illegal_invocation(session, tmp_path):
+    s = session
+    # keepassxc-browser before #2323 (response.getPublicKey absent), as a pack from a directory replacing the shipped one.
+    pack = json.loads((Path(__file__).resolve().parents[2] / "providers" / "keepassxc.json").read_text())
+    pack["knobs"]["response.getPublicKey"]["value"] = "absent"
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "keepassxc.json").write_text(json.dumps(pack))
+    old = s.start_server("keepassxc-before-2323", "--allow-origin", s.origin, env=dict(os.environ, CREDEMU_PROVIDERS=str(tmp_path / "packs")))
+    shipped = s.start_server("keepassxc-shipped", "--allow-origin", s.origin)
+    probe = """
+        const c = await navigator.credentials.create({publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array(4), name: 'a', displayName: 'a'},
+            challenge: new Uint8Array(16), pubKeyCredParams: [{type: 'public-key', alg: -7}]}});
+        let called;
+        try { const key = c.response.getPublicKey(); called = ['returned', key === null ? 'null' : String(key)]; } catch (e) { called = [e.constructor.name, e.message]; }
+        // The browser's own method on an object that is not the browser's: what the page gets where no member shadows it.
+        let native;
+        try { AuthenticatorAttestationResponse.prototype.getPublicKey.call(Object.create(AuthenticatorAttestationResponse.prototype)); } catch (e) { native = [e.constructor.name, e.message]; }
+        return [called, native, Object.getOwnPropertyNames(c.response), 'getPublicKey' in c.response, c.response.getPublicKeyAlgorithm(),
+                'publicKey' in c.toJSON().response];
+    """
+    try:
+        for server in (old, shipped):
+            assert server.call("POST", "/profiles", {"name": "kp", "pack": "keepassxc"})[0] == 201
+        s.shim(old, "profile=kp")
+        s.open()
+        called, native, own, reachable, algorithm, in_json = run_in_page(s, probe)
+        assert called == ["TypeError", "Illegal invocation"] == native
+        assert (own, reachable, algorithm, in_json) == ([], True, -7, False)
+        # The newest keepassxc-browser (the shipped pack): its own member answers null.
+        s.shim(shipped, "profile=kp")
+        s.open()
+        called, native, own, reachable, algorithm, in_json = run_in_page(s, probe)
+        assert called == ["returned", "null"] and native == ["TypeError", "Illegal invocation"]
+        assert (own, reachable, algorithm, in_json) == ([], True, -7, False)
+    finally:
+        old.stop()
+        shipped.stop()
+        s.shim(s.server)

@@ -2,7 +2,7 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, autofillEvents, token, signalMethods, immediateMediation}) it passes, so no global of credemu's is left for the page to
+// fillBinding, autofillEvents, token, signalMethods, immediateMediation, publicKeyMethod}) it passes, so no global of credemu's is left for the page to
 // find but the debug handle below, which holds the calls' log and never the configuration: the token (a page token,
 // good for this profile's or device's page routes only) stays in this closure, out of reach of the page's scripts.
 //
@@ -513,7 +513,9 @@
     const method = {
       [name]() {
         const slot = slots.get(this);
-        if (slot !== undefined && slot.brands.indexOf(type) >= 0) return run(slot);
+        // A member the provider's own object lacks (slot.absent) is the prototype's: the browser's native method,
+        // which refuses an object that is not its own.
+        if (slot !== undefined && slot.brands.indexOf(type) >= 0 && !(slot.absent && slot.absent.indexOf(name) >= 0)) return run(slot);
         if (nativeMethod) return nativeMethod.apply(this, arguments);
         throw new TypeError('Illegal invocation');
       }
@@ -555,6 +557,9 @@
       responseSlot.publicKeyAlgorithm = r.publicKeyAlgorithm;
       // [[transports]]: unique and in lexicographic order (L3 §5.2.1).
       responseSlot.transports = (r.transports || []).filter(function (t, i, all) { return all.indexOf(t) === i; }).sort();
+      // response.getPublicKey absent (keepassxc-browser before #2323): no getPublicKey of the provider's own, so a
+      // call reaches the prototype's native one, which throws "Illegal invocation" in Chromium 156.
+      if (config.publicKeyMethod === 'absent') responseSlot.absent = ['getPublicKey'];
     } else {
       responseSlot.brands.push(AuthenticatorAssertionResponse_);
       responseSlot.authenticatorData = bytes(r.authenticatorData);
