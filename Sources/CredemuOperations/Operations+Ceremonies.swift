@@ -106,12 +106,17 @@ extension Operations {
         return try run(page, .signal) { () throws(CeremonyError) in try answering.signal(signal, caller: caller) }
     }
 
-    /// Whether a target's page has the signal methods at all (Firefox's has none), for the shim's configuration;
-    /// nil for a target not made yet, which serving the shim does not make.
-    public func pageHasSignalMethods(_ target: CeremonyTarget) -> Bool? {
+    /// What the shim's configuration says of a target's page, as its packs decide: whether it has the signal
+    /// methods at all (Firefox's has none), whether `mediation: "immediate"` is a value of its enum
+    /// (`immediateGet.sinceBrowserVersion` and the profile's browser version), and whether the response a create
+    /// gives has its own `getPublicKey` (`response.getPublicKey` absent: the create's account). Nil for a target
+    /// not made yet, which serving the shim does not make.
+    public func pageFacts(_ target: CeremonyTarget) -> PageFacts? {
         if case .profile(let name) = target, (try? stored({ () throws(VaultError) in try vault.profileSettings(name) })) ?? nil == nil { return nil }
         guard let answering = try? answerers(target), let page = try? answering.pageEngine() else { return nil }
-        return page.knobs.signalMethods
+        let creating = (try? answering.createEngine().engine) ?? page
+        return PageFacts(signalMethods: page.knobs.signalMethods, immediateMediation: page.hasImmediateMediation,
+                         publicKeyMethodAbsent: creating.knobs.publicKeyExposure == .absent)
     }
 
     /// `PublicKeyCredential.getClientCapabilities()` as the target's page answers it.

@@ -264,8 +264,8 @@ extension APIServer {
     ///
     /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
     /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
-    /// the server's own, and the vault-dependent members (`signalMethods`). A device's script names the device
-    /// only: which profiles answer behind it stays on the server.
+    /// the server's own, and the vault-dependent members (`signalMethods`, `immediateMediation`, `publicKeyMethod`).
+    /// A device's script names the device only: which profiles answer behind it stays on the server.
     func shim(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         guard let data = APIServer.bundled("shim.js") else {
             return json(500, ErrorBody.json(name: "InternalError", message: "The resource shim.js is missing from this build."))
@@ -291,10 +291,14 @@ extension APIServer {
         case .device(let name): members.append(("device", .string(name)))
         case .profile(let name): members.append(("profile", .string(name)))
         }
-        // A platform without signal methods (Firefox): the shim removes them, so a page's call is "not a function".
-        // Vault state, so only for a caller the API would answer.
-        if configuration.token == nil || pageToken != nil {
-            if operations.pageHasSignalMethods(target) == false { members.append(("signalMethods", false)) }
+        // Vault state, so only for a caller the API would answer. A platform without signal methods (Firefox): the
+        // shim removes them, so a page's call is "not a function". Immediate mediation where the pack's browser has
+        // it: the shim accepts "immediate" only if the browser it runs in does too. A provider whose response has no
+        // getPublicKey of its own: the page reaches the prototype's.
+        if configuration.token == nil || pageToken != nil, let facts = operations.pageFacts(target) {
+            if !facts.signalMethods { members.append(("signalMethods", false)) }
+            if facts.immediateMediation { members.append(("immediateMediation", true)) }
+            if facts.publicKeyMethodAbsent { members.append(("publicKeyMethod", "absent")) }
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.

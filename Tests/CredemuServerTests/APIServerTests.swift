@@ -7,9 +7,9 @@ import XCTest
 
 /// The API's routing, guards and error bodies, in-process (the pytest suite drives a real server over HTTP).
 final class APIServerTests: XCTestCase {
-    func makeAPI(token: String? = nil, origins: Set<String> = []) throws -> (APIServer, TemporaryDirectory) {
+    func makeAPI(token: String? = nil, origins: Set<String> = [], providers: String? = nil) throws -> (APIServer, TemporaryDirectory) {
         let (vault, directory) = try makeTestVault()
-        let api = try APIServer(vault: vault, registry: try PolicyRegistry(),
+        let api = try APIServer(vault: vault, registry: try PolicyRegistry(directory: providers),
                                 configuration: .init(token: token, allowedOrigins: origins))
         return (api, directory)
     }
@@ -127,6 +127,34 @@ final class APIServerTests: XCTestCase {
         XCTAssertTrue(shim(api, ["profile": "fx", "token": "t0k"]).contains(told))
         XCTAssertFalse(shim(api, ["profile": "chrome", "token": "t0k"]).contains(told))
         XCTAssertFalse(shim(api, ["profile": "fx"]).contains(told), "not told without the token")
+    }
+
+    /// Immediate mediation is in the shim's enum only where the pack's browser has it (`immediateGet.sinceBrowserVersion`
+    /// against the profile's browser version), and a provider whose response has no `getPublicKey` of its own
+    /// (`response.getPublicKey` absent, a pack from a directory) is told so; both only to a caller with the token.
+    func testTheShimIsToldOfImmediateMediationAndAnAbsentGetPublicKeyAsThePacksSay() throws {
+        let directory = TemporaryDirectory()
+        let keepassxc = try String(contentsOfFile: providersDirectory + "/keepassxc.json", encoding: .utf8)
+        let old = keepassxc.replacingOccurrences(of: #""id": "keepassxc""#, with: #""id": "keepassxc-before-2323""#)
+            .replacingOccurrences(of: "\"response.getPublicKey\": {\n      \"value\": \"null\"", with: "\"response.getPublicKey\": {\n      \"value\": \"absent\"")
+        XCTAssertNotEqual(old.components(separatedBy: "absent").count, keepassxc.components(separatedBy: "absent").count, "the knob was set")
+        try old.write(toFile: directory.path + "/old.json", atomically: true, encoding: .utf8)
+        let (api, _d) = try makeAPI(token: "t0k", providers: directory.path)
+        _ = _d
+        let auth = ["authorization": "Bearer t0k"]
+        for (name, body) in [("gpm", #"{"name": "gpm", "pack": "gpm"}"#), ("gpm147", #"{"name": "gpm147", "pack": "gpm", "browserVersion": "147"}"#),
+                             ("apple", #"{"name": "apple", "pack": "apple", "platform": "macos"}"#),
+                             ("fx", #"{"name": "fx", "pack": "bitwarden", "platform": "firefox"}"#),
+                             ("kp", #"{"name": "kp", "pack": "keepassxc"}"#), ("old", #"{"name": "old", "pack": "keepassxc-before-2323"}"#)] {
+            XCTAssertEqual(api.handle(request("POST", "/profiles", body, headers: auth)).status, 201, name)
+        }
+        let immediate = #""immediateMediation":true"#, absent = #""publicKeyMethod":"absent""#
+        XCTAssertTrue(shim(api, ["profile": "gpm", "token": "t0k"]).contains(immediate))
+        for name in ["gpm147", "apple", "fx"] { XCTAssertFalse(shim(api, ["profile": name, "token": "t0k"]).contains(immediate), name) }
+        XCTAssertFalse(shim(api, ["profile": "gpm"]).contains(immediate), "not told without the token")
+        XCTAssertTrue(shim(api, ["profile": "old", "token": "t0k"]).contains(absent))
+        for name in ["kp", "gpm"] { XCTAssertFalse(shim(api, ["profile": name, "token": "t0k"]).contains(absent), name) }
+        XCTAssertFalse(shim(api, ["profile": "old"]).contains(absent), "not told without the token")
     }
 
     /// The autofill's configuration: a driver binding named as a JavaScript identifier, or a 400 naming the member;

@@ -231,6 +231,14 @@ async function runParity(phase) {
   out['conversion/alg conversions give -7'] = await outcome(async () => (await create(creation({pubKeyCredParams: [{type: 'public-key', alg: 2 ** 32 - 7}]}))).response.getPublicKeyAlgorithm());
   out['conversion/mediation silent'] = await outcome(() => create(creation(), {mediation: 'silent'}).then((c) => c instanceof PublicKeyCredential));
   out['conversion/mediation required'] = await outcome(() => create(creation(), {mediation: 'required'}).then((c) => c instanceof PublicKeyCredential));
+  // Which members the bindings read, in order, before "immediate" fails to convert (the shim's probe of the browser
+  // leaves nothing the page can see).
+  out['conversion/members read before mediation immediate fails'] = await (async () => {
+    const read = [];
+    const options = new Proxy({mediation: 'immediate', publicKey: {challenge: challenge}, signal: aborted()}, {get(target, key) { if (typeof key === 'string') read.push(key); return target[key]; }});
+    const result = await outcome(() => navigator.credentials.get(options));
+    return [read, result];
+  })();
   out['conversion/get with password: true beside publicKey'] = await outcome(() => get({challenge: challenge}, {password: true}).then((c) => c.type));
   out['conversion/get with an unknown userVerification'] = await outcome(() => get({challenge: challenge, userVerification: 'bogus'}).then((c) => c.type));
   out['conversion/get with an unknown descriptor type only'] = await outcome(() => get({challenge: challenge, allowCredentials: [{type: 'bogus', id: bytes(16)}]}).then((c) => c.type));
@@ -277,6 +285,10 @@ async function runParity(phase) {
     'transports a string': () => create(creation({excludeCredentials: [{type: 'public-key', id: bytes(8), transports: 'usb'}]})),
     'mediation bogus': () => create(creation(), {mediation: 'bogus'}),
     'mediation immediate': () => get({challenge: challenge}, {mediation: 'immediate'}),
+    // The enum is converted before the abort check, so an aborted signal cannot tell a browser without it apart.
+    'mediation immediate with an aborted signal': () => get({challenge: challenge}, {mediation: 'immediate', signal: aborted()}),
+    'mediation immediate in create': () => create(creation(), {mediation: 'immediate'}),
+    'mediation immediate without publicKey': () => navigator.credentials.get({mediation: 'immediate'}),
     'mediation null': () => create(creation(), {mediation: null}),
     'signal 5': () => create(creation(), {signal: 5}),
     'signal null': () => create(creation(), {signal: null}),

@@ -82,10 +82,10 @@ class Session:
         self.driver.set_script_timeout(90)
         self.scripts = []
 
-    def start_server(self, name, *extra):
+    def start_server(self, name, *extra, env=None):
         directory = self.tmp / name
         directory.mkdir()
-        server = Server(BINARY, directory, *extra)
+        server = Server(BINARY, directory, *extra, env=env)
         self.servers.append(server)
         return server
 
@@ -286,3 +286,122 @@ def test_a_prompt_left_to_time_out_settles_at_the_timeout_and_an_abort_ends_it_s
     name, elapsed, _ = s.driver.execute_async_script(settle, 300)
     assert name == "TimeoutError" and elapsed < 1200, (name, elapsed)
     s.server.call("DELETE", "/profiles/default/user")
+
+
+# A browser whose CredentialMediationRequirement has "immediate" (Chrome 148+ as Google ships it), for the shim's probe:
+# its get() converts the members in order, "immediate" among the values, and rejects an aborted signal. Debian's
+# Chromium 156 has no such value, so the accepting path is shown against this stand-in, installed before the shim.
+BROWSER_WITH_IMMEDIATE = """
+(() => {
+  const original = CredentialsContainer.prototype.get;
+  const values = ['silent', 'optional', 'conditional', 'required', 'immediate'];
+  CredentialsContainer.prototype.get = function (options) {
+    for (const key of ['digital', 'federated', 'identity', 'mediation', 'otp', 'password', 'publicKey', 'signal', 'uiMode']) {
+      const value = options == null ? undefined : options[key];
+      if (key === 'mediation' && value !== undefined && !values.includes(String(value))) return Promise.reject(new TypeError('not a mediation'));
+      if (key === 'signal' && value && value.aborted) return Promise.reject(value.reason);
+    }
+    window.__standInCalled = (window.__standInCalled || 0) + 1;
+    return original.apply(this, arguments);
+  };
+})();
+"""
+
+IMMEDIATE_GET = """
+    const started = performance.now();
+    try {
+      const c = await navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), timeout: 60000}});
+      return ['resolved', String(c), c.response.userHandle ? c.response.userHandle.byteLength : null];
+    } catch (e) {
+      return [e.name, e.credemu ? e.credemu.reason : null, performance.now() - started < 450];
+    }
+"""
+DISCOVERABLE = """return String(await navigator.credentials.create({publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array([9, 9]), name: 'a', displayName: 'a'},
+            challenge: new Uint8Array(16), pubKeyCredParams: [{type: 'public-key', alg: -7}], authenticatorSelection: {residentKey: 'required'}}}));"""
+IMMEDIATE_TYPE_ERROR = ["TypeError", "TypeError", "Failed to execute 'get' on 'CredentialsContainer': Failed to read the 'mediation' property from "
+                        "'CredentialRequestOptions': The provided value 'immediate' is not a valid enum value of type CredentialMediationRequirement."]
+
+
+def run_in_page(s, script):
+    return s.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => { %s })().then(done, (e) => done(['threw', e.constructor.name, e.name, e.message]));
+    """ % script)
+
+
+def shim_requests(s):
+    return s.driver.execute_script("return window.__credemuShim.log.map((e) => e.path)")
+
+
+def test_immediate_mediation_is_accepted_only_where_both_the_browser_and_the_pack_have_it(session):
+    s = session
+    for name, settings in [("immediate", {}), ("immediate-m147", {"browserVersion": "147"})]:
+        assert s.server.call("POST", "/profiles", {"name": name, "pack": "gpm", **settings})[0] == 201
+    # This Chromium (156, Debian's) has no "immediate": the shim throws its TypeError though the pack has it, and
+    # asks the server nothing.
+    s.shim(s.server, "profile=immediate")
+    s.open()
+    assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16)}});")[:3] == IMMEDIATE_TYPE_ERROR
+    assert "/credentials/get" not in shim_requests(s)
+
+    stand_in = s.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": BROWSER_WITH_IMMEDIATE})["identifier"]
+    try:
+        s.shim(s.server, "profile=immediate")   # after the stand-in, as a browser's own get comes before the shim
+        s.open()
+        # Accepted, the engine's immediate path: no credential, NotAllowedError at once (no 500 ms prompt waited for).
+        assert run_in_page(s, IMMEDIATE_GET) == ["NotAllowedError", "noCredential", True]
+        assert run_in_page(s, DISCOVERABLE) == "[object PublicKeyCredential]"
+        # With a passkey it signs in; the page on localhost is exempt from the rate limit (2 in 5 s).
+        for _ in range(3):
+            assert run_in_page(s, IMMEDIATE_GET) == ["resolved", "[object PublicKeyCredential]", 2]
+        events = s.server.call("GET", "/profiles/immediate/events?kind=get")[1]["events"]
+        assert [e["detail"].get("mediation") for e in events][-3:] == ["immediate"] * 3, events
+        assert s.driver.execute_script("return window.__standInCalled || 0") == 0, "the probe never reached the stand-in's real get"
+
+        # The pack's browser version before M148: the shim's own TypeError, though this browser has the value.
+        s.shim(s.server, "profile=immediate-m147")
+        s.open()
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16)}});")[:3] == IMMEDIATE_TYPE_ERROR
+        assert "/credentials/get" not in shim_requests(s)
+    finally:
+        s.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": stand_in})
+
+
+def test_a_provider_without_its_own_get_public_key_leaves_the_page_the_browsers_illegal_invocation(session, tmp_path):
+    s = session
+    # keepassxc-browser before #2323 (response.getPublicKey absent), as a pack from a directory replacing the shipped one.
+    pack = json.loads((Path(__file__).resolve().parents[2] / "providers" / "keepassxc.json").read_text())
+    pack["knobs"]["response.getPublicKey"]["value"] = "absent"
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "keepassxc.json").write_text(json.dumps(pack))
+    old = s.start_server("keepassxc-before-2323", "--allow-origin", s.origin, env=dict(os.environ, CREDEMU_PROVIDERS=str(tmp_path / "packs")))
+    shipped = s.start_server("keepassxc-shipped", "--allow-origin", s.origin)
+    probe = """
+        const c = await navigator.credentials.create({publicKey: {rp: {name: 'x'}, user: {id: new Uint8Array(4), name: 'a', displayName: 'a'},
+            challenge: new Uint8Array(16), pubKeyCredParams: [{type: 'public-key', alg: -7}]}});
+        let called;
+        try { const key = c.response.getPublicKey(); called = ['returned', key === null ? 'null' : String(key)]; } catch (e) { called = [e.constructor.name, e.message]; }
+        // The browser's own method on an object that is not the browser's: what the page gets where no member shadows it.
+        let native;
+        try { AuthenticatorAttestationResponse.prototype.getPublicKey.call(Object.create(AuthenticatorAttestationResponse.prototype)); } catch (e) { native = [e.constructor.name, e.message]; }
+        return [called, native, Object.getOwnPropertyNames(c.response), 'getPublicKey' in c.response, c.response.getPublicKeyAlgorithm(),
+                'publicKey' in c.toJSON().response];
+    """
+    try:
+        for server in (old, shipped):
+            assert server.call("POST", "/profiles", {"name": "kp", "pack": "keepassxc"})[0] == 201
+        s.shim(old, "profile=kp")
+        s.open()
+        called, native, own, reachable, algorithm, in_json = run_in_page(s, probe)
+        assert called == ["TypeError", "Illegal invocation"] == native
+        assert (own, reachable, algorithm, in_json) == ([], True, -7, False)
+        # The newest keepassxc-browser (the shipped pack): its own member answers null.
+        s.shim(shipped, "profile=kp")
+        s.open()
+        called, native, own, reachable, algorithm, in_json = run_in_page(s, probe)
+        assert called == ["returned", "null"] and native == ["TypeError", "Illegal invocation"]
+        assert (own, reachable, algorithm, in_json) == ([], True, -7, False)
+    finally:
+        old.stop()
+        shipped.stop()
+        s.shim(s.server)

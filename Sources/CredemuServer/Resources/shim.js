@@ -2,7 +2,7 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, autofillEvents, token, signalMethods}) it passes, so no global of credemu's is left for the page to
+// fillBinding, autofillEvents, token, signalMethods, immediateMediation, publicKeyMethod}) it passes, so no global of credemu's is left for the page to
 // find but the debug handle below, which holds the calls' log and never the configuration: the token (a page token,
 // good for this profile's or device's page routes only) stays in this closure, out of reach of the page's scripts.
 //
@@ -218,8 +218,33 @@
   const RequestOptions = Dictionary('PublicKeyCredentialRequestOptions', [['allowCredentials', seq(Descriptor), { fallback: [] }],
     ['challenge', BufferSource, required], ['extensions', Extensions], ['hints', seq(DOMString), { fallback: [] }], ['rpId', DOMString],
     ['timeout', UnsignedLong], ['userVerification', DOMString, { fallback: 'preferred' }]]);
-  // CredentialMediationRequirement: Chromium 156 has no "immediate" (it is behind a feature): TypeError, as there.
-  const Mediation = Enum('CredentialMediationRequirement', ['silent', 'optional', 'conditional', 'required']);
+  // CredentialMediationRequirement. "immediate" (Chrome's kWebAuthnImmediateGet) is a value only where both the
+  // provider's browser has it (`immediateMediation` in the configuration: immediateGet.sinceBrowserVersion and the
+  // profile's browser version) and the browser the page runs in does; elsewhere it is the TypeError that browser
+  // raises (Debian's Chromium 156 and Firefox ESR 153 have no such value, measured).
+  /**
+   * Whether the real browser's CredentialRequestOptions takes mediation "immediate", asked once, before the page's
+   * scripts run, with nothing asked of any authenticator: its own get() with an already-aborted signal. Its
+   * bindings read the members in order (Chromium: digital, federated, identity, mediation, otp, ...; Gecko:
+   * mediation, publicKey, signal) and stop at the first that fails to convert, so the signal is read only when
+   * "immediate" converted; then the request rejects at once with the signal's AbortError, else with the enum's
+   * TypeError, and either rejection is caught here.
+   */
+  function browserHasImmediateMediation() {
+    const Container = window.CredentialsContainer;
+    const get = Container && Container.prototype.get;
+    if (typeof get !== 'function' || !navigator.credentials || !window.AbortController) return false;
+    const stop = new AbortController();
+    stop.abort();
+    let converted = false;
+    try {
+      const request = get.call(navigator.credentials, { mediation: 'immediate', get signal() { converted = true; return stop.signal; } });
+      if (request && typeof request.catch === 'function') request.catch(function () { /* the probe's own rejection */ });
+    } catch (e) { return false; }
+    return converted;
+  }
+  const immediateMediation = config.immediateMediation === true && browserHasImmediateMediation();
+  const Mediation = Enum('CredentialMediationRequirement', ['silent', 'optional', 'conditional', 'required'].concat(immediateMediation ? ['immediate'] : []));
   const CredentialCreationOptions = Dictionary('CredentialCreationOptions', [['digital', Any], ['federated', Any], ['mediation', Mediation],
     ['password', Any], ['publicKey', CreationOptions], ['signal', AbortSignalType]]);
   const CredentialRequestOptions = Dictionary('CredentialRequestOptions', [['digital', Any], ['federated', Any], ['identity', Any],
@@ -488,7 +513,9 @@
     const method = {
       [name]() {
         const slot = slots.get(this);
-        if (slot !== undefined && slot.brands.indexOf(type) >= 0) return run(slot);
+        // A member the provider's own object lacks (slot.absent) is the prototype's: the browser's native method,
+        // which refuses an object that is not its own.
+        if (slot !== undefined && slot.brands.indexOf(type) >= 0 && !(slot.absent && slot.absent.indexOf(name) >= 0)) return run(slot);
         if (nativeMethod) return nativeMethod.apply(this, arguments);
         throw new TypeError('Illegal invocation');
       }
@@ -530,6 +557,9 @@
       responseSlot.publicKeyAlgorithm = r.publicKeyAlgorithm;
       // [[transports]]: unique and in lexicographic order (L3 §5.2.1).
       responseSlot.transports = (r.transports || []).filter(function (t, i, all) { return all.indexOf(t) === i; }).sort();
+      // response.getPublicKey absent (keepassxc-browser before #2323): no getPublicKey of the provider's own, so a
+      // call reaches the prototype's native one, which throws "Illegal invocation" in Chromium 156.
+      if (config.publicKeyMethod === 'absent') responseSlot.absent = ['getPublicKey'];
     } else {
       responseSlot.brands.push(AuthenticatorAssertionResponse_);
       responseSlot.authenticatorData = bytes(r.authenticatorData);
@@ -735,8 +765,9 @@
       const options = CredentialRequestOptions.convert(arguments[0], at, false);
       if (options.signal && options.signal.aborted) throw options.signal.reason;
       // `password: true` beside publicKey: Chromium 156 answers the public key request alone (the combined
-      // password-or-passkey request belongs to "immediate" mediation, which it does not have), and so does this.
-      // Other credential types beside publicKey are left out the same way.
+      // password-or-passkey request belongs to "immediate" mediation, which it does not have), and so does this,
+      // also where "immediate" is accepted (its password half is not modelled). Other credential types beside
+      // publicKey are left out the same way.
       if (options.publicKey === undefined) {
         if (nativeGet) return nativeGet.apply(this, arguments);
         throw domError('No credential type was specified in the request.', 'NotSupportedError');
@@ -744,6 +775,8 @@
       const json = requestJSON(options.publicKey);
       if (pending.has(this)) throw domError(PENDING, 'OperationError');
       const body = caller({ options: json });
+      // "immediate" (where accepted above) runs the engine's immediate path: NotAllowedError at once without a
+      // usable credential, in a private tab or over the rate limit of the caller's top-frame site.
       if (options.mediation !== undefined) body.mediation = options.mediation;
       // A conditional request has no timeout of its own: it waits for the user to pick a passkey (the server
       // answers then), or for the page to abort it.
