@@ -127,9 +127,10 @@ extension Prober {
         return signedIn
     }
 
-    /// A credential ID or user handle cut for a message.
+    /// A credential ID or user handle cut for a message; the server's user handle is its text, so control
+    /// characters (a terminal's escape sequences) are shown escaped.
     static func clipID(_ id: String?) -> String {
         guard let id else { return "none" }
-        return id.count <= 12 ? id : String(id.prefix(12)) + "…"
+        return ProbeError.quote(id, limit: 12)
     }
 }

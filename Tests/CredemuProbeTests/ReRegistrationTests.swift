@@ -62,4 +62,11 @@ final class ReRegistrationTests: XCTestCase {
             XCTAssertFalse(trait.fix.isEmpty)
         }
     }
+
+    /// The server's user handle goes into a message: cut, and never a terminal escape.
+    func testAUserHandleInAMessageIsCutAndEscaped() {
+        XCTAssertEqual(Prober.clipID("YWxpY2U"), "YWxpY2U")
+        XCTAssertEqual(Prober.clipID("\u{1B}[2Jabcdefghijklmnop"), "\\u{1B}[2Jabcdefgh…")
+        XCTAssertEqual(Prober.clipID(nil), "none")
+    }
 }

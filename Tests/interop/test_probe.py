@@ -227,6 +227,11 @@ def test_an_adapter_file_drives_a_server_with_its_own_routes_and_a_session(tmp_p
         assert [b["trait"] for b in report["bugs"]] == (["registrationUserNotVerified"] if bugs else [])
         signin = next(v for v in report["variants"] if v["variant"] == "signIn")["cells"]
         assert signin["gpm@chrome-desktop"]["outcome"] == "accepted"
+        # The re-registration keeps the account's session: GPM's old ID fails, KeePassXC's signs in.
+        again = cells_of(report, "reRegistration")
+        if not bugs:
+            assert "no longer signs in" in again["gpm@chrome-desktop"]["note"], again
+            assert "still signs in" in again["keepassxc@chrome-desktop"]["note"], again
 
 
 def test_every_exchange_is_in_the_event_log(tmp_path):
