@@ -101,6 +101,29 @@ def test_a_second_registration_of_the_account_does_to_the_old_passkey_what_the_p
         assert set(listed) == {new}, "the key overwrote its credential"
 
 
+def test_an_automatic_upgrade_without_exclusion_shadows_gpms_older_passkey_too(tmp_path):
+    """The upgrade's passkey (UP=0, so verified as WebAuthn L3 §7.1 says for a conditional registration) takes the
+    older one's place: the RP that upgraded an account which already had a passkey loses the old ID with GPM."""
+    from webauthn import verify_authentication_response, verify_registration_response
+    alice = Account(profile(tmp_path, "gpm"))
+    old = alice.register()
+    credemu = alice.credemu
+    credemu.json("clock", "set", "2026-11-29T10:00:00Z")
+    credemu.json("password", "save", "--origin", ORIGIN, "--username", USER, "--password", "hunter2")
+    credemu.json("autofill", "--origin", ORIGIN, "--username", USER, "--submit")
+    options = registration()
+    upgraded = credemu.json("create", "--origin", ORIGIN, "--mediation", "conditional", input=options_to_json(options))
+    verified = verify_registration_response(credential=upgraded, expected_challenge=options.challenge, expected_origin=ORIGIN,
+                                            expected_rp_id=RP_ID, require_user_presence=False)
+    assert alice.listed()[old]["shadowedBy"] == upgraded["id"]
+    assert alice.refused(old)["reason"] == "noCredential"
+    request = sign_in(old, upgraded["id"])
+    answer = credemu.get(ORIGIN, request)
+    assert answer["id"] == upgraded["id"]
+    verify_authentication_response(credential=answer, expected_challenge=request.challenge, expected_origin=ORIGIN, expected_rp_id=RP_ID,
+                                   credential_public_key=verified.credential_public_key, credential_current_sign_count=0)
+
+
 def test_another_user_id_is_another_account_and_shadows_nothing(tmp_path):
     alice = Account(profile(tmp_path, "gpm"))
     old = alice.register()
