@@ -10,7 +10,8 @@ extension Commands {
         discussion: """
         Drives the RP server at URL (plain http://) with what every pack would send: a modal registration, an automatic
         upgrade (UP=0, UV=0), a UV=0 registration, a not-yet-synced passkey (BE=1, BS=0), packed attestation where the
-        pack does it, and two sign-ins with signCount 0. Each response is made by the real engine for the options the
+        pack does it, two sign-ins with signCount 0, a security key and a phone beside it, and a re-registration of one
+        account then a sign-in with its first passkey's ID (GPM shadows it). Each response is made by the real engine for the options the
         server issued. The server speaks the FIDO2 Conformance Test API (POST URL/attestation/options,
         /attestation/result, /assertion/options, /assertion/result) unless --adapter names a JSON file with its own paths
         (docs/probe.md).

@@ -30,12 +30,16 @@ public struct ProbeCell: Sendable {
     public var suspects: [ProbeTrait] = []
     /// The flags and AAGUID sent, for the report ("UP=1 UV=1 BE=1 BS=1 signCount=0 fmt=none").
     public var sent: String = ""
+    /// What the probe saw beside the verdict, whatever the outcome: after a re-registration, that the first
+    /// passkey's ID no longer signs in with this pack and whether the server still lists it.
+    public var note: String = ""
 
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("outcome", .string(outcome.rawValue))]
         if !message.isEmpty { members.append(("message", .string(message))) }
         if let status { members.append(("status", .number(Double(status)))) }
         if !sent.isEmpty { members.append(("sent", .string(sent))) }
+        if !note.isEmpty { members.append(("note", .string(note))) }
         members.append(("traits", .array(traits.map { .string($0.rawValue) })))
         if outcome == .rejected {
             members.append(("suspects", .array(suspects.map { .string($0.rawValue) })))

@@ -17,6 +17,7 @@ extension ProbeReport {
                 if cell.outcome == .invalidOptions { rows += "<div class=\"message\">\(e(cell.message))</div>" }
                 if cell.outcome == .ruledOut || cell.outcome == .notApplicable || cell.outcome == .notRun { rows += "<details><summary>why</summary>\(e(cell.message))</details>" }
                 if !cell.sent.isEmpty { rows += "<div class=\"sent\"><code>\(e(cell.sent))</code></div>" }
+                if !cell.note.isEmpty { rows += "<div class=\"note\">\(e(cell.note))</div>" }
                 rows += "</td>"
             }
             rows += "</tr>\n"
@@ -42,7 +43,7 @@ extension ProbeReport {
         \(ReportStyle.base)
         .mark{color:#a40e26;font-weight:bold}
         td.accepted{color:#116329} td.rejected,td.invalidOptions{color:#a40e26;background:#ffebe9} td.ruledOut,td.notApplicable,td.notRun{color:#6e7781}
-        .message{font-size:12px} .sent code{font-size:11px;color:#57606a}
+        .message{font-size:12px} .note{font-size:11px;color:#57606a;font-style:italic} .sent code{font-size:11px;color:#57606a}
         details{font-size:11px;color:#57606a} ul.bugs li{margin:.5rem 0}
         .verdict{font-weight:bold} .verdict.bad{color:#a40e26} .verdict.good{color:#116329}
         </style></head><body>

@@ -133,6 +133,11 @@ public struct ProbeReport: Sendable {
                 out += "ruled out [\(columns[c].header)] \(variants[v].title): \(cell.message)\n"
             }
         }
+        for (c, column) in cells.enumerated() {
+            for (v, cell) in column.enumerated() where !cell.note.isEmpty {
+                out += "note [\(columns[c].header)] \(variants[v].title): \(cell.note)\n"
+            }
+        }
         out += bugs.isEmpty && !failed
             ? "\nThe server accepted every response a correct server must accept.\n"
             : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"

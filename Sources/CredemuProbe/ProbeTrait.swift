@@ -15,6 +15,12 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
     case packedBatchAttestation
     case signCountGrowing
     case hybridTransport
+    /// A registration for an account that already has a passkey in this provider (the same user.id, not excluded).
+    case secondPasskeyOfAccount
+    /// After a re-registration, a sign-in with the account's newest passkey: the one GPM (and a key) still has.
+    case newestPasskeyOfAccount
+    /// After a re-registration, a sign-in with the account's first passkey, which Apple and the extensions keep.
+    case olderPasskeyOfAccount
 
     public static func < (a: ProbeTrait, b: ProbeTrait) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -37,6 +43,9 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .packedBatchAttestation: return "packed attestation with x5c"
         case .signCountGrowing: return "a non-zero, growing signCount"
         case .hybridTransport: return "a phone over hybrid (cross-platform)"
+        case .secondPasskeyOfAccount: return "a second passkey for an account"
+        case .newestPasskeyOfAccount: return "the newest passkey of a re-registered account"
+        case .olderPasskeyOfAccount: return "the older passkey of a re-registered account"
         }
     }
 
@@ -67,6 +76,12 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
             return "WebAuthn L3 §6.1.1 and §7.2: a non-zero signCount greater than the stored one is the expected case; store the new value after each assertion"
         case .hybridTransport:
             return "WebAuthn L3 §5.8.4: transport \"hybrid\" and §5.4.5 attachment \"cross-platform\" are what a phone reached from a desktop reports; §5.8.4: an RP stores transports as given and passes them back in allowCredentials"
+        case .secondPasskeyOfAccount:
+            return "WebAuthn L3 §5.4 excludeCredentials: the RP lists the credentials already mapped to the user account so that no second one is made on the same authenticator; without that, a second registration makes one, and a refusal comes too late: GPM's new passkey has already shadowed the account's older one, which no longer signs in (Chromium passkey_sync_bridge.cc AddShadowedCredentialIdsToNewPasskey; providers/gpm.json passkeys.priorOfSameUser)"
+        case .newestPasskeyOfAccount:
+            return "Chromium's GPM keeps one usable passkey per RP ID and user.id: a new one shadows the older ones, never offered or used to sign in again (passkey_model_utils FilterShadowedCredentials; passkeys.priorOfSameUser shadowed), and a security key overwrites a discoverable credential of the same user (CTAP 2.1 authenticatorMakeCredential; replaced); a server that keeps or asks for only the account's first credential locks those users out"
+        case .olderPasskeyOfAccount:
+            return "WebAuthn L3 §7.1 stores a new credential record for the account and §7.2 verifies a sign-in against the record of the credential used: nothing in a registration revokes the account's other credentials; Apple Passwords and the extensions keep the older passkey beside the new one and offer both (passkeys.priorOfSameUser kept, unconfirmed)"
         case .signCountZero, .signCountNotGrowing:
             return "WebAuthn L3 §6.1.1: \"Authenticators that do not implement a signature counter leave signCount constant at zero\"; §7.2: compare counters only when either is non-zero (providers.md §1: every synced provider sends 0)"
         }
@@ -87,6 +102,9 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .packedBatchAttestation: return "verify packed x5c statements; in tests, trust the vault's test root (credemu vault attestation-root) or treat an unknown root as self attestation"
         case .signCountGrowing: return "accept a signCount greater than the stored one and store it after every sign-in"
         case .hybridTransport: return "accept cross-platform responses and store their transports, hybrid included"
+        case .secondPasskeyOfAccount: return "store a second passkey for an account, or list the account's credentials in excludeCredentials so the browser refuses before a provider makes one"
+        case .newestPasskeyOfAccount: return "store every credential registered to the account and ask for all of them in allowCredentials (or none), never the first one only"
+        case .olderPasskeyOfAccount: return "keep an account's older credentials after a re-registration until the user removes them"
         case .signCountZero, .signCountNotGrowing: return "treat signCount 0 (stored and received) as 'no counter'; do not require it to grow"
         }
     }

@@ -24,8 +24,14 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
     case signInAgain
     /// Two sign-ins with the security key's credential: a non-zero signCount that grows.
     case securityKeySignIn
+    /// The account registers again in the same provider (the server's own user.id, no exclusion of the first
+    /// passkey), then signs in with the first passkey's ID: GPM's new passkey shadows the old one, which stops
+    /// signing in (`passkeys.priorOfSameUser` shadowed; a key's overwrite: replaced), while Apple and the
+    /// extensions keep both. The cell is the second registration's verdict, then the sign-in's.
+    case reRegistration
 
-    public var isRegistration: Bool { self != .signIn && self != .signInAgain && self != .securityKeySignIn }
+    /// Sent by the loop of single registrations (the others have flows of their own).
+    public var isRegistration: Bool { ![.signIn, .signInAgain, .securityKeySignIn, .reRegistration].contains(self) }
 
     public var title: String {
         switch self {
@@ -39,6 +45,7 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
         case .signIn: return "sign-in (signCount 0)"
         case .signInAgain: return "second sign-in (signCount 0)"
         case .securityKeySignIn: return "security-key sign-ins (a growing signCount)"
+        case .reRegistration: return "re-registration, then the old ID signs in"
         }
     }
 }

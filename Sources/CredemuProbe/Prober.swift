@@ -72,6 +72,8 @@ public final class Prober {
         var profile: String
         var username: String
         var credentialID: String
+        /// The user handle of the server's options (base64url), which a second registration of the account must repeat.
+        var userID: String?
         var client: HTTPClient
     }
 
@@ -105,6 +107,8 @@ public final class Prober {
             out.append(try authenticate(variant, account: account, platform: platform, knobs: knobs))
         }
         out.append(try securityKeySignIns(keyAccount, roaming: roaming, platform: platform, knobs: knobs, registration: out[ProbeVariant.allCases.firstIndex(of: .securityKey)!]))
+        out.append(try reRegistration(profile: profile, platform: platform, knobs: knobs, username: "\(policy.id)-reRegistration-\(runID)@probe.credemu.test",
+                                      roaming: roaming, plainSignIn: out[ProbeVariant.allCases.firstIndex(of: .signIn)!]))
         return out
     }
 
@@ -127,12 +131,12 @@ public final class Prober {
                 : knobs.cite("authenticator.attestation", knobs.attestation.rawValue) + ": the pack always sends fmt none"
         case .securityKey, .hybrid, .securityKeySignIn:
             return roaming.notApplicable[variant]
-        case .modal, .signIn, .signInAgain:
+        case .modal, .signIn, .signInAgain, .reRegistration:
             return nil
         }
     }
 
-    private func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
+    func register(_ variant: ProbeVariant, profile: String, platform: Platform, knobs: PolicyKnobs,
                           username: String, roaming: Roaming) throws(ProbeError) -> (ProbeCell, Account?) {
         if let why = notApplicable(variant, knobs, roaming) { return (ProbeCell(outcome: .notApplicable, message: why), nil) }
         let client = HTTPClient(limits: limits, runDeadline: deadline)
@@ -195,7 +199,7 @@ public final class Prober {
         }
         log.verdict(cell)
         return (cell, Account(profile: profile, username: options["user"]?["name"]?.stringValue ?? username,
-                              credentialID: response["id"]?.stringValue ?? "", client: client))
+                              credentialID: response["id"]?.stringValue ?? "", userID: options["user"]?["id"]?.stringValue, client: client))
     }
 
     /// A sign-in with `account`'s passkey, picked from the manager's list; with `use`, the user picks that security
@@ -231,7 +235,7 @@ public final class Prober {
 
     /// The engine refusing the server's options: options a browser would throw a TypeError for are the server's
     /// fault; any other refusal means the server's options ruled the variant out.
-    private func engineRefusal(_ error: OperationError, _ variant: ProbeVariant) -> ProbeCell {
+    func engineRefusal(_ error: OperationError, _ variant: ProbeVariant) -> ProbeCell {
         if error.name == .web(.typeError) {
             return ProbeCell(outcome: .invalidOptions, message: "the server's options are not valid WebAuthn options: \(error.name): \(ProbeError.quote(error.message))")
         }
@@ -272,7 +276,7 @@ public final class Prober {
         static func clip(_ text: String) -> String { text.utf8.count <= 16_384 ? text : String(text.prefix(16_384)) + "…" }
     }
 
-    private func logger(_ profile: String, _ variant: ProbeVariant) -> Logger {
+    func logger(_ profile: String, _ variant: ProbeVariant) -> Logger {
         let clock = ops.clock
         return Logger(vault: ops.vault.scoped(to: profile), variant: variant, now: { clock.now() })
     }

@@ -9,6 +9,13 @@ Bugs (each off by default, so a target with none is a correct server):
   reject_zero_aaguid an all-zero AAGUID (Apple Passwords) is refused
   reject_be_without_bs  a backup-eligible credential that is not backed up (BE=1, BS=0) is refused
   invalid_options    registration options without user.id (a server that forgot the user handle): no browser takes them
+  reject_second_registration  a registration for an account that already has a credential is refused (after the
+                     provider made it, without excludeCredentials)
+  keep_first_credential  a second credential of an account is answered "ok" but never stored: sign-ins ask for the
+                     first one only
+
+Each account keeps one user handle (user.id) for all its registrations, as an RP's user table does. The practice
+`exclude_credentials` (not a bug) lists the account's credentials in excludeCredentials.
 """
 import base64
 import http.server
@@ -19,7 +26,9 @@ import threading
 from cryptography.hazmat.primitives import constant_time
 
 BUGS = ("reject_uv", "reject_up", "counter_must_grow", "reject_zero_aaguid", "reject_be_without_bs",
-        "require_backup_eligible", "reject_attestation_x5c", "reject_nonzero_counter", "reject_hybrid", "invalid_options")
+        "require_backup_eligible", "reject_attestation_x5c", "reject_nonzero_counter", "reject_hybrid", "invalid_options",
+        "reject_second_registration", "keep_first_credential")
+PRACTICES = ("exclude_credentials",)
 ZERO_AAGUID = "00000000-0000-0000-0000-000000000000"
 
 
@@ -45,12 +54,14 @@ class PyWebAuthnBackend:
     def __init__(self, rp_id, origin, bugs):
         self.rp_id, self.origin, self.bugs = rp_id, origin, bugs
 
-    def registration_options(self, username, display_name, uv, attestation):
+    def registration_options(self, user_id, username, display_name, uv, attestation, records):
         from webauthn import generate_registration_options, options_to_json
         from webauthn.helpers.structs import (AttestationConveyancePreference, AuthenticatorSelectionCriteria,
-                                              ResidentKeyRequirement, UserVerificationRequirement)
+                                              PublicKeyCredentialDescriptor, ResidentKeyRequirement,
+                                              UserVerificationRequirement)
         options = generate_registration_options(
-            rp_id=self.rp_id, rp_name="Probe target", user_name=username, user_display_name=display_name,
+            rp_id=self.rp_id, rp_name="Probe target", user_id=user_id, user_name=username, user_display_name=display_name,
+            exclude_credentials=[PublicKeyCredentialDescriptor(id=r["id"]) for r in records],
             attestation=AttestationConveyancePreference(attestation),
             authenticator_selection=AuthenticatorSelectionCriteria(
                 resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement(uv)))
@@ -130,10 +141,11 @@ class Fido2Backend:
             self.server = tolerant_fido2_server(rp, origin)
         self.server.attestation = AttestationConveyancePreference.NONE
 
-    def registration_options(self, username, display_name, uv, attestation):
+    def registration_options(self, user_id, username, display_name, uv, attestation, records):
         from fido2.webauthn import PublicKeyCredentialUserEntity, ResidentKeyRequirement, UserVerificationRequirement
-        user = PublicKeyCredentialUserEntity(name=username, id=secrets.token_bytes(16), display_name=display_name)
-        options, state = self.server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
+        user = PublicKeyCredentialUserEntity(name=username, id=user_id, display_name=display_name)
+        options, state = self.server.register_begin(user, credentials=[r["credential"] for r in records],
+                                                    resident_key_requirement=ResidentKeyRequirement.REQUIRED,
                                                     user_verification=UserVerificationRequirement(uv))
         return dict(options)["publicKey"], state
 
@@ -162,10 +174,11 @@ BACKENDS = {"py_webauthn": PyWebAuthnBackend, "fido2": Fido2Backend}
 class Target:
     """One server: `Target("fido2", bugs={"reject_uv"}).start()` then `.url`, `.origin`; `.stop()`."""
 
-    def __init__(self, library, bugs=(), host="127.0.0.1"):
-        unknown = set(bugs) - set(BUGS)
+    def __init__(self, library, bugs=(), host="127.0.0.1", practices=()):
+        unknown = set(bugs) - set(BUGS) | set(practices) - set(PRACTICES)
         assert not unknown, unknown
         self.bugs = set(bugs)
+        self.practices = set(practices)
         self.httpd = http.server.ThreadingHTTPServer((host, 0), self._handler())
         self.port = self.httpd.server_address[1]
         self.origin = f"http://localhost:{self.port}"
@@ -174,6 +187,7 @@ class Target:
         self.lock = threading.Lock()
         self.pending = {}    # challenge -> (kind, username, state)
         self.users = {}      # username -> [credential records]
+        self.user_ids = {}   # username -> the account's user handle
         self.sessions = {}   # cookie -> username (adapter routes)
 
     def start(self):
@@ -187,8 +201,11 @@ class Target:
     # The ceremonies, shared by both route shapes.
 
     def registration_options(self, username, display_name, uv="preferred", attestation="none"):
-        options, state = self.backend.registration_options(username, display_name or username, uv or "preferred",
-                                                           attestation or "none")
+        with self.lock:
+            user_id = self.user_ids.setdefault(username, secrets.token_bytes(16))
+            records = list(self.users.get(username, [])) if "exclude_credentials" in self.practices else []
+        options, state = self.backend.registration_options(user_id, username, display_name or username, uv or "preferred",
+                                                           attestation or "none", records)
         with self.lock:
             self.pending[options["challenge"]] = ("create", username, state)
         if "invalid_options" in self.bugs:
@@ -215,7 +232,12 @@ class Target:
                 and "hybrid" in body["response"].get("transports", [])):
             raise ValueError("Passkeys from another device are not supported.")
         with self.lock:
-            self.users.setdefault(username, []).append(record)
+            known = self.users.setdefault(username, [])
+            if known and "reject_second_registration" in self.bugs:
+                raise ValueError("This account already has a passkey.")
+            if known and "keep_first_credential" in self.bugs:
+                return
+            known.append(record)
 
     def authentication_options(self, username, uv="preferred"):
         with self.lock:

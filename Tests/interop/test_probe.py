@@ -23,6 +23,9 @@ BUG_TRAITS = {
     "reject_attestation_x5c": "packedBatchAttestation",
     "reject_nonzero_counter": "signCountGrowing",
     "reject_hybrid": "hybridTransport",
+    # The reRegistration variant: a second passkey of the account refused, or kept out of the sign-in's allow list.
+    "reject_second_registration": "secondPasskeyOfAccount",
+    "keep_first_credential": "newestPasskeyOfAccount",
 }
 
 
@@ -102,6 +105,66 @@ def test_the_security_key_and_hybrid_variants_send_what_each_authenticator_sends
     assert cells["hybrid"]["bitwarden@chrome-desktop"]["outcome"] == "notApplicable"
 
 
+def cells_of(report, variant):
+    return next(v for v in report["variants"] if v["variant"] == variant)["cells"]
+
+
+def test_a_re_registration_shows_the_server_that_gpms_old_id_stops_signing_in(library, tmp_path):
+    """The second registration of one account (the server's own user.id, no exclusion) shadows GPM's first passkey
+    and overwrites the key's, so the probe's sign-in with the old ID fails there and goes to the new one; Apple and the
+    extensions sign in with the old ID. A correct server takes both ways."""
+    target = Target(library).start()
+    try:
+        proc, report, html = probe(target, tmp_path, "--providers", "gpm,apple,bitwarden,security-key", name=f"{library}-re-registration")
+    finally:
+        target.stop()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cells = cells_of(report, "reRegistration")
+    gpm = cells["gpm@chrome-desktop"]
+    assert gpm["outcome"] == "accepted" and "newestPasskeyOfAccount" in gpm["traits"], gpm
+    assert "no longer signs in" in gpm["note"] and "passkeys.priorOfSameUser = shadowed" in gpm["note"], gpm
+    assert "still lists the first passkey" in gpm["note"], gpm
+    key = cells["security-key@chrome-desktop"]
+    assert key["outcome"] == "accepted" and "passkeys.priorOfSameUser = replaced" in key["note"], key
+    for kept in ("apple@safari", "bitwarden@chrome-desktop"):
+        assert cells[kept]["outcome"] == "accepted" and "olderPasskeyOfAccount" in cells[kept]["traits"], cells[kept]
+        assert "still signs in" in cells[kept]["note"], cells[kept]
+    assert "sign-in with the first passkey" in cells["apple@safari"]["sent"]
+    assert "note [gpm@chrome-desktop] re-registration, then the old ID signs in: the first passkey's ID no longer signs in" in proc.stdout
+    assert "no longer signs in with this pack" in html.read_text()
+    # The server saw both registrations of the account and the sign-in: every exchange under the variant's name.
+    events = json.loads(subprocess.run([BINARY, "--vault", str(tmp_path / "probe.db"), "--profile", "probe-gpm-chrome-desktop",
+                                        "events", "--kind", "probe"], capture_output=True, text=True, check=True).stdout)
+    steps = [e["detail"]["step"] for e in events if e["outcome"] == "exchange" and e["detail"]["variant"] == "reRegistration"]
+    assert steps == ["registration.begin", "registration.finish"] * 2 + ["authentication.begin", "authentication.finish"], steps
+
+
+def test_a_server_excluding_the_accounts_passkey_rules_the_re_registration_out(library, tmp_path):
+    target = Target(library, practices={"exclude_credentials"}).start()
+    try:
+        proc, report, _ = probe(target, tmp_path, "--providers", "gpm,keepassxc", name=f"{library}-re-registration-excluded")
+    finally:
+        target.stop()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cells = cells_of(report, "reRegistration")
+    assert cells["gpm@chrome-desktop"]["outcome"] == "ruledOut" and "InvalidStateError" in cells["gpm@chrome-desktop"]["message"]
+    # KeePassXC answers an excluded credential with NotAllowedError (exclusion.outcome), still no second passkey.
+    assert cells["keepassxc@chrome-desktop"]["outcome"] == "ruledOut" and "NotAllowedError" in cells["keepassxc@chrome-desktop"]["message"]
+
+
+def test_a_refused_second_registration_says_gpm_has_already_shadowed_the_first(tmp_path):
+    target = Target("py_webauthn", bugs={"reject_second_registration"}).start()
+    try:
+        proc, report, _ = probe(target, tmp_path, "--providers", "gpm,apple", name="re-registration-refused")
+    finally:
+        target.stop()
+    assert proc.returncode == 1
+    cells = cells_of(report, "reRegistration")
+    assert cells["gpm@chrome-desktop"]["message"] == "This account already has a passkey."
+    assert "can no longer sign in" in cells["gpm@chrome-desktop"]["note"], cells
+    assert "keeps the account's first passkey" in cells["apple@safari"]["note"], cells
+
+
 def test_two_bugs_together_are_both_named(tmp_path):
     target = Target("py_webauthn", bugs={"reject_up", "reject_zero_aaguid"}).start()
     try:
@@ -164,6 +227,11 @@ def test_an_adapter_file_drives_a_server_with_its_own_routes_and_a_session(tmp_p
         assert [b["trait"] for b in report["bugs"]] == (["registrationUserNotVerified"] if bugs else [])
         signin = next(v for v in report["variants"] if v["variant"] == "signIn")["cells"]
         assert signin["gpm@chrome-desktop"]["outcome"] == "accepted"
+        # The re-registration keeps the account's session: GPM's old ID fails, KeePassXC's signs in.
+        again = cells_of(report, "reRegistration")
+        if not bugs:
+            assert "no longer signs in" in again["gpm@chrome-desktop"]["note"], again
+            assert "still signs in" in again["keepassxc@chrome-desktop"]["note"], again
 
 
 def test_every_exchange_is_in_the_event_log(tmp_path):

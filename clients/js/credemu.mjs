@@ -46,7 +46,7 @@ export const ROUTES = {
   'POST /profiles/{profile}/autofill': ['autofill'],
   'GET /profiles/{profile}/passkeys': ['passkeys'],
   'GET /profiles/{profile}/passkeys/{id}': ['passkey'],
-  'PATCH /profiles/{profile}/passkeys/{id}': ['hidePasskey', 'restorePasskey'],
+  'PATCH /profiles/{profile}/passkeys/{id}': ['hidePasskey', 'restorePasskey', 'renamePasskey'],
   'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
@@ -391,6 +391,17 @@ export class Client {
   /** The user shows a hidden passkey again (PATCH {hidden: false}). */
   restorePasskey(credentialId, { profile } = {}) {
     return this.request('PATCH', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`), { hidden: false });
+  }
+  /**
+   * The user renames the passkey's user in the password manager (PATCH {userName, displayName}; either alone keeps
+   * the other name), marking it editedByUser, which a pack's signals.currentUserDetailsRespectsUserEdit (GPM) keeps
+   * through signalCurrentUserDetails. An empty, over-1024-byte or control-character name is a TypeError (400).
+   */
+  renamePasskey(credentialId, { userName, displayName, profile } = {}) {
+    const body = {};
+    if (userName != null) body.userName = userName;
+    if (displayName != null) body.displayName = displayName;
+    return this.request('PATCH', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`), body);
   }
   /** Apple's reportUnusedPasswordCredential(domain:userName:): the account moved to passkeys. */
   reportUnusedPassword(domain, userName, { profile, device } = {}) {

@@ -95,6 +95,7 @@ describe('the client', () => {
     assert.equal((await waiting).id, created.id);
     assert.deepEqual(await call('abort', 'not-in-flight'), { aborted: false });
     await call('hidePasskey', created.id); await call('restorePasskey', created.id);
+    assert.equal((await call('renamePasskey', created.id, { userName: 'work alice' })).editedByUser, true);
     // The same ceremonies on a device whose one provider account is the profile.
     const device = 'reach-laptop';
     await call('createDevice', device, { providers: ['reach'], platform: 'chrome-desktop' });
@@ -160,6 +161,27 @@ describe('the client', () => {
     assert.ok(verify('sha256', signed, key, Buffer.from(assertion.response.signature, 'base64url')), 'the ES256 signature verifies');
     const rpIdHash = Buffer.from(assertion.response.authenticatorData, 'base64url').subarray(0, 32);
     assert.deepEqual(rpIdHash, createHash('sha256').update(RP_ID).digest());
+  });
+
+  test('renamePasskey is the user\'s edit, which GPM\'s details signal keeps and Apple\'s does not', async () => {
+    const base = server.client('default', { origin: ORIGIN });
+    for (const [name, pack] of [['js-rename-gpm', 'gpm'], ['js-rename-apple', 'apple']]) {
+      await base.createProfile(name, { pack });
+      const profile = server.client(name, { origin: ORIGIN });
+      const made = await profile.create(registrationOptions('alice'));
+      const renamed = await profile.renamePasskey(made.id, { userName: 'work alice', displayName: 'Alice at work' });
+      assert.deepEqual([renamed.userName, renamed.displayName, renamed.editedByUser], ['work alice', 'Alice at work', true]);
+      assert.equal((await profile.renamePasskey(made.id, { displayName: 'A. at work' })).userName, 'work alice', 'a name left out is kept');
+      await profile.signalCurrentUserDetails({ rpId: RP_ID, userId: Buffer.from('id-alice'), name: 'alice@new.example', displayName: 'Alice New' });
+      const after = await profile.passkey(made.id);
+      assert.equal(after.userName, pack === 'gpm' ? 'work alice' : 'alice@new.example', pack);
+      assert.equal(after.displayName, 'A. at work');
+      for (const bad of [{ userName: '' }, { displayName: 'a\u0007' }, { userName: 'a'.repeat(1025) }, {}]) {
+        await assert.rejects(profile.renamePasskey(made.id, bad), (e) => e instanceof CredemuError && e.name === 'TypeError' && e.status === 400);
+      }
+      assert.deepEqual(await profile.passkey(made.id), after, 'a refused rename changes nothing');
+      await base.removeProfile(name);
+    }
   });
 
   test('a refusal is one CredemuError with name, reason, dialects and status', async () => {

@@ -105,6 +105,7 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     waiting.join(20)
     assert call("abort", "not-in-flight") == {"aborted": False}
     call("hide_passkey", created["id"]), call("restore_passkey", created["id"])
+    assert call("rename_passkey", created["id"], user_name="work alice")["editedByUser"] is True
     # The same ceremonies on a device whose one provider account is the profile.
     call("create_device", "reach-laptop", providers=["reach"], platform="chrome-desktop")
     call("devices"), call("get_device", "reach-laptop"), call("update_device", "reach-laptop", private_browsing=False)
@@ -202,6 +203,28 @@ def test_a_refusal_is_one_error_type_with_name_reason_dialects_and_status(credem
     with pytest.raises(CredemuError) as caught:
         droid.get({"challenge": "not base64url!"})
     assert (caught.value.status, caught.value.name) == (400, "TypeError")
+
+
+def test_rename_passkey_is_the_users_edit_that_gpms_details_signal_keeps(credemu_server):
+    client = credemu_server.client().for_profile("default", origin=ORIGIN)
+    for name, pack in (("rename-gpm", "gpm"), ("rename-apple", "apple")):
+        client.create_profile(name, pack=pack)
+        profile = client.for_profile(name, origin=ORIGIN)
+        made = profile.create(generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="alice", user_id=b"alice-7"))
+        renamed = profile.rename_passkey(made["id"], user_name="work alice", display_name="Alice at work")
+        assert (renamed["userName"], renamed["displayName"], renamed["editedByUser"]) == ("work alice", "Alice at work", True)
+        assert profile.rename_passkey(made["id"], display_name="A. at work")["userName"] == "work alice", "a name left out is kept"
+        profile.signal_current_user_details(RP_ID, b"alice-7", "alice@new.example", "Alice New")
+        after = profile.passkey(made["id"])
+        # GPM keeps the user's edit (UpdatePasskey); Apple's signal renames the name only.
+        assert after["userName"] == ("work alice" if pack == "gpm" else "alice@new.example"), (pack, after)
+        assert after["displayName"] == "A. at work"
+        for bad in ({"user_name": ""}, {"display_name": "a\u0007"}, {"user_name": "a" * 1025}, {}):
+            with pytest.raises(CredemuError) as refused:
+                profile.rename_passkey(made["id"], **bad)
+            assert (refused.value.name, refused.value.status) == ("TypeError", 400), bad
+        assert profile.passkey(made["id"]) == after, "a refused rename changes nothing"
+        client.remove_profile(name)
 
 
 def test_a_rate_limited_signal_carries_retry_millis(credemu_server):

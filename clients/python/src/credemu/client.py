@@ -39,7 +39,7 @@ ROUTES = {
     ("POST", "/profiles/{profile}/autofill"): ["autofill"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
-    ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey"],
+    ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey", "rename_passkey"],
     ("DELETE", "/profiles/{profile}/passkeys/{id}"): ["remove_passkey"],
     ("POST", "/profiles/{profile}/passwords/report-unused"): ["report_unused_password"],
     ("POST", "/scenarios/run"): ["run_scenario"],
@@ -486,6 +486,14 @@ class Client:
     def restore_passkey(self, credential_id, *, profile=None):
         """`PATCH /profiles/{p}/passkeys/{id}` `{"hidden": false}`: the user shows a hidden passkey again."""
         return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"), {"hidden": False})
+
+    def rename_passkey(self, credential_id, *, user_name=None, display_name=None, profile=None):
+        """`PATCH /profiles/{p}/passkeys/{id}` `{"userName", "displayName"}`: the user renames the passkey's user in
+        the password manager (either alone keeps the other name), marking it `editedByUser`, which a pack's
+        `signals.currentUserDetailsRespectsUserEdit` (GPM) keeps through `signal_current_user_details`. An empty,
+        over-1024-byte or control-character name is a `CredemuError` TypeError (400), the vault unchanged."""
+        return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"),
+                            _drop_none({"userName": user_name, "displayName": display_name}))
 
     def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
