@@ -12,6 +12,7 @@ import concurrent.futures
 import http.client
 import json
 import re
+import socket
 import threading
 import time
 import urllib.parse
@@ -81,6 +82,7 @@ class Relay:
         self._pool = None
         self._lock = threading.Lock()
         self._workers = workers
+        self._connections = set()
         self.timings = None   # a list to append (HTTP seconds) to, when measuring
 
     def answer(self, message, origin):
@@ -139,10 +141,20 @@ class Relay:
             return self._pool
 
     def close(self):
+        """Stops the workers: queued messages are dropped and a request in flight (a conditional get waiting for
+        its pick) is cut off, so no thread of the relay outlives the driver."""
         with self._lock:
             pool, self._pool = self._pool, None
+            connections, self._connections = self._connections, set()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        for connection in connections:
+            sock = connection.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def _request(self, method, path, data, headers, timeout):
         """One request on this thread's kept-alive connection; a connection the server closed while idle is
@@ -153,6 +165,8 @@ class Relay:
             if fresh:
                 connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
                 self._local.connection = connection
+                with self._lock:
+                    self._connections.add(connection)
             connection.timeout = timeout
             if connection.sock is not None:
                 connection.sock.settimeout(timeout)
