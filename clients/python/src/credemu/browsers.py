@@ -441,6 +441,38 @@ class Chromium(_WebSocketBrowser):
             self._ws.close()
 
 
+class ChromiumTab(Chromium):
+    """A page of a Chromium another driver started (Selenium's chromedriver), over a DevTools connection of its own
+    to the page's target: what the shim's channel needs of CDP (bindings and their events, preload scripts), which
+    Selenium's `execute_cdp_cmd` cannot give (it gets no events). Its preload scripts and bindings last as long as
+    this connection; `close` ends the connection only, never the browser."""
+
+    def __init__(self, debugger_address, target_id=None):
+        Browser.__init__(self)
+        deadline = time.monotonic() + 30
+        with urllib.request.urlopen(f"http://{debugger_address}/json/list", timeout=10) as r:
+            pages = [t for t in json.load(r) if t["type"] == "page"]
+        page = next((t for t in pages if target_id and t["id"].lower() == str(target_id).lower()), None)
+        if page is None:
+            if len(pages) != 1:
+                raise BrowserError(f"chromium: {len(pages)} pages at {debugger_address} and none is {target_id!r}")
+            page = pages[0]
+        self._connect(page["webSocketDebuggerUrl"], deadline)
+        self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
+
+    @classmethod
+    def of_selenium(cls, driver):
+        """The tab a Selenium Chromium driver is on (chromedriver's `goog:chromeOptions.debuggerAddress`; its window
+        handle is the page's target ID)."""
+        address = (driver.capabilities.get("goog:chromeOptions") or {}).get("debuggerAddress")
+        if not address:
+            raise BrowserError("chromium: the Selenium driver names no debuggerAddress (goog:chromeOptions)")
+        return cls(address, driver.current_window_handle)
+
+    def _quit(self):
+        self._ws.close()
+
+
 # Skips first-run pages and remote settings downloads; keeps the headless profile quiet.
 _FIREFOX_PREFS = {
     "browser.shell.checkDefaultBrowser": False, "browser.startup.homepage_override.mstone": "ignore",

@@ -27,15 +27,17 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
 
     Transport (`channel=True`, where the driver has one): the shim sends its requests to credemu through the
     driver, not with the page's `fetch`: a binding of a random name the shim takes off `window` before the page's
-    scripts run (Playwright `expose_binding`; `browsers.chromium()` CDP `Runtime.addBinding`), relayed by
-    `credemu.relay.Relay` with the frame's origin as the driver reports it. The page's Content-Security-Policy
-    then has nothing to block and stays in force: no bypass. Selenium's `execute_cdp_cmd` gets no events back, and
-    Firefox's and WebKitGTK's browsers have no channel yet, so there the shim fetches, and a page whose CSP
-    `connect-src` leaves out credemu's URL blocks it unless the driver can bypass the CSP.
+    scripts run (Playwright `expose_binding`; `browsers.chromium()` CDP `Runtime.addBinding`; Selenium with
+    Chromium the same over a DevTools connection of its own to the driver's tab, `browsers.ChromiumTab`, since
+    `execute_cdp_cmd` gets no events back), relayed by `credemu.relay.Relay` with the frame's origin as the driver
+    reports it. The page's Content-Security-Policy then has nothing to block and stays in force: no bypass.
+    Firefox's and WebKitGTK's browsers have no channel yet, and `channel=False` turns it off: there the shim
+    fetches, and a page whose CSP `connect-src` leaves out credemu's URL blocks it unless the driver can bypass
+    the CSP.
 
-    CSP: `bypass_csp` defaults to bypassing only where the shim fetches (Selenium and `browsers.chromium()` with
-    `channel=False`: CDP's `Page.setBypassCSP`; Playwright: the context's `bypass_csp`); `bypass_csp=True` bypasses
-    it anyway. Firefox and WebKitGTK have no bypass. Playwright sets a context's CSP bypass
+    CSP: `bypass_csp` defaults to bypassing only where the shim fetches (with `channel=False`: Selenium and
+    `browsers.chromium()` CDP's `Page.setBypassCSP`, Playwright the context's `bypass_csp`); `bypass_csp=True`
+    bypasses it anyway. Firefox and WebKitGTK have no bypass. Playwright sets a context's CSP bypass
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
 
@@ -102,10 +104,18 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
             if names:
                 target.remove_channel(names)
         return target, undo
-    script = script()
     if hasattr(target, "execute_cdp_cmd"):
-        # Selenium's execute_cdp_cmd gets no CDP events back, so no binding call reaches a relay: the shim fetches.
-        identifier = _selenium(target, script, True if bypass_csp is None else bypass_csp)
+        if channel:
+            # Selenium's execute_cdp_cmd gets no CDP events back: the channel runs on a DevTools connection of its
+            # own to the driver's tab (chromedriver's debuggerAddress), which holds the binding and the preload.
+            from .browsers import ChromiumTab
+            tab = ChromiumTab.of_selenium(target)
+            names = tab.add_channel(relay())
+            if bypass_csp:
+                target.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+            tab.add_preload_script(script(None, *names))
+            return target, tab.close
+        identifier = _selenium(target, script(), True if bypass_csp is None else bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
     raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
 
