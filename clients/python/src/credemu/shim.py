@@ -31,6 +31,8 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     Chromium the same over a DevTools connection of its own to the driver's tab, `browsers.ChromiumTab`, since
     `execute_cdp_cmd` gets no events back), relayed by `credemu.relay.Relay` with the frame's origin as the driver
     reports it. The page's Content-Security-Policy then has nothing to block and stays in force: no bypass.
+    (Selenium's channel is on the tab the driver is on when the shim is installed; a window it opens later gets
+    no shim, as with `execute_cdp_cmd`.)
     Firefox's and WebKitGTK's browsers have no channel yet, and `channel=False` turns it off: there the shim
     fetches, and a page whose CSP `connect-src` leaves out credemu's URL blocks it unless the driver can bypass
     the CSP.
