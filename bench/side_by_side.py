@@ -9,7 +9,10 @@ the figures printed are medians over the rounds, and each ratio is the median of
 - Chromium's virtual authenticator in headless Chromium, driven the way RP suites drive it, one ceremony per
   CDP `Runtime.evaluate` over a raw DevTools websocket (the cheapest CDP client there is), and in a loop inside
   the page;
-- credemu's shim in the same Chromium, in the same in-page loop.
+- credemu's shim in the same Chromium, in the same in-page loop, once over the page's fetch and once over the
+  driver's channel (CDP `Runtime.addBinding`, relayed by the Python client's `credemu.relay` on a DevTools
+  connection of its own to the tab, `credemu.browsers.ChromiumTab`); for the channel, where its time goes: the
+  relay's HTTP request to credemu beside the whole ceremony as the page sees it.
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
@@ -31,6 +34,11 @@ import websocket  # websocket-client, pinned in Tests/interop/requirements.txt
 from soft_webauthn import SoftWebauthnDevice
 
 from worker import Worker
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python" / "src"))
+from credemu import Client  # noqa: E402 - the repository's client, not an installed copy
+from credemu.browsers import ChromiumTab  # noqa: E402
+from credemu.relay import Relay  # noqa: E402
 
 CREATE = """(async () => {
   const rand = n => crypto.getRandomValues(new Uint8Array(n));
@@ -117,12 +125,33 @@ class DevTools:
                 "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
                 "isUserVerified": True, "automaticPresenceSimulation": True}}, session)
         self.send("Page.navigate", {"url": url}, session)
+        self.loaded(session, url)
+        return session
+
+    def loaded(self, session, url):
         deadline = time.time() + 20
         while self.evaluate(session, "document.readyState") != "complete":
             if time.time() > deadline:
                 raise RuntimeError(f"{url} did not load")
             time.sleep(0.02)
-        return session
+
+    def channel_tab(self, endpoint, url, api, profile):
+        """A tab whose shim sends its requests over the driver's channel: the binding, its relay and the shim's
+        preload on a DevTools connection of their own to the tab (as `credemu.install_shim` does for Selenium);
+        this client keeps its own session to the tab for focus and evaluation. Returns the session, the tab and
+        the relay (whose `timings` collect each HTTP request's seconds)."""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.send("Page.enable", session=session)
+        self.send("Runtime.enable", session=session)
+        tab = ChromiumTab(endpoint.split("/")[2], target)
+        relay = Relay(Client(api), profile=profile)
+        channel, reply = tab.add_channel(relay)
+        tab.add_preload_script(urllib.request.urlopen(
+            f"{api}/shim.js?profile={profile}&autofill=0&channel={channel}&channelReply={reply}").read().decode())
+        self.send("Page.navigate", {"url": url}, session)
+        self.loaded(session, url)
+        return session, tab, relay
 
     def focus(self, session):
         """Brings the tab to the front: WebAuthn refuses a page without focus, and the two tabs share a window."""
@@ -149,6 +178,16 @@ def chromium(directory):
             return process, match.group(1)
     process.kill()
     raise SystemExit("Chromium did not start its DevTools endpoint")
+
+
+def timed(relay, seconds, results, kind, measure):
+    """An in-page loop over the channel, and the median seconds the relay spent in HTTP per request meanwhile."""
+    relay.timings = []
+    rate = measure()
+    if relay.timings:
+        results[f"channel-http-{kind}"].append(statistics.median(relay.timings))
+    relay.timings = None
+    return rate
 
 
 def rate_of(seconds, body):
@@ -218,7 +257,8 @@ def main():
             devtools = DevTools(endpoint)
             virtual = devtools.tab(page_url, virtual_authenticator=True)
             shimmed = devtools.tab(page_url, init_script=shim)
-            for session in (virtual, shimmed):
+            channeled, tab, relay = devtools.channel_tab(endpoint, page_url, api, "bench")
+            for session in (virtual, shimmed, channeled):
                 devtools.focus(session)
                 devtools.evaluate(session, CREATE)  # warm, and one credential to assert with
                 devtools.evaluate(session, f"({LOOP})('get', 0.2)")
@@ -238,16 +278,24 @@ def main():
                 "page-get": lambda s: devtools.evaluate(virtual, f"({LOOP})('get', {s})"),
                 "shim-create": lambda s: devtools.focus(shimmed) or devtools.evaluate(shimmed, f"({LOOP})('create', {s})"),
                 "shim-get": lambda s: devtools.evaluate(shimmed, f"({LOOP})('get', {s})"),
+                "channel-create": lambda s: devtools.focus(channeled) or timed(relay, s, results, "create",
+                                                                               lambda: devtools.evaluate(channeled, f"({LOOP})('create', {s})")),
+                "channel-get": lambda s: timed(relay, s, results, "get", lambda: devtools.evaluate(channeled, f"({LOOP})('get', {s})")),
             }
             ready = worker.figure("http-ready")
+            results = {name: [] for name in figures}
+            results.update({"channel-http-create": [], "channel-http-get": []})
             for name in figures:
                 figures[name](0.1)  # warm every path once before the rounds
-            results = {name: [] for name in figures}
+            results["channel-http-create"].clear()
+            results["channel-http-get"].clear()
             for _ in range(rounds):
                 for name, measure in figures.items():
                     results[name].append(measure(seconds))
         finally:
             worker.close()
+            if "tab" in locals():
+                tab.close()
             if browser:
                 browser.kill()
                 browser.wait()
@@ -271,13 +319,14 @@ def report(results, seconds, rounds, ready):
         ("credemu HTTP, 1 client, one at a time", "http1-create", "http1-get"),
         ("Chromium virtual authenticator, per CDP call", "cdp-create", "cdp-get"),
         ("Chromium virtual authenticator, in-page loop", "page-create", "page-get"),
-        ("credemu shim, in-page loop (same Chromium)", "shim-create", "shim-get"),
+        ("credemu shim over fetch, in-page loop (same Chromium)", "shim-create", "shim-get"),
+        ("credemu shim over the driver's channel, in-page loop", "channel-create", "channel-get"),
     ]
     print(f"\nSide by side (ES256; {rounds} interleaved rounds of {seconds:g} s per figure; medians; release build; "
           f"credemu serve ready in {ready:.1f} ms)")
-    print(f"  {'':46} {'registrations/s':>16} {'assertions/s':>13}")
+    print(f"  {'':54} {'registrations/s':>16} {'assertions/s':>13}")
     for label, create, get in rows:
-        print(f"  {label:46} {median[create]:>16.0f} {median[get]:>13.0f}")
+        print(f"  {label:54} {median[create]:>16.0f} {median[get]:>13.0f}")
     print("  ratios (median of per-round ratios):")
     lines = [
         ("credemu in-process / soft-webauthn", ratio("create", "soft-create"), ratio("get", "soft-get")),
@@ -285,15 +334,28 @@ def report(results, seconds, rounds, ready):
         ("credemu HTTP / virtual authenticator per CDP call", ratio("http-create", "cdp-create"), ratio("http-get", "cdp-get")),
         ("credemu HTTP 1 client / per CDP call", ratio("http1-create", "cdp-create"), ratio("http1-get", "cdp-get")),
         ("credemu shim / virtual authenticator in-page", ratio("shim-create", "page-create"), ratio("shim-get", "page-get")),
+        ("credemu shim over the channel / virtual authenticator", ratio("channel-create", "page-create"), ratio("channel-get", "page-get")),
+        ("credemu shim over the channel / over fetch", ratio("channel-create", "shim-create"), ratio("channel-get", "shim-get")),
     ]
     for label, r, a in lines:
-        print(f"  {label:52} {r:>10.2f}x {a:>12.2f}x")
+        print(f"  {label:58} {r:>10.2f}x {a:>12.2f}x")
+    # Where a ceremony over the channel spends its time: the relay's HTTP request (credemu's work and the loopback
+    # round trip) and the rest (the shim in the page, the binding's event, the relay's threads, the reply's CDP call).
+    if results["channel-http-create"] and results["channel-http-get"]:
+        print("  a ceremony over the channel (ms): whole, of which the relay's HTTP request")
+        for kind in ("create", "get"):
+            whole = 1000 / median[f"channel-{kind}"]
+            http_ms = 1000 * statistics.median(results[f"channel-http-{kind}"])
+            print(f"    {kind:6} {whole:7.2f}  {http_ms:7.2f}  (the rest, CDP and the page: {whole - http_ms:.2f})")
     soft = lines[0]
     cdp = lines[2]
     print("goal: credemu in-process at least as fast as soft-webauthn: "
           + ("met" if soft[1] >= 1 and soft[2] >= 1 else "NOT met"))
     print("goal: credemu over HTTP at least 10x Chromium's virtual authenticator per CDP ceremony: "
           + ("met" if cdp[1] >= 10 and cdp[2] >= 10 else "NOT met"))
+    channel = lines[5]
+    print("goal: the shim over the driver's channel at least as fast as the virtual authenticator in-page: "
+          + ("met" if channel[1] >= 1 and channel[2] >= 1 else "NOT met"))
 
 
 if __name__ == "__main__":

@@ -260,7 +260,9 @@ extension APIServer {
     /// The browser shim, configured by its query: `profile` or `device`, `autofill=0` to turn password filling off,
     /// `fillBinding` (the name of a driver binding the shim takes off `window` and fills through, so the page sees the
     /// driver's trusted input, as a browser's own autofill gives), `autofillEvents=1` (a debug switch: the shim also
-    /// fires its own `credemu:autofilled` on `document`, which no browser does), and `token`.
+    /// fires its own `credemu:autofilled` on `document`, which no browser does), `channel` and `channelReply` (the
+    /// driver's channel the shim sends its requests through instead of the page's fetch: docs/shim.md, "Transport"),
+    /// and `token`.
     ///
     /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
     /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
@@ -286,6 +288,24 @@ extension APIServer {
             }
             members.append(("fillBinding", .string(binding)))
         }
+        // The transport: a driver binding the shim sends every request through (taken off `window` like the fill
+        // binding), and for a one-way binding (CDP Runtime.addBinding) the name of the global lexical binding the
+        // script declares for the driver's replies (a `const` of the script's top level, which no page script can
+        // enumerate). Without `channel` the shim uses the page's fetch.
+        for member in ["channel", "channelReply"] {
+            guard let name = request.query[member] else { continue }
+            guard APIServer.isBindingName(name) else {
+                throw APIError(.invalidInput("query.\(member) must be a JavaScript identifier of 1 to 64 ASCII letters, digits and '_', not starting with a digit."))
+            }
+            members.append((member, .string(name)))
+        }
+        let reply = request.query["channel"] != nil ? request.query["channelReply"] : nil
+        if request.query["channelReply"] != nil && reply == nil {
+            throw APIError(.invalidInput("query.channelReply names the receiver of a channel's replies: give query.channel too."))
+        }
+        if reply != nil && reply == request.query["channel"] {
+            throw APIError(.invalidInput("query.channelReply must differ from query.channel."))
+        }
         if request.query["autofillEvents"] == "1" { members.append(("autofillEvents", true)) }
         switch target {
         case .device(let name): members.append(("device", .string(name)))
@@ -302,7 +322,8 @@ extension APIServer {
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.
-        let prefix = "/* credemu browser shim */\n(function (__credemuConfig) {\n"
+        // With `channelReply` the wrapper's value (the shim's reply receiver) is a top-level `const` of that name.
+        let prefix = "/* credemu browser shim */\n" + (reply.map { "const \($0) = " } ?? "") + "(function (__credemuConfig) {\n"
         let suffix = "\n})(\(config.serialized()));\n"
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/javascript")],
                             body: Array(prefix.utf8) + data + Array(suffix.utf8))

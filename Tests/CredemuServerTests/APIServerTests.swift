@@ -175,6 +175,38 @@ final class APIServerTests: XCTestCase {
         XCTAssertFalse(shim(api, [:]).contains(#""autofillEvents""#))
     }
 
+    /// The transport's configuration: a channel binding, and for a one-way channel the top-level const that keeps
+    /// the reply receiver; each a JavaScript identifier, the receiver only beside a channel and not its name.
+    func testTheShimTakesAChannelAndTheConstOfItsReplyReceiver() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let plain = shim(api, [:])
+        XCTAssertTrue(plain.hasPrefix("/* credemu browser shim */\n(function (__credemuConfig) {"), "no channel: fetch, and no declaration")
+        XCTAssertFalse(plain.contains(#""channel""#))
+        let promise = shim(api, ["channel": "__credemuChannel_0a1b"])
+        XCTAssertTrue(promise.contains(#""channel":"__credemuChannel_0a1b""#))
+        XCTAssertTrue(promise.hasPrefix("/* credemu browser shim */\n(function (__credemuConfig) {"), "a promise-returning channel needs no receiver")
+        let oneWay = shim(api, ["channel": "__credemuChannel_0a1b", "channelReply": "__credemuReply_2c3d"])
+        XCTAssertTrue(oneWay.hasPrefix("/* credemu browser shim */\nconst __credemuReply_2c3d = (function (__credemuConfig) {"))
+        XCTAssertTrue(oneWay.contains(#""channelReply":"__credemuReply_2c3d""#))
+        for bad in ["", "1abc", "a-b", "a;alert(1)", "x = 1; const y", String(repeating: "a", count: 65)] {
+            for member in ["channel", "channelReply"] {
+                var query = ["channel": "__credemuChannel_0a1b", "channelReply": "__credemuReply_2c3d"]
+                query[member] = bad
+                let response = api.handle(HTTPRequest(method: "GET", path: "/shim.js", query: query, headers: ["host": "127.0.0.1:8765"],
+                                                      body: [], bodyTooLarge: false))
+                XCTAssertEqual(response.status, 400, "\(member)=\(bad)")
+                XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("query.\(member)"), bad)
+            }
+        }
+        for query in [["channelReply": "__credemuReply_2c3d"], ["channel": "same", "channelReply": "same"]] {
+            let response = api.handle(HTTPRequest(method: "GET", path: "/shim.js", query: query, headers: ["host": "127.0.0.1:8765"],
+                                                  body: [], bodyTooLarge: false))
+            XCTAssertEqual(response.status, 400, "\(query)")
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("query.channelReply"))
+        }
+    }
+
     func testAnArmedHoldMakesTheNextCeremonyWaitAndOthersNot() throws {
         let (api, _d) = try makeAPI()
         _ = _d

@@ -150,14 +150,26 @@ def register_and_sign_in(credemu, origin="https://shop.example.com", rp_id="exam
     return verified.credential_id
 
 
+STRICT_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'"
+
+
+@contextlib.contextmanager
+def example_rp_serving(csp=None):
+    """examples/relying-party/app.py on a free port, every answer with `csp` when given: its origin."""
+    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"]
+                          + (["--csp", csp] if csp else []), stdout=subprocess.PIPE, text=True)
+    try:
+        yield rp.stdout.readline().strip()
+    finally:
+        rp.terminate()
+        rp.wait(10)
+
+
 @pytest.fixture
 def example_rp():
     """examples/relying-party/app.py on a free port: its origin."""
-    rp = subprocess.Popen([sys.executable, str(ROOT / "examples" / "relying-party" / "app.py"), "--port", "0"],
-                          stdout=subprocess.PIPE, text=True)
-    yield rp.stdout.readline().strip()
-    rp.terminate()
-    rp.wait(10)
+    with example_rp_serving() as origin:
+        yield origin
 
 
 @contextlib.contextmanager

@@ -185,6 +185,13 @@ class Credemu:
     def open_on_device(self, name):
         """The page's ceremonies go to the device from now on (`/shim.js?device=NAME`)."""
         self.shim = fetch_shim(self.server.url, device=name)
+        self.device = name
+
+    def client(self):
+        """A `credemu.Client` of this server for the shim's profile or device: what `credemu.install_shim` takes to
+        install the shim over the driver's channel."""
+        from credemu import Client
+        return Client(self.server.url, profile=self.profile, device=getattr(self, "device", None))
 
     def queue(self, *decisions, profile=None, device=None):
         """The simulated user's next decisions: at `profile`'s prompts and sheet (default: the main profile's), or at
@@ -255,7 +262,7 @@ class Browser:
 class SeleniumBrowser(Browser):
     name = "selenium"
 
-    def __init__(self, shots, rp, shim, bypass_csp=True):
+    def __init__(self, shots, rp, shim, bypass_csp=True, client=None):
         super().__init__(shots, rp)
         options = Options()
         options.binary_location = CHROMIUM
@@ -264,7 +271,11 @@ class SeleniumBrowser(Browser):
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         self.logs = []
-        install_in_selenium(self.driver, shim, bypass_csp=bypass_csp)
+        if client is not None:   # the client's install: the shim over the driver's channel, no CSP bypass
+            from credemu import install_shim
+            install_shim(self.driver, client, bypass_csp=False)
+        else:
+            install_in_selenium(self.driver, shim, bypass_csp=bypass_csp)
 
     def pause(self, seconds):
         time.sleep(seconds)
@@ -326,9 +337,13 @@ class SeleniumBrowser(Browser):
 class PlaywrightBrowser(Browser):
     name = "playwright"
 
-    def __init__(self, shots, rp, shim, browser, bypass_csp=True):
+    def __init__(self, shots, rp, shim, browser, bypass_csp=True, client=None):
         super().__init__(shots, rp)
-        self.context = new_playwright_context(browser, shim, bypass_csp=bypass_csp, viewport={"width": 1000, "height": 800})
+        if client is not None:   # the client's install: the shim over the driver's channel, no CSP bypass
+            from credemu import install_shim
+            self.context = install_shim(browser, client, bypass_csp=False, viewport={"width": 1000, "height": 800})
+        else:
+            self.context = new_playwright_context(browser, shim, bypass_csp=bypass_csp, viewport={"width": 1000, "height": 800})
         self.page = self.context.new_page()
         self.logs, self.dialogs = [], []
         self.page.on("console", lambda m: self.logs.append(f"{m.type} {m.text} ({m.location.get('url', '')})"))
@@ -401,12 +416,14 @@ def playwright_browser():
 def open_browser(request):
     opened = []
 
-    def make(driver, journey, rp, shim, bypass_csp=True):
-        shots = ARTIFACTS / f"{journey}-{driver}"
+    def make(driver, journey, rp, shim, bypass_csp=True, client=None):
+        """`shim` installed as docs/shim.md's lines do (fetch, CSP bypassed unless `bypass_csp=False`), or, given a
+        `client`, by `credemu.install_shim` over the driver's channel with no bypass."""
+        shots = ARTIFACTS / f"{journey}-{driver}" if client is None else ARTIFACTS / f"{journey}-{driver}-channel"
         if driver == "selenium":
-            browser = SeleniumBrowser(shots, rp, shim, bypass_csp=bypass_csp)
+            browser = SeleniumBrowser(shots, rp, shim, bypass_csp=bypass_csp, client=client)
         else:
-            browser = PlaywrightBrowser(shots, rp, shim, request.getfixturevalue("playwright_browser"), bypass_csp=bypass_csp)
+            browser = PlaywrightBrowser(shots, rp, shim, request.getfixturevalue("playwright_browser"), bypass_csp=bypass_csp, client=client)
         opened.append(browser)
         return browser
 

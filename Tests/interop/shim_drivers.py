@@ -1,4 +1,6 @@
-"""The documented way to put credemu's browser shim into a page, one function per browser driver.
+"""The documented way to put credemu's browser shim into a page by hand, one function per browser driver (the
+clients' `install_shim` does more: the shim's requests over the driver's channel, the page's CSP in force;
+docs/shim.md, "Transport").
 
 Start credemu with `--allow-origin` for the RP's origin (the shim's requests come from the page), fetch
 `{server}/shim.js?profile=P`, then hand it to the driver before the page loads. The page's own

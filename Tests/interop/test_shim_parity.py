@@ -7,6 +7,11 @@ never recorded.
 
 Then what only the shim has: set-up failures (one console line naming the fix, a browser-like rejection) and
 password recording with autofill off.
+
+Every test runs three ways (the module's `session`): the shim over the page's fetch with the CSP bypassed, as
+before the driver's channel; and over the channel (a DevTools connection of the test's own to Selenium's tab,
+`credemu.browsers.ChromiumTab`, relayed by `credemu.relay.Relay`) with no bypass, on the page as served and on
+the page serving a strict CSP (`default-src 'self'; script-src 'self' 'unsafe-inline'`).
 """
 import http.server
 import json
@@ -15,6 +20,7 @@ import re
 import socketserver
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -23,7 +29,11 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 from api_client import Server
-from conftest import BINARY
+from conftest import BINARY, STRICT_CSP
+
+from credemu import Client
+from credemu.browsers import ChromiumTab
+from credemu.relay import Relay
 
 CHECKS = (Path(__file__).parent / "shim_parity_checks.js").read_text()
 RUN = CHECKS + """
@@ -48,11 +58,15 @@ PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>parity</title
 
 
 class Page(http.server.BaseHTTPRequestHandler):
+    policy = None   # a Content-Security-Policy on every page, when set
+
     def do_GET(self):
         body = PAGE if not self.path.startswith("/blank") else b"<!doctype html><title>blank</title>"
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
+        if self.policy:
+            self.send_header("Content-Security-Policy", self.policy)
         self.end_headers()
         self.wfile.write(body)
 
@@ -63,8 +77,11 @@ class Page(http.server.BaseHTTPRequestHandler):
 class Session:
     """One headless Chromium, a page on http://localhost:PORT (a secure context), and credemu allowing it."""
 
-    def __init__(self, tmp):
-        self.httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
+    def __init__(self, tmp, transport="fetch", policy=None):
+        self.transport = transport
+        self.tab = None
+        handler = type("PolicyPage", (Page,), {"policy": policy})
+        self.httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         self.origin = f"http://localhost:{self.httpd.server_address[1]}"
@@ -94,6 +111,19 @@ class Session:
         for identifier in self.scripts:
             self.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
         self.scripts = []
+        if self.tab is not None:
+            self.tab.close()
+            self.tab = None
+        if self.transport == "channel":
+            # The relay holds what the shim's query names: its target, and the token if it was given one.
+            given = dict(urllib.parse.parse_qsl(query))
+            relay = Relay(Client(server.url, token=given.get("token")), profile=given.get("profile"), device=given.get("device"))
+            self.tab = ChromiumTab.of_selenium(self.driver)
+            channel, reply = self.tab.add_channel(relay)
+            status, source = server.call("GET", f"/shim.js?{query}&channel={channel}&channelReply={reply}")
+            assert status == 200
+            self.tab.add_preload_script(source.decode())
+            return
         status, source = server.call("GET", "/shim.js?" + query)
         assert status == 200
         self.driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
@@ -114,15 +144,20 @@ class Session:
         return [entry["message"] for entry in self.driver.get_log("browser")]
 
     def close(self):
+        if self.tab is not None:
+            self.tab.close()
         self.driver.quit()
         for server in self.servers:
             server.stop()
         self.httpd.shutdown()
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory):
-    s = Session(tmp_path_factory.mktemp("parity"))
+TRANSPORTS = {"fetch": ("fetch", None), "channel": ("channel", None), "channel-strict-csp": ("channel", STRICT_CSP)}
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def session(request, tmp_path_factory):
+    s = Session(tmp_path_factory.mktemp("parity"), *TRANSPORTS[request.param])
     yield s
     s.close()
 

@@ -154,13 +154,16 @@ def sign_in_with_password(b, origin):
     return b.wait_text("body", f"Hi {USER}!")
 
 
+@pytest.mark.parametrize("transport", ["fetch-bypassing-csp", "channel"])
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_django_otp_webauthn_sandbox_password_then_passkey(driver, django_sandbox, open_browser, serve_credemu):
+def test_django_otp_webauthn_sandbox_password_then_passkey(driver, transport, django_sandbox, open_browser, serve_credemu):
     # GPM on Chrome desktop again: the sandbox asks residentKey "required" and attestation "indirect"; GPM answers
     # a discoverable ES256 passkey with `none` attestation, which py_webauthn (under django-otp-webauthn) accepts.
+    # Through the driver's channel (credemu.install_shim) the sandbox's `default-src 'self'` stays in force.
     origin = django_sandbox.origin
     credemu = serve_credemu(origin, "gpm", "gpm", "chrome-desktop")
-    b = open_browser(driver, "django-sandbox", django_sandbox, credemu.shim)
+    b = open_browser(driver, "django-sandbox", django_sandbox, credemu.shim,
+                     client=credemu.client() if transport == "channel" else None)
 
     page = sign_in_with_password(b, origin)
     assert "No registered Passkeys." in page

@@ -250,12 +250,12 @@ export class Client {
    * page routes only) baked in. For a `device` (given, or the client's when no profile is given) the page's
    * ceremonies and passwords go to the device, which routes them among its accounts.
    */
-  shim(profile, { autofill = true, device, fillBinding, autofillEvents = false } = {}) {
+  shim(profile, { autofill = true, device, fillBinding, autofillEvents = false, channel, channelReply } = {}) {
     if (profile && device) throw new TypeError('a shim runs on a profile or on a device, not both');
     device = device || (profile ? undefined : this.device || undefined);
     return this.request('GET', '/shim.js', undefined, dropUndefined({ device, profile: profile || (device ? undefined : this.profile),
       autofill: autofill ? undefined : '0', fillBinding: fillBinding || undefined, autofillEvents: autofillEvents ? '1' : undefined,
-      token: this.token || undefined }));
+      channel: channel || undefined, channelReply: channelReply || undefined, token: this.token || undefined }));
   }
   /** GET /providers: {directory, providers: [{id, name, version, platforms, sources}]}. */
   providers() { return this.request('GET', '/providers'); }
@@ -609,10 +609,80 @@ export class Server {
   }
 }
 
+// ---- the shim's channel: the driver's side (docs/shim.md, "Transport"; the Python client's credemu.relay) ----
+
+/** What the shim asks of credemu, relative to its profile or device; a `*` is one segment of [A-Za-z0-9_-]. */
+export const RELAYED_ROUTES = [
+  ['POST', '/credentials/create'], ['POST', '/credentials/get'], ['POST', '/ceremonies/*/abort'], ['GET', '/capabilities'],
+  ['POST', '/signals/*'], ['POST', '/passwords'], ['POST', '/passwords/use'], ['POST', '/autofill'],
+];
+const SEGMENT = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Whether a channel message names one of the shim's own routes. */
+export function relayedRoute(method, path) {
+  if (typeof method !== 'string' || typeof path !== 'string' || !path.startsWith('/')) return false;
+  const segments = path.slice(1).split('/');
+  return RELAYED_ROUTES.some(([m, template]) => {
+    const parts = template.slice(1).split('/');
+    return m === method && parts.length === segments.length && parts.every((p, i) => (p === '*' ? SEGMENT.test(segments[i]) : p === segments[i]));
+  });
+}
+
+/** The origin of a frame's URL as the driver reports it, or null for a frame with no http(s) origin. */
+export function frameOrigin(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : null;
+  } catch { return null; }
+}
+
+function refusal(id, status, name, message) { return { id, status, body: { error: { name, message } } }; }
+
+/**
+ * The relay for one shim: the reply `{id, status, body}` to one channel message (its JSON text) from a frame whose
+ * URL the driver reports as `frameURL`. Refuses every route but the shim's own of its target and any frame without
+ * an http(s) origin; asks credemu with that origin as `Origin` (Node's fetch keeps its connections alive). Never throws.
+ */
+export async function relay(client, target, text, frameURL) {
+  let message;
+  try { message = typeof text === 'string' ? JSON.parse(text) : text; } catch { return refusal(null, 400, 'BadChannelMessage', "The channel's message is not JSON."); }
+  if (!message || typeof message !== 'object' || Array.isArray(message)) return refusal(null, 400, 'BadChannelMessage', "The channel's message is not a JSON object.");
+  const { id, method, path, body } = message;
+  if (typeof id !== 'string' || id.length > 64) return refusal(null, 400, 'BadChannelMessage', "The channel's message has no string id.");
+  if (!relayedRoute(method, path)) return refusal(id, 403, 'RouteNotRelayed', `The channel relays only the shim's own routes of ${target}, not ${method} ${path}.`);
+  const origin = frameOrigin(frameURL);
+  if (!origin) return refusal(id, 403, 'OriginNotRelayed', 'The frame that called has no http(s) origin the driver reports.');
+  if (method === 'GET' && body !== null && body !== undefined) return refusal(id, 400, 'BadChannelMessage', 'A GET carries no body.');
+  const headers = { Origin: origin, Accept: 'application/json' };
+  if (method !== 'GET') headers['Content-Type'] = 'application/json';
+  if (client.token) headers.Authorization = `Bearer ${client.token}`;
+  try {
+    const response = await fetch(client.url + target + path, { method, headers, body: method === 'GET' ? undefined : JSON.stringify(body ?? {}) });
+    const answer = await response.text();
+    let parsed = null;
+    try { parsed = answer ? JSON.parse(answer) : null; } catch { /* not JSON */ }
+    return { id, status: response.status, body: parsed };
+  } catch (error) {
+    return refusal(id, 0, 'ServerUnreachable', `no answer from credemu at ${client.url}: ${error.cause?.message ?? error.message}`);
+  }
+}
+
+/** A Playwright binding the shim sends its requests through, exposed before the shim's init script (which takes it
+ * off `window`): each call relayed with the calling frame's URL as Playwright reports it. */
+async function channelBinding(target, client, shimTarget) {
+  const name = '__credemuChannel_' + randomBytes(16).toString('hex');
+  await target.exposeBinding(name, ({ frame }, text) => relay(client, shimTarget, text, frame.url()));
+  return name;
+}
+
 /**
  * Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or for
  * `device` (default: the client's device when it has one and no `profile` is given: the page's ceremonies then run
- * on the device, /shim.js?device=NAME), with the page's CSP bypassed (its fetch to credemu would be subject to it otherwise) and `origin` allowed on the server.
+ * on the device, /shim.js?device=NAME), and `origin` allowed on the server. The shim's requests go through the
+ * driver (`channel`, the default: a binding of a random name, `exposeBinding`, that the shim takes off `window`
+ * before the page's scripts run, relayed by `relay` with the calling frame's URL as Playwright reports it), so the
+ * page's Content-Security-Policy stays in force and has nothing to block. With `channel: false` the shim fetches,
+ * and the page's CSP is bypassed (`bypassCSP`, default: only then), since its fetch to credemu is subject to it.
  * `target` is a Playwright Page, BrowserContext or Browser; for a Browser a new context is made (with
  * `contextOptions` and bypassCSP) and returned. Playwright sets a context's CSP bypass only when it is made, so
  * a context passed in should be made with `bypassCSP: true`; a Page gets CDP's Page.setBypassCSP (Chromium).
@@ -622,19 +692,23 @@ export class Server {
  * `credemu:autofilled` on `document`). Nothing makes the field match `:autofill`.
  * Returns what the shim is installed in.
  */
-export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP = true, autofillEvents = false, ...contextOptions } = {}) {
+export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP, autofillEvents = false, channel = true, ...contextOptions } = {}) {
   if (origin) await client.allowOrigin(origin);
   if (!device && !profile) device = client.device || undefined;
-  const script = (fillBinding) => client.shim(profile || (device ? undefined : client.profile), { autofill, device, fillBinding, autofillEvents });
+  const shimProfile = profile || (device ? undefined : client.profile);
+  const shimTarget = device ? '/devices/' + encodeURIComponent(device) : '/profiles/' + encodeURIComponent(shimProfile);
+  bypassCSP ??= !channel;
+  const script = async (on) => client.shim(shimProfile, { autofill, device, autofillEvents,
+    fillBinding: autofill ? await fillBinding(on) : undefined, channel: channel ? await channelBinding(on, client, shimTarget) : undefined });
   if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
     const context = await target.newContext({ ...contextOptions, bypassCSP });
-    await context.addInitScript({ content: await script(autofill ? await fillBinding(context) : undefined) });
+    await context.addInitScript({ content: await script(context) });
     return context;
   }
   if (typeof target.addInitScript !== 'function') {
     throw new TypeError('installShim takes a Playwright page, context or browser');
   }
-  await target.addInitScript({ content: await script(autofill ? await fillBinding(target) : undefined) });
+  await target.addInitScript({ content: await script(target) });
   if (bypassCSP && typeof target.newPage !== 'function' && typeof target.context === 'function') {
     const session = await target.context().newCDPSession(target);
     await session.send('Page.setBypassCSP', { enabled: true });

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { generateKeyPairSync } from 'node:crypto';
-import { Client, CredemuError, ROUTES, Server, findBinary, installShim, originOf } from './credemu.mjs';
+import { Client, CredemuError, ROUTES, Server, findBinary, installShim, originOf, relay } from './credemu.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 process.env.CREDEMU ||= process.env.CREDEMU_BIN || join(ROOT, '.build', 'debug', 'credemu');
@@ -368,14 +368,36 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     assert.deepEqual(passkeys.map((p) => [p.credentialId, p.rpId]), [[result.created, 'localhost']]);
   }
 
-  test('a page: the CSP bypassed over CDP, the origin allowed', async () => {
+  test('a page: through the driver\'s channel, the page\'s CSP in force, the origin allowed', async () => {
     const profile = await freshProfile('pw-page', 'gpm');
     const context = await browser.newContext();
     const tab = await context.newPage();
     assert.equal(await installShim(tab, profile, { origin: site + '/login' }), tab);
     await tab.goto(site + '/');
     await checkSignedIn(await tab.evaluate(ceremonies), profile);
+    assert.equal(await tab.evaluate((url) => fetch(url + '/health').then(() => 'fetched', (e) => e.name), server.url), 'TypeError',
+      "no bypass: the page's own fetch to another origin is still refused");
     await context.close();
+  });
+
+  test('the relay refuses all but the shim\'s own routes, and frames with no http(s) origin', async () => {
+    const profile = await freshProfile('pw-relay', 'gpm');
+    const target = '/profiles/pw-relay';
+    const forged = [
+      [{ id: 'a', method: 'POST', path: '/user', body: { decisions: ['accept'] } }, site, 'RouteNotRelayed'],
+      [{ id: 'b', method: 'POST', path: '/ceremonies/../../../user', body: {} }, site, 'RouteNotRelayed'],
+      [{ id: 'c', method: 'GET', path: '/capabilities?profile=x', body: null }, site, 'RouteNotRelayed'],
+      [{ id: 'd', method: 'GET', path: '/capabilities', body: null }, 'about:blank', 'OriginNotRelayed'],
+      [{ method: 'GET', path: '/capabilities' }, site, 'BadChannelMessage'],
+    ];
+    for (const [message, frame, name] of forged) {
+      const answer = await relay(profile, target, JSON.stringify(message), frame);
+      assert.equal(answer.body.error.name, name, JSON.stringify(message));
+    }
+    await profile.allowOrigin(site);
+    const answer = await relay(profile, target, JSON.stringify({ id: 'e', method: 'GET', path: '/capabilities', body: null }), site + '/login');
+    assert.deepEqual([answer.id, answer.status], ['e', 200]);
+    assert.deepEqual(await profile.pendingDecisions(), []);
   });
 
   test('a browser: a new context with the bypass, every page of it', async () => {
@@ -428,11 +450,11 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     }
   });
 
-  test('without the bypass the page\'s CSP blocks the shim, and an origin not allowed is refused', async () => {
+  test('fetching without the bypass the page\'s CSP blocks the shim, and an origin not allowed is refused', async () => {
     const profile = await freshProfile('pw-refused', 'gpm');
     const context = await browser.newContext();
     const tab = await context.newPage();
-    await installShim(tab, profile, { origin: site, bypassCSP: false });
+    await installShim(tab, profile, { origin: site, bypassCSP: false, channel: false });
     await tab.goto(site + '/');
     assert.deepEqual(await tab.evaluate(ceremonies), { error: 'NotReadableError', reason: 'blockedByContentSecurityPolicy' });
     const other = await context.newPage();

@@ -4,6 +4,7 @@ IDs, UP=0/UV=0 accepted), a nudge after a named key action, passkey sign-in, pas
 revocation, and the WebAuthn signals. Python standard library plus py_webauthn; state lives in memory.
 
     python app.py --port 8000        # then open http://localhost:8000/login
+    python app.py --csp "default-src 'self'; script-src 'self' 'unsafe-inline'"   # every answer with that CSP
 """
 import argparse
 import html
@@ -182,6 +183,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers:
             self.send_header(name, value)
+        if POLICY:
+            self.send_header("Content-Security-Policy", POLICY)
         self.end_headers()
         self.wfile.write(data)
 
@@ -365,10 +368,16 @@ class Handler(BaseHTTPRequestHandler):
         return self.json(200, {"ok": True, "name": session["user"], "displayName": user["displayName"]})
 
 
+POLICY = None   # --csp
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--csp", default=None, help="a Content-Security-Policy header on every answer")
     args = parser.parse_args()
+    global POLICY
+    POLICY = args.csp
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"http://localhost:{server.server_address[1]}", flush=True)
     server.serve_forever()

@@ -2,8 +2,9 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, autofillEvents, token, signalMethods, immediateMediation, publicKeyMethod}) it passes, so no global of credemu's is left for the page to
-// find but the debug handle below, which holds the calls' log and never the configuration: the token (a page token,
+// fillBinding, channel, channelReply, autofillEvents, token, signalMethods, immediateMediation, publicKeyMethod}) it
+// passes, so no global of credemu's is left for the page to find but the debug handle below, which holds the calls'
+// log and never the configuration: the token (a page token,
 // good for this profile's or device's page routes only) stays in this closure, out of reach of the page's scripts.
 //
 // The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
@@ -13,9 +14,9 @@
 // carry Chromium's names and messages, with credemu's own detail on a non-enumerable `credemu` property. Every
 // behaviour below was compared with Chromium 156 and its virtual authenticator
 // (Tests/interop/test_shim_parity.py runs the comparison).
-(function () {
+return (function () {
   'use strict';
-  if (Object.prototype.hasOwnProperty.call(window, '__credemuShim')) return;
+  if (Object.prototype.hasOwnProperty.call(window, '__credemuShim')) return undefined;
   const config = __credemuConfig;
   const debug = { log: [] };
   Object.defineProperty(window, '__credemuShim', { value: debug, configurable: true });
@@ -51,6 +52,15 @@
   function withDetail(error, detail) {
     try { Object.defineProperty(error, 'credemu', { value: Object.freeze(detail), configurable: true }); } catch (e) { /* frozen */ }
     return error;
+  }
+
+  /** A driver's binding (`fillBinding`, `channel`: made by the client's install_shim), taken off `window` before
+   *  the page's scripts run, so the page never finds it; null when the configuration names none or it is missing. */
+  function takeBinding(name) {
+    if (!name || typeof window[name] !== 'function') return null;
+    const binding = window[name];
+    try { delete window[name]; } catch (e) { /* a binding the driver made unremovable stays */ }
+    return binding;
   }
 
   // ---- base64url (Chromium's rules: the URL alphabet, no padding, no whitespace) ----
@@ -624,7 +634,7 @@
     await new Promise(function (resolve) { setTimeout(resolve, 0); });
     if (blockedByPolicy) {
       return setupFailure('blockedByContentSecurityPolicy', 'credemu: the page\'s Content-Security-Policy (' + blockedByPolicy + ') blocks the shim\'s requests to ' +
-        config.server + ': bypass it in the driver (CDP Page.setBypassCSP, Playwright bypass_csp=True) or allow ' + config.server + ' in connect-src');
+        config.server + ': install the shim with the client\'s install_shim, which sends its requests through the driver, or bypass the CSP (CDP Page.setBypassCSP, Playwright bypass_csp=True), or allow ' + config.server + ' in connect-src');
     }
     // A CORS refusal and a server that is not running look alike to fetch; a no-cors request tells them apart.
     let running = false;
@@ -633,7 +643,56 @@
       ? setupFailure('originNotAllowed', 'credemu: the server at ' + config.server + ' does not allow this page: start it with --allow-origin ' + location.origin)
       : setupFailure('serverUnreachable', 'credemu: no credemu server answers at ' + config.server + ': start it (credemu serve --allow-origin ' + location.origin + ') or load the shim from the server that runs');
   }
-  async function call(method, path, body, options) {
+  // ---- the transport: every request to credemu goes through call() ----
+  // Through the page's fetch (subject to the page's CSP and CORS), or, when the configuration names a driver's
+  // `channel`, through the driver: one JSON message {id, method, path, body} (the path relative to the shim's
+  // profile or device; never an origin: the driver relays it with the frame's origin as the driver knows it) and
+  // back {id, status, body}. A promise-returning binding (Playwright exposeBinding) answers with the reply; a
+  // one-way binding (CDP Runtime.addBinding) answers nothing, and the driver calls the receiver this function
+  // returns, which the served script keeps in a top-level const named by `channelReply` (docs/shim.md, Transport).
+  const channel = takeBinding(config.channel);
+  const channelWaits = new Map();   // request id -> the settle of its promise
+  function receive(reply) {
+    const id = reply && reply.id;
+    const settle = typeof id === 'string' && channelWaits.get(id);
+    if (!settle) return false;
+    channelWaits.delete(id);
+    settle(reply);
+    return true;
+  }
+  function channelFailure() {
+    return setupFailure('channelUnavailable', 'credemu: the driver\'s channel to ' + config.server + ' is gone (the driver that installed the shim closed its connection)');
+  }
+  function viaChannel(method, path, body, options) {
+    const id = randomId();
+    const signal = options && options.signal;
+    return new Promise(function (resolve, reject) {
+      const done = function (reply) {
+        if (signal) signal.removeEventListener('abort', onAbort);
+        if (!reply || typeof reply.status !== 'number') return reject(channelFailure());
+        if (reply.status === 0) return reject(setupFailure('serverUnreachable', 'credemu: no credemu server answers at ' + config.server + ': start it (credemu serve --allow-origin ' + location.origin + ') or load the shim from the server that runs'));
+        resolve({ status: reply.status, body: reply.body === undefined ? null : reply.body });
+      };
+      const onAbort = function () {
+        channelWaits.delete(id);
+        reject(signal.reason);
+      };
+      if (signal) signal.addEventListener('abort', onAbort);
+      let answer;
+      try {
+        answer = channel(jsonStringify({ id: id, method: method, path: path, body: body === undefined ? null : body }));
+      } catch (e) {
+        if (signal) signal.removeEventListener('abort', onAbort);
+        return reject(channelFailure());
+      }
+      if (answer && typeof answer.then === 'function') {
+        answer.then(function (reply) { if (!signal || !signal.aborted) done(reply); }, function () { if (!signal || !signal.aborted) done(null); });
+      } else {
+        channelWaits.set(id, done);
+      }
+    });
+  }
+  async function viaFetch(method, path, body, options) {
     // X-Credemu-Errors: body asks for refusals as 200 with the status in X-Credemu-Status, so Chromium logs no
     // "Failed to load resource" line for an outcome a real browser would not fetch at all.
     const headers = { 'Content-Type': 'application/json', 'X-Credemu-Errors': 'body' };
@@ -651,8 +710,12 @@
     let json = null;
     try { json = await response.json(); } catch (e) { /* not JSON */ }
     const status = Number(response.headers.get('X-Credemu-Status')) || response.status;
-    debug.log.push({ path: path, status: status, body: json });
     return { status: status, body: json };
+  }
+  async function call(method, path, body, options) {
+    const result = await (channel ? viaChannel : viaFetch)(method, path, body, options);
+    debug.log.push({ path: path, status: result.status, body: result.body });
+    return result;
   }
   /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
   function failure(result, at, rpId) {
@@ -928,13 +991,7 @@
   // trusted `change` when the field loses focus, as Chrome's autofill gives (`isTrusted` true). Without one the shim
   // can only set the value and fire untrusted events (`isTrusted` false). Neither makes the field match `:autofill`:
   // only the browser's own autofill sets that state, and no driver protocol reaches it for passwords.
-  const driverFill = (function () {
-    const name = config.fillBinding;
-    if (!name || typeof window[name] !== 'function') return null;
-    const binding = window[name];
-    try { delete window[name]; } catch (e) { /* a binding the driver made unremovable stays */ }
-    return binding;
-  })();
+  const driverFill = takeBinding(config.fillBinding);
   const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
   const focusElement = HTMLElement.prototype.focus;
   const blurElement = HTMLElement.prototype.blur;
@@ -1000,4 +1057,6 @@
     if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', autofill);
     else autofill();
   }
+  // The reply receiver of a one-way channel: the wrapper's value, kept where only the driver looks (channelReply).
+  return channel && config.channelReply ? receive : undefined;
 })();

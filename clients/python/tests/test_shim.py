@@ -1,7 +1,7 @@
 """credemu_install_shim in a real headless Chromium, through Selenium and through Playwright: a page whose CSP
-(`default-src 'self'`) would block the shim's requests registers and signs in with a passkey from the test's
-profile, because the install bypasses CSP and allows the page's origin; without either, the shim's own set-up
-failure shows."""
+(`default-src 'self'`) would block the shim's fetch registers and signs in with a passkey from the test's
+profile, because the install sends the shim's requests through the driver's channel (or, with `channel=False`,
+bypasses the CSP) and allows the page's origin; without either, the shim's own set-up failure shows."""
 import os
 import threading
 import warnings
@@ -126,11 +126,25 @@ def test_playwright_context_made_with_the_bypass_needs_nothing_more(playwright_b
     context.close()
 
 
-def test_playwright_context_made_without_the_bypass_is_warned_about(playwright_browser, strict_site, credemu_profile, credemu_install_shim):
+def test_playwright_context_made_without_the_bypass_needs_none_through_the_channel(playwright_browser, strict_site, credemu_profile, credemu_install_shim):
+    context = playwright_browser.new_context()
+    opened = context.new_page()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        credemu_install_shim(context, origin=strict_site)
+    opened.goto(strict_site + "/")
+    check_signed_in(opened.evaluate(CEREMONIES), credemu_profile)  # a page open at install time is covered
+    assert opened.evaluate("fetch('/x').then(() => 'same origin', (e) => String(e))") == "same origin"
+    assert opened.evaluate(f"fetch({credemu_profile.url!r} + '/health').then(() => 'fetched', (e) => e.name)") == "TypeError", \
+        "the page's own policy still refuses its fetch to another origin"
+    context.close()
+
+
+def test_playwright_context_made_without_the_bypass_is_warned_about_when_the_shim_fetches(playwright_browser, strict_site, credemu_profile, credemu_install_shim):
     context = playwright_browser.new_context()
     opened = context.new_page()
     with pytest.warns(UserWarning, match="bypass_csp=True"):
-        credemu_install_shim(context, origin=strict_site)
+        credemu_install_shim(context, origin=strict_site, channel=False)
     opened.goto(strict_site + "/")
     check_signed_in(opened.evaluate(CEREMONIES), credemu_profile)  # a page open at install time is covered
     context.close()
@@ -139,7 +153,7 @@ def test_playwright_context_made_without_the_bypass_is_warned_about(playwright_b
 def test_without_the_csp_bypass_the_pages_policy_blocks_the_shim(playwright_browser, strict_site, credemu_profile, credemu_install_shim):
     context = playwright_browser.new_context()
     page = context.new_page()
-    credemu_install_shim(page, origin=strict_site, bypass_csp=False)
+    credemu_install_shim(page, origin=strict_site, bypass_csp=False, channel=False)
     page.goto(strict_site + "/")
     assert page.evaluate(CEREMONIES) == {"error": "NotReadableError", "reason": "blockedByContentSecurityPolicy"}
     assert credemu_profile.passkeys() == []

@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -104,6 +105,8 @@ class Browser:
         pass
 
     def close(self):
+        for relay, _ in getattr(self, "_channels", {}).values():
+            relay.close()
         try:
             self._quit()
         except Exception:  # noqa: BLE001 - the browser may be gone already
@@ -146,12 +149,86 @@ class _WebSocketBrowser(Browser):
         self._events = []
         self._fills = []       # texts the shim asked the driver to insert, typed after the command in hand
         self._filling = False
+        self._reader = None    # the thread that reads the socket once a channel needs events read at once
+
+    def _start_reader(self):
+        """From now on one thread reads the socket: replies go to the command that waits for them, the channel's
+        binding calls to their relay at once (a page's request must not wait for the test's next command), other
+        events to the list `_wait_event` reads."""
+        if self._reader is not None:
+            return
+        self._lock = threading.Condition()
+        self._awaited = {}     # command id -> its reply, None until it comes
+        self._gone = None
+        self._ws.settimeout(None)
+        self._reader = threading.Thread(target=self._read_loop, name=f"credemu-{self.name}-reader", daemon=True)
+        self._reader.start()
+
+    def _read_loop(self):
+        while True:
+            try:
+                message = json.loads(self._ws.recv())
+            except (OSError, ValueError, WebSocketError) as error:
+                with self._lock:
+                    self._gone = error
+                    self._lock.notify_all()
+                return
+            if "method" in message:
+                if self._channel_event(message):
+                    continue
+                with self._lock:
+                    self._note(message)
+                    self._lock.notify_all()
+            else:
+                with self._lock:
+                    if message.get("id") in self._awaited:
+                        self._awaited[message["id"]] = message
+                        self._lock.notify_all()
+
+    def _post(self, method, params=None, session=None):
+        """A command whose reply nobody waits for (a channel's reply to the page), from any thread."""
+        message = {"id": next(self._ids), "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        try:
+            self._ws.send(json.dumps(message))
+        except OSError:
+            pass   # the browser is gone: the page is too
+
+    def _channel_event(self, event):
+        """True when `event` is a call of the shim's channel, handed to its relay (subclasses)."""
+        return False
+
+    def _send_threaded(self, ident, message, method, timeout):
+        with self._lock:
+            self._awaited[ident] = None
+        self._ws.send(json.dumps(message))
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._awaited[ident] is None:
+                if self._gone is not None:
+                    del self._awaited[ident]
+                    raise BrowserError(f"{self.name}: {method}: the connection closed ({self._gone})")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    del self._awaited[ident]
+                    raise TimeoutError(f"{self.name}: no reply to {method} within {timeout} s")
+                self._lock.wait(left)
+            return self._awaited.pop(ident)
 
     def _send(self, method, params=None, session=None, timeout=60):
         ident = next(self._ids)
         message = {"id": ident, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
+        if self._reader is not None:
+            reply = self._send_threaded(ident, message, method, timeout)
+            if "error" in reply and reply.get("type") != "success":
+                error = reply["error"]
+                raise BrowserError(f"{self.name}: {method}: {error if isinstance(error, str) else error.get('message', error)} "
+                                   f"{reply.get('message', '')}".strip())
+            self._run_fills()
+            return reply.get("result", {})
         self._ws.settimeout(timeout)
         self._ws.send(json.dumps(message))
         while True:
@@ -168,6 +245,22 @@ class _WebSocketBrowser(Browser):
 
     def _wait_event(self, method, timeout=60):
         deadline = time.monotonic() + timeout
+        if self._reader is not None:
+            with self._lock:
+                while True:
+                    for i, event in enumerate(self._events):
+                        if event["method"] == method:
+                            del self._events[: i + 1]
+                            break
+                    else:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or self._gone is not None:
+                            raise TimeoutError(f"{self.name}: no {method} within {timeout} s")
+                        self._lock.wait(left)
+                        continue
+                    break
+            self._run_fills()
+            return event
         while True:
             for i, event in enumerate(self._events):
                 if event["method"] == method:
@@ -197,6 +290,13 @@ class _WebSocketBrowser(Browser):
         self._filling = True
         try:
             while self._fills:
+                if self._reader is not None:
+                    with self._lock:
+                        text = self._fills.pop(0) if self._fills else None
+                    if text is None:
+                        break
+                    self._insert_text(text)
+                    continue
                 self._insert_text(self._fills.pop(0))
         finally:
             self._filling = False
@@ -238,7 +338,11 @@ class Chromium(_WebSocketBrowser):
         return result["result"]["value"]
 
     def _navigate(self, url):
-        self._events.clear()
+        if self._reader is not None:
+            with self._lock:
+                self._events.clear()
+        else:
+            self._events.clear()
         result = self._send("Page.navigate", {"url": url})
         if result.get("errorText"):
             raise BrowserError(f"chromium: {url}: {result['errorText']}")
@@ -268,6 +372,56 @@ class Chromium(_WebSocketBrowser):
     def remove_fill_binding(self, name):
         self._send("Runtime.removeBinding", {"name": name})
 
+    def add_channel(self, relay):
+        """The shim's channel (docs/shim.md, "Transport"): a binding of a random name on every document (CDP
+        `Runtime.addBinding`), taken off `window` by the shim before the page's scripts run. Each call is relayed
+        by `relay` on its worker threads with the origin of the calling execution context as Chromium reports it
+        (`Runtime.executionContextCreated`), and answered with `Runtime.callFunctionOn` in that context, calling
+        the receiver the served script keeps in a top-level const of a second random name. A reader thread reads
+        the socket from now on, so a page's request never waits for the test's next command. Returns both names
+        (for `/shim.js?channel=...&channelReply=...`)."""
+        names = ("__credemuChannel_" + os.urandom(16).hex(), "__credemuReply_" + os.urandom(16).hex())
+        if not hasattr(self, "_channels"):
+            self._channels = {}
+            self._origins = {}     # execution context id -> origin, as Chromium reports it
+        self._channels[names[0]] = (relay, names[1])
+        self._start_reader()
+        self._send("Runtime.enable")   # bindingCalled and executionContextCreated are Runtime events
+        self._send("Runtime.addBinding", {"name": names[0]})
+        return names
+
+    def remove_channel(self, names):
+        self._send("Runtime.removeBinding", {"name": names[0]})
+        relay, _ = self._channels.pop(names[0], (None, None))
+        if relay is not None:
+            relay.close()
+
+    def _channel_event(self, event):
+        method, params = event.get("method"), event.get("params", {})
+        channels = getattr(self, "_channels", None)
+        if channels is None:
+            return False
+        if method == "Runtime.executionContextCreated":
+            context = params.get("context", {})
+            self._origins[context.get("id")] = context.get("origin")
+            return False
+        if method == "Runtime.executionContextDestroyed":
+            self._origins.pop(params.get("executionContextId"), None)
+            return False
+        if method == "Runtime.executionContextsCleared":
+            self._origins.clear()
+            return False
+        if method != "Runtime.bindingCalled" or params.get("name") not in channels:
+            return False
+        relay, reply = channels[params["name"]]
+        context = params.get("executionContextId")
+
+        def answer(result):
+            self._post("Runtime.callFunctionOn", {"functionDeclaration": f"function (reply) {{ {reply}(reply); }}",
+                                                  "executionContextId": context, "arguments": [{"value": result}]})
+        relay.submit(params.get("payload"), self._origins.get(context), answer)
+        return True
+
     def _fill_request(self, event):
         params = event.get("params", {})
         if event.get("method") == "Runtime.bindingCalled" and params.get("name") == getattr(self, "_binding", None):
@@ -285,6 +439,38 @@ class Chromium(_WebSocketBrowser):
             self._send("Browser.close", timeout=5)
         finally:
             self._ws.close()
+
+
+class ChromiumTab(Chromium):
+    """A page of a Chromium another driver started (Selenium's chromedriver), over a DevTools connection of its own
+    to the page's target: what the shim's channel needs of CDP (bindings and their events, preload scripts), which
+    Selenium's `execute_cdp_cmd` cannot give (it gets no events). Its preload scripts and bindings last as long as
+    this connection; `close` ends the connection only, never the browser."""
+
+    def __init__(self, debugger_address, target_id=None):
+        Browser.__init__(self)
+        deadline = time.monotonic() + 30
+        with urllib.request.urlopen(f"http://{debugger_address}/json/list", timeout=10) as r:
+            pages = [t for t in json.load(r) if t["type"] == "page"]
+        page = next((t for t in pages if target_id and t["id"].lower() == str(target_id).lower()), None)
+        if page is None:
+            if len(pages) != 1:
+                raise BrowserError(f"chromium: {len(pages)} pages at {debugger_address} and none is {target_id!r}")
+            page = pages[0]
+        self._connect(page["webSocketDebuggerUrl"], deadline)
+        self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
+
+    @classmethod
+    def of_selenium(cls, driver):
+        """The tab a Selenium Chromium driver is on (chromedriver's `goog:chromeOptions.debuggerAddress`; its window
+        handle is the page's target ID)."""
+        address = (driver.capabilities.get("goog:chromeOptions") or {}).get("debuggerAddress")
+        if not address:
+            raise BrowserError("chromium: the Selenium driver names no debuggerAddress (goog:chromeOptions)")
+        return cls(address, driver.current_window_handle)
+
+    def _quit(self):
+        self._ws.close()
 
 
 # Skips first-run pages and remote settings downloads; keeps the headless profile quiet.

@@ -249,12 +249,16 @@ class Client:
         """`GET /openapi.json`: the API's OpenAPI 3.1 document."""
         return self.request("GET", "/openapi.json")
 
-    def shim(self, profile=None, *, autofill=True, device=None, fill_binding=None, autofill_events=False):
+    def shim(self, profile=None, *, autofill=True, device=None, fill_binding=None, autofill_events=False, channel=None,
+             channel_reply=None):
         """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and a page token (good for
         that profile's page routes only) baked in. For a `device` (given, or the client's when no profile is given)
         the page's ceremonies and passwords go to the device, which routes them among its accounts.
         `fill_binding` names a driver binding the shim fills passwords through (trusted input; `install_shim` makes
-        one); `autofill_events=True` is a debug switch adding the shim's own `credemu:autofilled` event."""
+        one); `autofill_events=True` is a debug switch adding the shim's own `credemu:autofilled` event.
+        `channel` names a driver binding the shim sends its requests through instead of the page's fetch, and
+        `channel_reply`, for a one-way binding, the top-level const the script keeps its reply receiver in
+        (`install_shim` makes both; docs/shim.md, "Transport")."""
         if profile is not None and device is not None:
             raise TypeError("a shim runs on a profile or on a device, not both")
         device = device or (self.device if profile is None else None)
@@ -265,6 +269,10 @@ class Client:
             query["fillBinding"] = fill_binding
         if autofill_events:
             query["autofillEvents"] = "1"
+        if channel:
+            query["channel"] = channel
+        if channel_reply:
+            query["channelReply"] = channel_reply
         if self.token:
             query["token"] = self.token
         script = self.request("GET", "/shim.js", query=query)

@@ -335,7 +335,7 @@ def credemu_install_shim(request, credemu_server):
     the init script (so one driver can serve many tests), a context made from a Browser is closed."""
     undo = []
 
-    def install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=True, **context_options):
+    def install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=None, channel=True, **context_options):
         if device is not None and profile is None:
             client = credemu_server.client(device=device)
         elif profile is None:
@@ -345,7 +345,7 @@ def credemu_install_shim(request, credemu_server):
         else:
             client = credemu_server.client(profile)
         installed, remove = installed_shim(target, client, origin=origin, device=device, autofill=autofill, bypass_csp=bypass_csp,
-                                           **context_options)
+                                           channel=channel, **context_options)
         if remove is not None:
             undo.append(remove)
         return installed

@@ -1,18 +1,20 @@
 """The browser shim in a Selenium driver or a Playwright page or context (sync API), before the page's scripts.
 
-The page's own Content-Security-Policy applies to the shim's `fetch` to credemu as to any of the page's
-scripts, so a page with `default-src 'self'` would block it: the shim is installed with CSP bypassed (CDP
-`Page.setBypassCSP`), and the page's origin is allowed on the server (`POST /origins`), since the shim's
-requests come from the page.
+Where the driver has a channel (Playwright, `credemu.browsers.chromium()`), the shim's requests go through the
+driver (`credemu.relay`), and the page's Content-Security-Policy stays in force. Elsewhere the page's own CSP
+applies to the shim's `fetch` to credemu as to any of the page's scripts, so a page with `default-src 'self'`
+would block it: there the shim is installed with CSP bypassed (CDP `Page.setBypassCSP`). Either way the page's
+origin is allowed on the server (`POST /origins`), since the shim's requests are the page's.
 """
 import secrets
 import warnings
 
 from .client import origin_of
+from .relay import Relay
 
 
-def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True,
-                 autofill_events=False, **context_options):
+def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=None,
+                 autofill_events=False, channel=True, **context_options):
     """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or
     for `device` (default: the client's device, when it has one and no `profile` is given): the page's ceremonies
     then run on the device, which routes them among its provider accounts (`/shim.js?device=NAME`).
@@ -23,8 +25,21 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     `origin` (a URL is cut to its origin) is allowed on the server; without it the page's origin must be allowed
     already (`--allow-origin`, `Server(allow_origins=...)`). Returns what the shim is installed in.
 
-    CSP: Selenium, `browsers.chromium()` and a Playwright page get CDP's `Page.setBypassCSP`; Firefox and WebKitGTK
-    have no bypass, so there a page whose CSP `connect-src` leaves out credemu's URL blocks the shim. Playwright sets a context's CSP bypass
+    Transport (`channel=True`, where the driver has one): the shim sends its requests to credemu through the
+    driver, not with the page's `fetch`: a binding of a random name the shim takes off `window` before the page's
+    scripts run (Playwright `expose_binding`; `browsers.chromium()` CDP `Runtime.addBinding`; Selenium with
+    Chromium the same over a DevTools connection of its own to the driver's tab, `browsers.ChromiumTab`, since
+    `execute_cdp_cmd` gets no events back), relayed by `credemu.relay.Relay` with the frame's origin as the driver
+    reports it. The page's Content-Security-Policy then has nothing to block and stays in force: no bypass.
+    (Selenium's channel is on the tab the driver is on when the shim is installed; a window it opens later gets
+    no shim, as with `execute_cdp_cmd`.)
+    Firefox's and WebKitGTK's browsers have no channel yet, and `channel=False` turns it off: there the shim
+    fetches, and a page whose CSP `connect-src` leaves out credemu's URL blocks it unless the driver can bypass
+    the CSP.
+
+    CSP: `bypass_csp` defaults to bypassing only where the shim fetches (with `channel=False`: Selenium and
+    `browsers.chromium()` CDP's `Page.setBypassCSP`, Playwright the context's `bypass_csp`); `bypass_csp=True`
+    bypasses it anyway. Firefox and WebKitGTK have no bypass. Playwright sets a context's CSP bypass
     only when it is made (`bypass_csp=True`), so a context made without it gets the bypass in the pages it has
     open now, and a warning: the pages it opens later keep their CSP (pass the Browser instead).
 
@@ -40,11 +55,11 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     `client` may also be a `credemu.Server` (its `client()` is used).
     """
     return installed_shim(target, client, origin=origin, profile=profile, device=device, autofill=autofill,
-                          bypass_csp=bypass_csp, autofill_events=autofill_events, **context_options)[0]
+                          bypass_csp=bypass_csp, autofill_events=autofill_events, channel=channel, **context_options)[0]
 
 
-def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=True,
-                   autofill_events=False, **context_options):
+def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=None,
+                   autofill_events=False, channel=True, **context_options):
     """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
     from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
     if not hasattr(client, "shim") and hasattr(client, "client"):  # a credemu.Server
@@ -53,35 +68,72 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         client.allow_origin(origin_of(origin))
     if device is None and profile is None:
         device = getattr(client, "device", None)
-    def script(fill_binding=None):
-        return client.shim(profile or (None if device else client.profile), autofill=autofill, device=device,
-                           fill_binding=fill_binding, autofill_events=autofill_events)
+    shim_profile = profile or (None if device else client.profile)
+
+    def relay():
+        return Relay(client, profile=None if device else shim_profile, device=device)
+
+    def script(fill_binding=None, channel_binding=None, channel_reply=None):
+        return client.shim(shim_profile, autofill=autofill, device=device, fill_binding=fill_binding,
+                           autofill_events=autofill_events, channel=channel_binding, channel_reply=channel_reply)
     if hasattr(target, "add_init_script") or hasattr(target, "new_context"):
         if _is_coroutine_function(getattr(target, "add_init_script", None) or target.new_context):
             raise TypeError(_ASYNC)
+        bypass = (not channel) if bypass_csp is None else bypass_csp
         if hasattr(target, "add_init_script"):
-            _playwright(target, script(_fill_binding(target) if autofill else None), bypass_csp)
+            fill = _fill_binding(target) if autofill else None
+            binding = _channel_binding(target, relay()) if channel else None
+            _playwright(target, script(fill, binding), bypass)
             return target, None
-        context = target.new_context(bypass_csp=bypass_csp, **context_options)
-        context.add_init_script(script=script(_fill_binding(context) if autofill else None))
+        context = target.new_context(bypass_csp=bypass, **context_options)
+        fill = _fill_binding(context) if autofill else None
+        binding = _channel_binding(context, relay()) if channel else None
+        context.add_init_script(script=script(fill, binding))
         return context, context.close
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
-        if bypass_csp:
+        # The driver's channel where the browser has one (Chromium: CDP Runtime.addBinding), else the page's fetch.
+        names = target.add_channel(relay()) if channel and hasattr(target, "add_channel") else None
+        if bypass_csp or (bypass_csp is None and names is None):
             target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
         # Chromium (CDP Input.insertText) and Firefox (BiDi input.performActions) type a fill; WebKitGTK cannot.
         binding = target.add_fill_binding() if autofill and hasattr(target, "add_fill_binding") else None
-        handle = target.add_preload_script(script(binding))
+        handle = target.add_preload_script(script(binding, *(names or (None, None))))
 
         def undo():
             target.remove_preload_script(handle)
             if binding:
                 target.remove_fill_binding(binding)
+            if names:
+                target.remove_channel(names)
         return target, undo
-    script = script()
     if hasattr(target, "execute_cdp_cmd"):
-        identifier = _selenium(target, script, bypass_csp)
+        if channel:
+            # Selenium's execute_cdp_cmd gets no CDP events back: the channel runs on a DevTools connection of its
+            # own to the driver's tab (chromedriver's debuggerAddress), which holds the binding and the preload.
+            from .browsers import ChromiumTab
+            tab = ChromiumTab.of_selenium(target)
+            names = tab.add_channel(relay())
+            if bypass_csp:
+                target.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+            tab.add_preload_script(script(None, *names))
+            return target, tab.close
+        identifier = _selenium(target, script(), True if bypass_csp is None else bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
     raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
+
+
+def _channel_binding(target, relay):
+    """A Playwright binding the shim sends its requests through: its calls are relayed to credemu on the relay's
+    worker threads (the binding answers with an awaitable, so a conditional get waiting for a pick holds no
+    Playwright dispatcher), with the origin of the calling frame as Playwright reports it (`frame.url`). Its name is
+    random, and exposed before the shim's init script, which takes it off `window` first thing."""
+    name = "__credemuChannel_" + secrets.token_hex(16)
+
+    def call(source, message):
+        import asyncio
+        return asyncio.get_running_loop().run_in_executor(relay.pool, relay.answer, message, source["frame"].url)
+    target.expose_binding(name, call)
+    return name
 
 
 _ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "

@@ -7,6 +7,7 @@ import base64
 import os
 import socket
 import struct
+import threading
 import urllib.parse
 
 
@@ -14,8 +15,20 @@ class WebSocketError(Exception):
     """The handshake was refused or the connection closed."""
 
 
+def _masked(payload, mask):
+    if not payload:
+        return b""
+    n = len(payload)
+    key = (mask * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+
+
 class WebSocket:
+    """One connection; `send` may be called from several threads (a frame is written whole under a lock) while one
+    thread reads."""
+
     def __init__(self, url, timeout=30):
+        self._send_lock = threading.Lock()
         parts = urllib.parse.urlsplit(url)
         self.sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
@@ -50,8 +63,9 @@ class WebSocket:
         else:
             header += bytes([0x80 | 127]) + struct.pack(">Q", n)
         mask = os.urandom(4)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(header + mask + masked)
+        frame = header + mask + _masked(payload, mask)
+        with self._send_lock:
+            self.sock.sendall(frame)
 
     def _read(self, n):
         while len(self.buffer) < n:
@@ -75,7 +89,7 @@ class WebSocket:
             mask = self._read(4) if second & 0x80 else None
             payload = self._read(length)
             if mask:
-                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+                payload = _masked(payload, mask)
             if opcode == 0x8:
                 raise WebSocketError("the peer closed the connection")
             if opcode == 0x9:
@@ -89,7 +103,9 @@ class WebSocket:
 
     def _control(self, opcode, payload):
         mask = os.urandom(4)
-        self.sock.sendall(bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        frame = bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + _masked(payload, mask)
+        with self._send_lock:
+            self.sock.sendall(frame)
 
     def close(self):
         try:

@@ -1,0 +1,209 @@
+"""The shim over the driver's own channel (issue 26): in Chromium, installed by the project's clients with no CSP
+bypass, a page served with `default-src 'self'; script-src 'self' 'unsafe-inline'` registers and signs in
+through the shim while its own policy stays in force; a page script finds no channel to call; and the relay
+refuses every route but the shim's own, and any frame without an http(s) origin (docs/shim.md, "Transport")."""
+import contextlib
+import json
+import os
+
+import pytest
+
+from conftest import STRICT_CSP, example_rp_serving
+
+from credemu import browsers
+from credemu.relay import Relay
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+
+# In the page: a registration and a sign-in through its navigator.credentials, then the page's own fetch to
+# credemu (another origin: its CSP must refuse it) and to itself.
+CEREMONIES = """(async () => {
+  const out = {};
+  try {
+    const created = await navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON({
+      rp: {id: 'localhost', name: 'Strict'}, user: {id: 'dXNlci0x', name: 'alice', displayName: 'Alice'},
+      challenge: 'AAECAwQFBgcICQoLDA0ODw', pubKeyCredParams: [{type: 'public-key', alg: -7}],
+      authenticatorSelection: {residentKey: 'required'}})});
+    const got = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON({
+      challenge: 'AAECAwQFBgcICQoLDA0ODw', rpId: 'localhost'})});
+    Object.assign(out, {created: created.id, got: got.id});
+  } catch (e) {
+    Object.assign(out, {error: e.name, reason: e.credemu ? e.credemu.reason : null});
+  }
+  const violations = [];
+  document.addEventListener('securitypolicyviolation', (e) => violations.push(e.effectiveDirective));
+  out.foreignFetch = await fetch(SERVER + '/health').then(() => 'fetched', (e) => e.name);
+  out.ownFetch = await fetch('/login').then((r) => r.status, (e) => e.name);
+  await new Promise((r) => setTimeout(r, 50));
+  out.violations = violations;
+  out.policy = document.querySelector('meta[http-equiv]') ? 'meta' : 'header';
+  return out;
+})()"""
+
+# What a page script can find of credemu's on window, and what calling the names it might know gives.
+LOOK_AROUND = """(() => {
+  const names = new Set([...Object.getOwnPropertyNames(window), ...Reflect.ownKeys(window).map(String)]);
+  for (const k in window) names.add(k);
+  let proto = Object.getPrototypeOf(window);
+  while (proto) { Object.getOwnPropertyNames(proto).forEach((n) => names.add(n)); proto = Object.getPrototypeOf(proto); }
+  const found = [...names].filter((n) => (/credemu/i.test(n) && n !== '__credemuShim') || n === CHANNEL || n === REPLY);
+  const call = (name) => { try { const f = window[name]; if (typeof f !== 'function') return typeof f; f('{}'); return 'called'; }
+                           catch (e) { return e.name; } };
+  return {found, debug: Object.keys(window.__credemuShim || {}).sort(), channel: call(CHANNEL), typeofReply: typeof window[REPLY]};
+})()"""
+
+
+@contextlib.contextmanager
+def chromium_over_cdp(client, origin):
+    with browsers.chromium() as browser:
+        from credemu import install_shim
+        install_shim(browser, client, origin=origin)
+        yield lambda path: browser.navigate(origin + path), browser.evaluate, browser
+
+
+@contextlib.contextmanager
+def chromium_in_playwright(client, origin):
+    from playwright.sync_api import sync_playwright
+
+    from credemu import install_shim
+    with sync_playwright() as manager:
+        browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        try:
+            context = install_shim(browser, client, origin=origin)
+            page = context.new_page()
+            yield lambda path: page.goto(origin + path), lambda script: page.evaluate(script), page
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def chromium_in_selenium(client, origin):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    from credemu import install_shim
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_script_timeout(30)
+    try:
+        install_shim(driver, client, origin=origin)
+        yield (lambda path: driver.get(origin + path),
+               lambda script: driver.execute_async_script("const done = arguments[0]; Promise.resolve(" + script + ").then(done, (e) => done(String(e)));"),
+               driver)
+    finally:
+        driver.quit()
+
+
+DRIVERS = {"credemu.browsers": chromium_over_cdp, "playwright": chromium_in_playwright, "selenium": chromium_in_selenium}
+
+
+@pytest.fixture(scope="module")
+def strict_rp():
+    with example_rp_serving(STRICT_CSP) as origin:
+        yield origin
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.credemu(pack="gpm")
+def test_a_strict_csp_page_registers_and_signs_in_through_the_channel_and_keeps_its_policy(driver, strict_rp, credemu_profile):
+    with DRIVERS[driver](credemu_profile, strict_rp) as (navigate, evaluate, _):
+        navigate("/login")
+        result = evaluate(CEREMONIES.replace("SERVER", json.dumps(credemu_profile.url)))
+    assert "error" not in result, result
+    assert result["created"] == result["got"]
+    [passkey] = credemu_profile.passkeys()
+    assert passkey["credentialId"] == result["created"] and passkey["rpId"] == "localhost"
+    assert credemu_profile.events("get")[-1]["outcome"] == "success"
+    # No bypass: the page's own fetch to credemu's origin is refused by its policy, its fetch to itself is not.
+    assert result["foreignFetch"] == "TypeError" and result["violations"] == ["connect-src"], result
+    assert result["ownFetch"] == 200
+
+
+def test_a_page_script_finds_no_channel_on_window_and_the_names_call_nothing(strict_rp, credemu_profile):
+    with chromium_over_cdp(credemu_profile, strict_rp) as (navigate, evaluate, browser):
+        [(channel, (_, reply))] = browser._channels.items()
+        navigate("/login")
+        browser.wait_for("document.readyState === 'complete'")
+        before = len(credemu_profile.events())
+        seen = evaluate(LOOK_AROUND.replace("CHANNEL", json.dumps(channel)).replace("REPLY", json.dumps(reply)))
+        # The reply receiver is a top-level const: no property of window, reachable only by its random name, and
+        # settling nothing but a pending request of the shim's own, by its random ID.
+        forged = evaluate(f"[typeof {reply}, {reply}({{id: 'guessed', status: 200, body: {{}}}}), {reply}(null)]")
+        after = len(credemu_profile.events())
+        capabilities = evaluate("PublicKeyCredential.getClientCapabilities().then((c) => typeof c.conditionalCreate)")
+    assert seen == {"found": [], "debug": ["autofill", "log"], "channel": "undefined", "typeofReply": "undefined"}, seen
+    assert forged == ["function", False, False]
+    assert after == before, "the forged replies asked credemu nothing"
+    assert capabilities == "boolean", "the channel still answers the shim"
+
+
+@pytest.mark.credemu(pack="gpm")
+def test_in_playwright_a_page_that_digs_out_the_channel_reaches_only_the_shims_routes_for_its_own_origin(strict_rp, credemu_profile):
+    """Playwright keeps its bindings' names in its own controller in the page's world: a page script can find the
+    channel there. What it reaches through it is what its own fetch could, were its CSP to allow it."""
+    with chromium_in_playwright(credemu_profile, strict_rp) as (navigate, evaluate, page):
+        navigate("/login")
+        found = evaluate("""(async () => {
+          const controller = window.__playwright__binding__controller__;
+          const name = [...controller._bindings.keys()].find((n) => n.startsWith('__credemuChannel_'));
+          const send = (message) => controller.callBinding(name, JSON.stringify(message));
+          return {
+            operator: await send({id: 'a', method: 'POST', path: '/user', body: {decisions: ['accept']}}),
+            escape: await send({id: 'b', method: 'POST', path: '/../../profiles/other/credentials/create', body: {}}),
+            passkeys: await send({id: 'c', method: 'GET', path: '/passkeys', body: null}),
+            otherSite: await send({id: 'd', method: 'POST', path: '/passwords', body: {origin: 'https://bank.example', username: 'u', password: 'p'}}),
+            ownCapabilities: (await send({id: 'e', method: 'GET', path: '/capabilities', body: null})).status,
+          };
+        })()""")
+    for key in ("operator", "escape", "passkeys"):
+        assert found[key]["status"] == 403 and found[key]["body"]["error"]["name"] == "RouteNotRelayed", (key, found[key])
+    assert found["otherSite"]["status"] == 403, found["otherSite"]
+    assert found["ownCapabilities"] == 200
+    assert credemu_profile.passwords() == [] and credemu_profile.pending_decisions() == []
+
+
+FORGED = [
+    ("not JSON", "{", "https://rp.example", 400, "BadChannelMessage"),
+    ("no id", {"method": "GET", "path": "/capabilities"}, "https://rp.example", 400, "BadChannelMessage"),
+    ("an operator route", {"id": "1", "method": "POST", "path": "/user", "body": {"decisions": ["accept"]}}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("a dot segment", {"id": "2", "method": "POST", "path": "/ceremonies/../../../user", "body": {}}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("an encoded slash", {"id": "3", "method": "POST", "path": "/ceremonies/a%2F..%2Fb/abort", "body": {}}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("another target", {"id": "4", "method": "POST", "path": "//profiles/other/credentials/create", "body": {}}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("a query", {"id": "5", "method": "GET", "path": "/capabilities?profile=other"}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("a page route the shim never calls", {"id": "6", "method": "DELETE", "path": "/passkeys/abc"}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("the wrong method", {"id": "7", "method": "GET", "path": "/credentials/create"}, "https://rp.example", 403, "RouteNotRelayed"),
+    ("an opaque frame", {"id": "8", "method": "GET", "path": "/capabilities"}, "null", 403, "OriginNotRelayed"),
+    ("about:blank", {"id": "9", "method": "GET", "path": "/capabilities"}, "about:blank", 403, "OriginNotRelayed"),
+    ("a file", {"id": "10", "method": "GET", "path": "/capabilities"}, "file:///etc/passwd", 403, "OriginNotRelayed"),
+    ("a GET with a body", {"id": "11", "method": "GET", "path": "/capabilities", "body": {"x": 1}}, "https://rp.example", 400, "BadChannelMessage"),
+]
+
+
+@pytest.mark.parametrize("message, origin, status, name", [f[1:] for f in FORGED], ids=[f[0] for f in FORGED])
+def test_the_relay_refuses_a_forged_message_and_asks_credemu_nothing(message, origin, status, name, credemu_profile):
+    before = len(credemu_profile.events())
+    answer = Relay(credemu_profile, profile=credemu_profile.profile).answer(json.dumps(message) if isinstance(message, dict) else message, origin)
+    assert (answer["status"], answer["body"]["error"]["name"]) == (status, name), answer
+    assert len(credemu_profile.events()) == before and credemu_profile.passkeys() == [] and credemu_profile.pending_decisions() == []
+
+
+def test_the_relay_speaks_for_the_frames_origin_as_the_driver_reports_it(credemu_server, credemu_profile):
+    """The origin is the driver's, never the page's: a request the server must refuse for that origin is refused."""
+    relay = Relay(credemu_profile, profile=credemu_profile.profile)
+    message = {"id": "x", "method": "POST", "path": "/passwords",
+               "body": {"origin": "https://shop.example", "username": "alice", "password": "p"}}
+    unlisted = relay.answer(json.dumps(message), "https://unlisted.example/login")
+    assert unlisted["status"] == 403 and unlisted["id"] == "x", unlisted
+    credemu_server.client().allow_origin("https://shop.example")
+    credemu_server.client().allow_origin("https://elsewhere.example")
+    mismatched = relay.answer(json.dumps(message), "https://elsewhere.example")
+    assert mismatched["status"] in (400, 403) and mismatched["body"]["error"], mismatched
+    assert credemu_profile.passwords() == []
+    assert relay.answer(json.dumps(message), "https://shop.example/sign-in")["status"] == 201
+    assert [p["origin"] for p in credemu_profile.passwords()] == ["https://shop.example"]
+    relay.close()
