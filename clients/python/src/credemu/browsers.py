@@ -6,7 +6,8 @@ and `close`, and `install_shim(browser, client)` takes it. Standard library only
 - Chromium: `--remote-debugging-port` and CDP over a websocket (`Page.addScriptToEvaluateOnNewDocument`,
   `Page.setBypassCSP`).
 - Firefox (Debian's firefox-esr): WebDriver BiDi, which Firefox speaks itself (no geckodriver):
-  `script.addPreloadScript` runs the shim before the page's scripts. Firefox has no CSP bypass.
+  `script.addPreloadScript` runs the shim before the page's scripts, and its channel argument carries the shim's
+  requests to the driver (`Firefox.add_channel`), so a page's CSP has nothing to block. Firefox has no CSP bypass.
 - WebKitGTK (Debian's webkit2gtk-driver, gir1.2-webkit2-4.1, python3-gi-cairo, xvfb): WebKitWebDriver under
   Xvfb, launching `webkit_browser.py` (with Debian's python3), which adds the preload scripts as document-start
   user scripts. WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
@@ -452,6 +453,30 @@ _FIREFOX_PREFS = {
 }
 
 
+# The preload script of Firefox's channel for the shim (Firefox.add_channel), called with its two BiDi channels: a
+# function of a random name (NAME), which the shim takes off `window` before the page's scripts run, sends the
+# shim's message with a number of its own and answers a promise; the realm's receiver, a closure nothing of the page
+# can reach, goes to the driver as a handle with the realm's first request; the driver calls it with the reply's
+# JSON text. What the page could replace later (JSON.parse, Map, Promise) is taken now, before its scripts run.
+_FIREFOX_CHANNEL = """(send, hand) => {
+  const parse = JSON.parse, waits = new Map(), get = Map.prototype.get, set = Map.prototype.set, remove = Map.prototype.delete;
+  const call = Function.prototype.call.bind(Function.prototype.call), Promise_ = Promise;
+  let next = 0, handed = false;
+  const receive = (k, text) => {
+    const settle = call(get, waits, k);
+    if (!settle) return;
+    call(remove, waits, k);
+    settle(parse(text));
+  };
+  Object.defineProperty(window, NAME, { configurable: true, writable: true, value: function (message) {
+    if (typeof message !== 'string') throw new TypeError('credemu: the channel carries JSON text');
+    if (!handed) { handed = true; hand(receive); }
+    const k = ++next;
+    return new Promise_((resolve) => { call(set, waits, k, resolve); send([k, message]); });
+  } });
+}"""
+
+
 class Firefox(_WebSocketBrowser):
     name = "firefox"
 
@@ -492,6 +517,15 @@ class Firefox(_WebSocketBrowser):
     def remove_preload_script(self, handle):
         self._send("script.removePreloadScript", {"script": handle})
 
+    def _add_channel_script(self, declaration, *channels, events=("script.message",)):
+        """A preload script `declaration` (a function) called with one BiDi channel argument per `(name, options)`
+        of `channels` (`script.addPreloadScript`: each call of a channel is a `script.message` event), `events`
+        subscribed. Returns the preload script's handle."""
+        self._send("session.subscribe", {"events": list(events)})
+        return self._send("script.addPreloadScript", {
+            "functionDeclaration": declaration,
+            "arguments": [{"type": "channel", "value": dict(options, channel=name)} for name, options in channels]})["script"]
+
     def add_fill_binding(self):
         """A function of a random name on every document, a BiDi channel (`script.addPreloadScript` with a channel
         argument, its calls `script.message` events), the shim fills passwords through: each call is typed into
@@ -500,15 +534,96 @@ class Firefox(_WebSocketBrowser):
         `browsingContext.activate`.)"""
         name = "__credemuFill_" + os.urandom(8).hex()
         self._channel = name
-        self._send("session.subscribe", {"events": ["script.message"]})
-        self._binding_script = self._send("script.addPreloadScript", {
-            "functionDeclaration": "(channel) => { Object.defineProperty(window, " + json.dumps(name)
-                                   + ", { value: channel, configurable: true, writable: true }); }",
-            "arguments": [{"type": "channel", "value": {"channel": name}}]})["script"]
+        self._binding_script = self._add_channel_script(
+            "(channel) => { Object.defineProperty(window, " + json.dumps(name)
+            + ", { value: channel, configurable: true, writable: true }); }", (name, {}))
         return name
 
     def remove_fill_binding(self, name):
         self._send("script.removePreloadScript", {"script": self._binding_script})
+
+    def add_channel(self, relay):
+        """The shim's channel (docs/shim.md, "Transport") over two BiDi channels of one preload script, added
+        before the shim's: on every document it defines a function of a random name, which the shim takes off
+        `window` before the page's scripts run, and which answers a promise (the shim's promise kind of
+        binding). Each call sends `[k, message]` on the first channel (`script.message`), relayed by `relay` on its
+        worker threads with the origin of the message's source realm as Firefox reports it
+        (`script.realmCreated`, else `script.getRealms`); the reply goes back by `script.callFunction` in that
+        realm, calling the realm's receiver: a closure of the preload script that settles promise `k`, handed to
+        the driver once a realm as a handle on the second channel (ownership root) with the realm's first
+        request. So nothing of the channel is a property of anything the page can reach. Returns the binding's
+        name and None (the shim needs no `channelReply`)."""
+        name = "__credemuChannel_" + os.urandom(16).hex()
+        hand = "__credemuHand_" + os.urandom(16).hex()
+        if not hasattr(self, "_channels"):
+            self._channels = {}
+            self._realms = {}      # realm id -> origin, as Firefox reports it
+            self._receivers = {}   # realm id -> the handle of that realm's receiver
+        self._channels[name] = (relay, hand)
+        self._start_reader()
+        script = self._add_channel_script(_FIREFOX_CHANNEL.replace("NAME", json.dumps(name)),
+                                          (name, {"ownership": "none", "serializationOptions": {"maxObjectDepth": 1}}),
+                                          (hand, {"ownership": "root", "serializationOptions": {"maxObjectDepth": 0}}),
+                                          events=("script.message", "script.realmCreated", "script.realmDestroyed"))
+        self._channel_scripts = getattr(self, "_channel_scripts", {})
+        self._channel_scripts[name] = script
+        return name, None
+
+    def remove_channel(self, names):
+        script = self._channel_scripts.pop(names[0], None)
+        if script is not None:
+            self._send("script.removePreloadScript", {"script": script})
+        relay, _ = self._channels.pop(names[0], (None, None))
+        if relay is not None:
+            relay.close()
+
+    def _channel_event(self, event):
+        channels = getattr(self, "_channels", None)
+        if channels is None:
+            return False
+        method, params = event.get("method"), event.get("params", {})
+        if method == "script.realmCreated":
+            self._realms[params.get("realm")] = params.get("origin")
+            return True
+        if method == "script.realmDestroyed":
+            self._realms.pop(params.get("realm"), None)
+            self._receivers.pop(params.get("realm"), None)
+            return True
+        if method != "script.message":
+            return False
+        channel, data, realm = params.get("channel"), params.get("data") or {}, (params.get("source") or {}).get("realm")
+        if any(channel == hand for _, hand in channels.values()):
+            if data.get("type") == "function" and data.get("handle") and realm not in self._receivers:
+                self._receivers[realm] = data["handle"]
+            return True
+        if channel not in channels:
+            return False
+        relay = channels[channel][0]
+        values = data.get("value") if data.get("type") == "array" else None
+        if not (isinstance(values, list) and len(values) == 2 and values[0].get("type") == "number"
+                and values[1].get("type") == "string"):
+            return True   # not what the preload script sends: nothing to answer
+        k, message = values[0].get("value"), values[1].get("value")
+        receiver, origin = self._receivers.get(realm), self._realms.get(realm)
+
+        def run():
+            realm_origin = origin if origin is not None else self._realm_origin(realm)
+            result = relay.answer(message, realm_origin)
+            if receiver is not None:
+                self._post("script.callFunction", {
+                    "functionDeclaration": "(receive, k, reply) => { receive(k, reply); }", "awaitPromise": False,
+                    "target": {"realm": realm}, "resultOwnership": "none",
+                    "arguments": [{"handle": receiver}, {"type": "number", "value": k}, {"type": "string", "value": json.dumps(result)}]})
+        relay.pool.submit(run)
+        return True
+
+    def _realm_origin(self, realm):
+        """The origin of a realm Firefox reported no `script.realmCreated` for (one made before the subscription)."""
+        try:
+            realms = self._send("script.getRealms", {}, timeout=10).get("realms", [])
+        except (BrowserError, TimeoutError):
+            return None
+        return next((r.get("origin") for r in realms if r.get("realm") == realm), None)
 
     def _fill_request(self, event):
         params = event.get("params", {})
