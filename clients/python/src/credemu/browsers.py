@@ -10,7 +10,8 @@ and `close`, and `install_shim(browser, client)` takes it. Standard library only
   requests to the driver (`Firefox.add_channel`), so a page's CSP has nothing to block. Firefox has no CSP bypass.
 - WebKitGTK (Debian's webkit2gtk-driver, gir1.2-webkit2-4.1, python3-gi-cairo, xvfb): WebKitWebDriver under
   Xvfb, launching `webkit_browser.py` (with Debian's python3), which adds the preload scripts as document-start
-  user scripts. WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
+  user scripts, and a script message handler with reply carries the shim's requests to the driver
+  (`WebKit.add_channel`). WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
 """
 import base64
 import itertools
@@ -731,6 +732,74 @@ class WebKit(Browser):
         except FileNotFoundError:
             pass
 
+    def add_channel(self, relay):
+        """The shim's channel (docs/shim.md, "Transport"): a script message handler with reply of a random name in
+        the browser (`webkit_browser.py`, a `*.channel` file read before the next top-level navigation), behind a
+        function of that name on the top frame's `window` that the shim takes off before the page's scripts run.
+        Each message comes to this process on a Unix socket with the URI of the view's committed top-level document
+        as WebKit reports it, is relayed by `relay` on its worker threads with that origin, and its answer goes
+        back as the handler's reply (the shim's promise kind of binding). WebKitGTK tells a handler nothing of the
+        frame that posted, so only the top frame has the channel; a subframe's shim uses its page's fetch.
+        Returns the binding's name and None (the shim needs no `channelReply`)."""
+        name = "__credemuChannel_" + os.urandom(16).hex()
+        if not hasattr(self, "_channels"):
+            self._channels = {}
+            self._listen()
+        self._channels[name] = (relay, None)
+        handle = os.path.join(self._scripts, f"{next(self._names):04d}.channel")
+        with open(handle + ".tmp", "w", encoding="utf-8") as out:
+            json.dump({"name": name, "socket": self._socket_path}, out)
+        os.replace(handle + ".tmp", handle)
+        self._channel_files = getattr(self, "_channel_files", {})
+        self._channel_files[name] = handle
+        return name, None
+
+    def remove_channel(self, names):
+        self.remove_preload_script(self._channel_files.pop(names[0], ""))
+        relay, _ = self._channels.pop(names[0], (None, None))
+        if relay is not None:
+            relay.close()
+
+    def _listen(self):
+        """The Unix socket `webkit_browser.py` sends the channels' messages to (one connection, the browser's), read
+        by a thread of its own: each line `{"id", "channel", "url", "message"}` is relayed by its channel's relay
+        and answered `{"id", "reply"}` from the relay's worker thread."""
+        self._socket_path = os.path.join(self._temp, "channel.sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self._socket_path)
+        self._listener.listen(4)
+        threading.Thread(target=self._accept, name="credemu-webkit-channel", daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve_channel, args=(connection,), name="credemu-webkit-channel", daemon=True).start()
+
+    def _serve_channel(self, connection):
+        lock = threading.Lock()
+
+        def answer(ident, result):
+            with lock:
+                try:
+                    connection.sendall((json.dumps({"id": ident, "reply": result}) + "\n").encode())
+                except OSError:
+                    pass   # the browser is gone: the page is too
+        with connection, connection.makefile("rb") as lines:
+            for line in lines:
+                try:
+                    message = json.loads(line)
+                    ident = message["id"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                relay = self._channels.get(message.get("channel"), (None, None))[0]
+                if relay is None:   # a removed channel: no reply object, which the shim reports as the channel gone
+                    answer(ident, None)
+                    continue
+                relay.submit(message.get("message"), message.get("url"), lambda result, ident=ident: answer(ident, result))
+
     def clear_cookies(self):
         try:
             self._command("DELETE", "/cookie")
@@ -738,7 +807,16 @@ class WebKit(Browser):
             pass
 
     def _quit(self):
-        self._request("DELETE", f"/session/{self._session}", timeout=10)
+        try:
+            self._request("DELETE", f"/session/{self._session}", timeout=10)
+        finally:
+            listener = getattr(self, "_listener", None)
+            if listener is not None:
+                try:
+                    listener.shutdown(socket.SHUT_RDWR)   # wakes the accepting thread
+                except OSError:
+                    pass
+                listener.close()
 
 
 def chromium(**options):
