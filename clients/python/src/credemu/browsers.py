@@ -620,10 +620,13 @@ class Firefox(_WebSocketBrowser):
 
     def _realm_origin(self, realm):
         """The origin of a realm Firefox reported no `script.realmCreated` for (one made before the subscription)."""
+        # The command straight on the socket (not `_send`, which types pending fills): this is a relay's thread.
+        ident = next(self._ids)
         try:
-            realms = self._send("script.getRealms", {}, timeout=10).get("realms", [])
-        except (BrowserError, TimeoutError):
+            reply = self._send_threaded(ident, {"id": ident, "method": "script.getRealms", "params": {}}, "script.getRealms", 10)
+        except (BrowserError, TimeoutError, OSError):
             return None
+        realms = (reply.get("result") or {}).get("realms", [])
         return next((r.get("origin") for r in realms if r.get("realm") == realm), None)
 
     def _fill_request(self, event):
