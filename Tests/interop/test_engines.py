@@ -10,8 +10,9 @@ and WebKitGTK (WebKitWebDriver under Xvfb), each through `credemu.browsers` and 
 
 What each journey must show follows from the profile (`EXPECTED`), not from what the page happens to do: an
 automatic upgrade where the platform has conditional create, else the nudge; a revoked passkey hidden by the
-RP's signal where the platform has signal methods. Screenshots of each step go to
-.build/artifacts/engines/<engine>/<test>/.
+RP's signal where the platform has signal methods. Each journey runs over both of the shim's transports
+(docs/shim.md, "Transport"): the driver's channel (`install_shim`'s default) and the page's fetch
+(`channel=False`). Screenshots of each step go to .build/artifacts/engines/<engine>/<transport>/<test>/.
 """
 import os
 import shutil
@@ -125,14 +126,20 @@ class Journey:
         assert len(self.profile.passkeys()) == 1
 
 
+@pytest.fixture(params=["channel", "fetch"])
+def transport(request):
+    """How the shim reaches credemu: the driver's channel, or the page's fetch."""
+    return request.param
+
+
 @pytest.fixture
-def journey(request, engine, example_rp, credemu_profile, credemu_install_shim):
+def journey(request, engine, transport, example_rp, credemu_profile, credemu_install_shim):
     if request.node.get_closest_marker("credemu") is None or "pack" not in request.node.get_closest_marker("credemu").kwargs:
         expected = engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())
         assert (credemu_profile.pack, credemu_profile.platform) == expected
     credemu_profile.save_password(USER, PASSWORD, origin=example_rp)
-    credemu_install_shim(engine, origin=example_rp)
-    yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / request.node.originalname)
+    credemu_install_shim(engine, origin=example_rp, channel=transport == "channel")
+    yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / transport / request.node.originalname)
     engine.navigate("about:blank")
     engine.clear_cookies()
 
