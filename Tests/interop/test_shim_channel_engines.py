@@ -198,3 +198,84 @@ def test_in_webkitgtk_a_page_that_knew_the_handlers_name_reaches_only_the_shims_
         answers = webkit.evaluate(FORGED.replace("NAME", json.dumps(name)))
     assert [(a["status"], a["body"]["error"]["name"]) for a in answers] == [(403, "RouteNotRelayed")] * 4
     assert other.passkeys() == before and credemu_profile.passkeys() == []
+
+
+class RecordingRelay(Relay):
+    """The relay, noting the origin each message came with (as the driver reported it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.origins = []
+
+    def answer(self, message, origin):
+        self.origins.append(origin)
+        return super().answer(message, origin)
+
+
+@pytest.fixture
+def framed_site(strict_site):
+    """A page of another origin embedding the strict page in an iframe: (its origin, the strict page's)."""
+    page = f"<!doctype html><iframe src='{strict_site}/inner' allow='publickey-credentials-create; publickey-credentials-get'></iframe>".encode()
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://localhost:{server.server_address[1]}", strict_site
+    server.shutdown()
+    server.server_close()
+
+
+CAPABILITIES = "PublicKeyCredential.getClientCapabilities().then((c) => typeof c)"
+
+
+def test_in_firefox_a_frames_requests_are_relayed_with_that_frames_origin(credemu_server, framed_site):
+    """BiDi reports the realm of each message: the iframe's calls carry the iframe's origin, never the top's."""
+    top, inner = framed_site
+    client = credemu_server.client()
+    client.allow_origin(top)
+    client.allow_origin(inner)
+    with browsers.firefox() as firefox:
+        relay = RecordingRelay(client, profile=client.profile)
+        name, _ = firefox.add_channel(relay)
+        firefox.add_preload_script(client.shim(client.profile, channel=name))
+        firefox.navigate(top + "/")
+        assert firefox.evaluate(CAPABILITIES) == "object"
+        assert relay.origins == [top]
+        frame = firefox._send("browsingContext.getTree", {"root": firefox._context})["contexts"][0]["children"][0]["context"]
+        result = firefox._send("script.evaluate", {"expression": CAPABILITIES, "target": {"context": frame}, "awaitPromise": True})
+    assert result["result"]["value"] == "object"
+    assert relay.origins == [top, inner]
+
+
+def test_in_webkitgtk_only_the_top_frame_has_the_channel(credemu_server, framed_site):
+    """WebKitGTK tells a handler nothing of the frame that posted, so a subframe gets no channel: its shim uses the
+    page's fetch (which the framed page's strict CSP blocks), and every message the relay sees is the top
+    document's."""
+    top, inner = framed_site
+    client = credemu_server.client()
+    client.allow_origin(top)
+    client.allow_origin(inner)
+    with browsers.webkit() as webkit:
+        relay = RecordingRelay(client, profile=client.profile)
+        name, _ = webkit.add_channel(relay)
+        webkit.add_preload_script(client.shim(client.profile, channel=name))
+        webkit.navigate(top + "/")
+        assert webkit.evaluate(CAPABILITIES) == "object"
+        webkit.wait_for("document.querySelector('iframe').contentDocument === null")   # cross-origin: loaded
+        webkit._command("POST", "/frame", {"id": 0})
+        assert webkit.evaluate("location.origin") == inner
+        # The iframe's shim fetches, and the iframe's own strict CSP blocks it: the shim's set-up failure.
+        with pytest.raises(browsers.BrowserError, match="while talking to the credential manager"):
+            webkit.evaluate(CAPABILITIES)
+    assert relay.origins == [top + "/"]
