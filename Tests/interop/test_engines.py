@@ -10,10 +10,11 @@ and WebKitGTK (WebKitWebDriver under Xvfb), each through `credemu.browsers` and 
 
 What each journey must show follows from the profile (`EXPECTED`), not from what the page happens to do: an
 automatic upgrade where the platform has conditional create, else the nudge; a revoked passkey hidden by the
-RP's signal where the platform has signal methods. Each journey runs against the RP as it is and against the RP
-serving a strict CSP (`default-src 'self'; script-src 'self' 'unsafe-inline'`), the shim installed with no CSP
-bypass: its requests go through the driver's channel (Chromium: CDP `Runtime.addBinding`). Screenshots of each
-step go to .build/artifacts/engines/<engine>/<test>/.
+RP's signal where the platform has signal methods. Each journey runs over both of the shim's transports
+(docs/shim.md, "Transport"): the driver's channel (`install_shim`'s default), against the RP as it is and against
+the RP serving a strict CSP (`default-src 'self'; script-src 'self' 'unsafe-inline'`), and the page's fetch
+(`channel=False`) against the RP as it is (a strict CSP blocks the page's fetch to credemu); never with a CSP
+bypass. Screenshots of each step go to .build/artifacts/engines/<engine>/<transport>/<test>/.
 """
 import os
 import shutil
@@ -127,29 +128,30 @@ class Journey:
         assert len(self.profile.passkeys()) == 1
 
 
-# The engines whose credemu.browsers browser has a driver channel; elsewhere the shim fetches, and a strict CSP
-# blocks it (issue 26: Firefox's BiDi channel and WebKitGTK's message handler come next).
-CHANNELS = {"chromium"}
+@pytest.fixture(params=[("channel", False), ("channel", True), ("fetch", False)],
+                ids=["channel", "channel-strict-csp", "fetch"])
+def transport(request):
+    """How the shim reaches credemu (the driver's channel, or the page's fetch), and whether the RP serves a
+    strict CSP, which only the channel gets through: it blocks the page's fetch to another origin."""
+    return request.param
 
 
-@pytest.fixture(params=["as-served", "strict-csp"])
-def example_rp(request):
+@pytest.fixture
+def example_rp(transport):
     """The example RP, as it is or serving a strict CSP on every answer."""
-    with example_rp_serving(STRICT_CSP if request.param == "strict-csp" else None) as origin:
+    with example_rp_serving(STRICT_CSP if transport[1] else None) as origin:
         yield origin
 
 
 @pytest.fixture
-def journey(request, engine, example_rp, credemu_profile, credemu_install_shim):
-    if request.node.callspec.params.get("example_rp") == "strict-csp" and engine.name not in CHANNELS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"{engine.name}: no driver channel yet, and the page's CSP blocks the shim's fetch"))
+def journey(request, engine, transport, example_rp, credemu_profile, credemu_install_shim):
     if request.node.get_closest_marker("credemu") is None or "pack" not in request.node.get_closest_marker("credemu").kwargs:
         expected = engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())
         assert (credemu_profile.pack, credemu_profile.platform) == expected
     credemu_profile.save_password(USER, PASSWORD, origin=example_rp)
-    credemu_install_shim(engine, origin=example_rp, bypass_csp=False)
-    yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / request.node.originalname
-                  / request.node.callspec.params.get("example_rp", ""))
+    credemu_install_shim(engine, origin=example_rp, channel=transport[0] == "channel", bypass_csp=False)
+    yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / transport[0]
+                  / request.node.originalname / ("strict-csp" if transport[1] else "as-served"))
     engine.navigate("about:blank")
     engine.clear_cookies()
 

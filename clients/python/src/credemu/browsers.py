@@ -6,10 +6,12 @@ and `close`, and `install_shim(browser, client)` takes it. Standard library only
 - Chromium: `--remote-debugging-port` and CDP over a websocket (`Page.addScriptToEvaluateOnNewDocument`,
   `Page.setBypassCSP`).
 - Firefox (Debian's firefox-esr): WebDriver BiDi, which Firefox speaks itself (no geckodriver):
-  `script.addPreloadScript` runs the shim before the page's scripts. Firefox has no CSP bypass.
+  `script.addPreloadScript` runs the shim before the page's scripts, and its channel argument carries the shim's
+  requests to the driver (`Firefox.add_channel`), so a page's CSP has nothing to block. Firefox has no CSP bypass.
 - WebKitGTK (Debian's webkit2gtk-driver, gir1.2-webkit2-4.1, python3-gi-cairo, xvfb): WebKitWebDriver under
   Xvfb, launching `webkit_browser.py` (with Debian's python3), which adds the preload scripts as document-start
-  user scripts. WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
+  user scripts, and a script message handler with reply carries the shim's requests to the driver
+  (`WebKit.add_channel`). WebKitGTK has no WebAuthn at all, so there the shim defines the whole API. No CSP bypass.
 """
 import base64
 import itertools
@@ -484,6 +486,30 @@ _FIREFOX_PREFS = {
 }
 
 
+# The preload script of Firefox's channel for the shim (Firefox.add_channel), called with its two BiDi channels: a
+# function of a random name (NAME), which the shim takes off `window` before the page's scripts run, sends the
+# shim's message with a number of its own and answers a promise; the realm's receiver, a closure nothing of the page
+# can reach, goes to the driver as a handle with the realm's first request; the driver calls it with the reply's
+# JSON text. What the page could replace later (JSON.parse, Map, Promise) is taken now, before its scripts run.
+_FIREFOX_CHANNEL = """(send, hand) => {
+  const parse = JSON.parse, waits = new Map(), get = Map.prototype.get, set = Map.prototype.set, remove = Map.prototype.delete;
+  const call = Function.prototype.call.bind(Function.prototype.call), Promise_ = Promise;
+  let next = 0, handed = false;
+  const receive = (k, text) => {
+    const settle = call(get, waits, k);
+    if (!settle) return;
+    call(remove, waits, k);
+    settle(parse(text));
+  };
+  Object.defineProperty(window, NAME, { configurable: true, writable: true, value: function (message) {
+    if (typeof message !== 'string') throw new TypeError('credemu: the channel carries JSON text');
+    if (!handed) { handed = true; hand(receive); }
+    const k = ++next;
+    return new Promise_((resolve) => { call(set, waits, k, resolve); send([k, message]); });
+  } });
+}"""
+
+
 class Firefox(_WebSocketBrowser):
     name = "firefox"
 
@@ -524,6 +550,15 @@ class Firefox(_WebSocketBrowser):
     def remove_preload_script(self, handle):
         self._send("script.removePreloadScript", {"script": handle})
 
+    def _add_channel_script(self, declaration, *channels, events=("script.message",)):
+        """A preload script `declaration` (a function) called with one BiDi channel argument per `(name, options)`
+        of `channels` (`script.addPreloadScript`: each call of a channel is a `script.message` event), `events`
+        subscribed. Returns the preload script's handle."""
+        self._send("session.subscribe", {"events": list(events)})
+        return self._send("script.addPreloadScript", {
+            "functionDeclaration": declaration,
+            "arguments": [{"type": "channel", "value": dict(options, channel=name)} for name, options in channels]})["script"]
+
     def add_fill_binding(self):
         """A function of a random name on every document, a BiDi channel (`script.addPreloadScript` with a channel
         argument, its calls `script.message` events), the shim fills passwords through: each call is typed into
@@ -532,15 +567,99 @@ class Firefox(_WebSocketBrowser):
         `browsingContext.activate`.)"""
         name = "__credemuFill_" + os.urandom(8).hex()
         self._channel = name
-        self._send("session.subscribe", {"events": ["script.message"]})
-        self._binding_script = self._send("script.addPreloadScript", {
-            "functionDeclaration": "(channel) => { Object.defineProperty(window, " + json.dumps(name)
-                                   + ", { value: channel, configurable: true, writable: true }); }",
-            "arguments": [{"type": "channel", "value": {"channel": name}}]})["script"]
+        self._binding_script = self._add_channel_script(
+            "(channel) => { Object.defineProperty(window, " + json.dumps(name)
+            + ", { value: channel, configurable: true, writable: true }); }", (name, {}))
         return name
 
     def remove_fill_binding(self, name):
         self._send("script.removePreloadScript", {"script": self._binding_script})
+
+    def add_channel(self, relay):
+        """The shim's channel (docs/shim.md, "Transport") over two BiDi channels of one preload script, added
+        before the shim's: on every document it defines a function of a random name, which the shim takes off
+        `window` before the page's scripts run, and which answers a promise (the shim's promise kind of
+        binding). Each call sends `[k, message]` on the first channel (`script.message`), relayed by `relay` on its
+        worker threads with the origin of the message's source realm as Firefox reports it
+        (`script.realmCreated`, else `script.getRealms`); the reply goes back by `script.callFunction` in that
+        realm, calling the realm's receiver: a closure of the preload script that settles promise `k`, handed to
+        the driver once a realm as a handle on the second channel (ownership root) with the realm's first
+        request. So nothing of the channel is a property of anything the page can reach. Returns the binding's
+        name and None (the shim needs no `channelReply`)."""
+        name = "__credemuChannel_" + os.urandom(16).hex()
+        hand = "__credemuHand_" + os.urandom(16).hex()
+        if not hasattr(self, "_channels"):
+            self._channels = {}
+            self._realms = {}      # realm id -> origin, as Firefox reports it
+            self._receivers = {}   # realm id -> the handle of that realm's receiver
+        self._channels[name] = (relay, hand)
+        self._start_reader()
+        script = self._add_channel_script(_FIREFOX_CHANNEL.replace("NAME", json.dumps(name)),
+                                          (name, {"ownership": "none", "serializationOptions": {"maxObjectDepth": 1}}),
+                                          (hand, {"ownership": "root", "serializationOptions": {"maxObjectDepth": 0}}),
+                                          events=("script.message", "script.realmCreated", "script.realmDestroyed"))
+        self._channel_scripts = getattr(self, "_channel_scripts", {})
+        self._channel_scripts[name] = script
+        return name, None
+
+    def remove_channel(self, names):
+        script = self._channel_scripts.pop(names[0], None)
+        if script is not None:
+            self._send("script.removePreloadScript", {"script": script})
+        relay, _ = self._channels.pop(names[0], (None, None))
+        if relay is not None:
+            relay.close()
+
+    def _channel_event(self, event):
+        channels = getattr(self, "_channels", None)
+        if channels is None:
+            return False
+        method, params = event.get("method"), event.get("params", {})
+        if method == "script.realmCreated":
+            self._realms[params.get("realm")] = params.get("origin")
+            return True
+        if method == "script.realmDestroyed":
+            self._realms.pop(params.get("realm"), None)
+            self._receivers.pop(params.get("realm"), None)
+            return True
+        if method != "script.message":
+            return False
+        channel, data, realm = params.get("channel"), params.get("data") or {}, (params.get("source") or {}).get("realm")
+        if any(channel == hand for _, hand in channels.values()):
+            if data.get("type") == "function" and data.get("handle") and realm not in self._receivers:
+                self._receivers[realm] = data["handle"]
+            return True
+        if channel not in channels:
+            return False
+        relay = channels[channel][0]
+        values = data.get("value") if data.get("type") == "array" else None
+        if not (isinstance(values, list) and len(values) == 2 and values[0].get("type") == "number"
+                and values[1].get("type") == "string"):
+            return True   # not what the preload script sends: nothing to answer
+        k, message = values[0].get("value"), values[1].get("value")
+        receiver, origin = self._receivers.get(realm), self._realms.get(realm)
+
+        def run():
+            realm_origin = origin if origin is not None else self._realm_origin(realm)
+            result = relay.answer(message, realm_origin)
+            if receiver is not None:
+                self._post("script.callFunction", {
+                    "functionDeclaration": "(receive, k, reply) => { receive(k, reply); }", "awaitPromise": False,
+                    "target": {"realm": realm}, "resultOwnership": "none",
+                    "arguments": [{"handle": receiver}, {"type": "number", "value": k}, {"type": "string", "value": json.dumps(result)}]})
+        relay.pool.submit(run)
+        return True
+
+    def _realm_origin(self, realm):
+        """The origin of a realm Firefox reported no `script.realmCreated` for (one made before the subscription)."""
+        # The command straight on the socket (not `_send`, which types pending fills): this is a relay's thread.
+        ident = next(self._ids)
+        try:
+            reply = self._send_threaded(ident, {"id": ident, "method": "script.getRealms", "params": {}}, "script.getRealms", 10)
+        except (BrowserError, TimeoutError, OSError):
+            return None
+        realms = (reply.get("result") or {}).get("realms", [])
+        return next((r.get("origin") for r in realms if r.get("realm") == realm), None)
 
     def _fill_request(self, event):
         params = event.get("params", {})
@@ -648,6 +767,74 @@ class WebKit(Browser):
         except FileNotFoundError:
             pass
 
+    def add_channel(self, relay):
+        """The shim's channel (docs/shim.md, "Transport"): a script message handler with reply of a random name in
+        the browser (`webkit_browser.py`, a `*.channel` file read before the next top-level navigation), behind a
+        function of that name on the top frame's `window` that the shim takes off before the page's scripts run.
+        Each message comes to this process on a Unix socket with the URI of the view's committed top-level document
+        as WebKit reports it, is relayed by `relay` on its worker threads with that origin, and its answer goes
+        back as the handler's reply (the shim's promise kind of binding). WebKitGTK tells a handler nothing of the
+        frame that posted, so only the top frame has the channel; a subframe's shim uses its page's fetch.
+        Returns the binding's name and None (the shim needs no `channelReply`)."""
+        name = "__credemuChannel_" + os.urandom(16).hex()
+        if not hasattr(self, "_channels"):
+            self._channels = {}
+            self._listen()
+        self._channels[name] = (relay, None)
+        handle = os.path.join(self._scripts, f"{next(self._names):04d}.channel")
+        with open(handle + ".tmp", "w", encoding="utf-8") as out:
+            json.dump({"name": name, "socket": self._socket_path}, out)
+        os.replace(handle + ".tmp", handle)
+        self._channel_files = getattr(self, "_channel_files", {})
+        self._channel_files[name] = handle
+        return name, None
+
+    def remove_channel(self, names):
+        self.remove_preload_script(self._channel_files.pop(names[0], ""))
+        relay, _ = self._channels.pop(names[0], (None, None))
+        if relay is not None:
+            relay.close()
+
+    def _listen(self):
+        """The Unix socket `webkit_browser.py` sends the channels' messages to (one connection, the browser's), read
+        by a thread of its own: each line `{"id", "channel", "url", "message"}` is relayed by its channel's relay
+        and answered `{"id", "reply"}` from the relay's worker thread."""
+        self._socket_path = os.path.join(self._temp, "channel.sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self._socket_path)
+        self._listener.listen(4)
+        threading.Thread(target=self._accept, name="credemu-webkit-channel", daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve_channel, args=(connection,), name="credemu-webkit-channel", daemon=True).start()
+
+    def _serve_channel(self, connection):
+        lock = threading.Lock()
+
+        def answer(ident, result):
+            with lock:
+                try:
+                    connection.sendall((json.dumps({"id": ident, "reply": result}) + "\n").encode())
+                except OSError:
+                    pass   # the browser is gone: the page is too
+        with connection, connection.makefile("rb") as lines:
+            for line in lines:
+                try:
+                    message = json.loads(line)
+                    ident = message["id"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                relay = self._channels.get(message.get("channel"), (None, None))[0]
+                if relay is None:   # a removed channel: no reply object, which the shim reports as the channel gone
+                    answer(ident, None)
+                    continue
+                relay.submit(message.get("message"), message.get("url"), lambda result, ident=ident: answer(ident, result))
+
     def clear_cookies(self):
         try:
             self._command("DELETE", "/cookie")
@@ -655,7 +842,16 @@ class WebKit(Browser):
             pass
 
     def _quit(self):
-        self._request("DELETE", f"/session/{self._session}", timeout=10)
+        try:
+            self._request("DELETE", f"/session/{self._session}", timeout=10)
+        finally:
+            listener = getattr(self, "_listener", None)
+            if listener is not None:
+                try:
+                    listener.shutdown(socket.SHUT_RDWR)   # wakes the accepting thread
+                except OSError:
+                    pass
+                listener.close()
 
 
 def chromium(**options):

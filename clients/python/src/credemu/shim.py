@@ -1,6 +1,6 @@
 """The browser shim in a Selenium driver or a Playwright page or context (sync API), before the page's scripts.
 
-Where the driver has a channel (Playwright, `credemu.browsers.chromium()`), the shim's requests go through the
+Where the driver has a channel (Playwright, `credemu.browsers`' `chromium()`, `firefox()`, `webkit()`), the shim's requests go through the
 driver (`credemu.relay`), and the page's Content-Security-Policy stays in force. Elsewhere the page's own CSP
 applies to the shim's `fetch` to credemu as to any of the page's scripts, so a page with `default-src 'self'`
 would block it: there the shim is installed with CSP bypassed (CDP `Page.setBypassCSP`). Either way the page's
@@ -29,13 +29,13 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     driver, not with the page's `fetch`: a binding of a random name the shim takes off `window` before the page's
     scripts run (Playwright `expose_binding`; `browsers.chromium()` CDP `Runtime.addBinding`; Selenium with
     Chromium the same over a DevTools connection of its own to the driver's tab, `browsers.ChromiumTab`, since
-    `execute_cdp_cmd` gets no events back), relayed by `credemu.relay.Relay` with the frame's origin as the driver
-    reports it. The page's Content-Security-Policy then has nothing to block and stays in force: no bypass.
-    (Selenium's channel is on the tab the driver is on when the shim is installed; a window it opens later gets
-    no shim, as with `execute_cdp_cmd`.)
-    Firefox's and WebKitGTK's browsers have no channel yet, and `channel=False` turns it off: there the shim
-    fetches, and a page whose CSP `connect-src` leaves out credemu's URL blocks it unless the driver can bypass
-    the CSP.
+    `execute_cdp_cmd` gets no events back; `browsers.firefox()` a WebDriver BiDi channel of a preload script;
+    `browsers.webkit()` a script message handler with reply, in the top frame only), relayed by
+    `credemu.relay.Relay` with the frame's origin as the driver reports it. The page's Content-Security-Policy
+    then has nothing to block and stays in force: no bypass. (Selenium's channel is on the tab the driver is on
+    when the shim is installed; a window it opens later gets no shim, as with `execute_cdp_cmd`.)
+    With `channel=False`, and in a WebKitGTK subframe, the shim fetches, and a page whose CSP `connect-src` leaves
+    out credemu's URL blocks it unless the driver can bypass the CSP.
 
     CSP: `bypass_csp` defaults to bypassing only where the shim fetches (with `channel=False`: Selenium and
     `browsers.chromium()` CDP's `Page.setBypassCSP`, Playwright the context's `bypass_csp`); `bypass_csp=True`

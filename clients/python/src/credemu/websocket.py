@@ -10,6 +10,8 @@ import struct
 import threading
 import urllib.parse
 
+_QUICKACK = getattr(socket, "TCP_QUICKACK", None)
+
 
 class WebSocketError(Exception):
     """The handshake was refused or the connection closed."""
@@ -69,6 +71,15 @@ class WebSocket:
 
     def _read(self, n):
         while len(self.buffer) < n:
+            # ACK at once (Linux: TCP_QUICKACK, which the kernel clears again, so before every read): a browser's
+            # end that sends a command's reply and then an event, two small writes, holds the event under Nagle's
+            # algorithm until this end's delayed ACK, ~40 ms (measured on Firefox's BiDi: a channel round trip
+            # of 3 ms became 45 every other time).
+            if _QUICKACK is not None:
+                try:
+                    self.sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+                except OSError:
+                    pass
             chunk = self.sock.recv(max(65536, n - len(self.buffer)))
             if not chunk:
                 raise WebSocketError("the connection closed")
