@@ -401,15 +401,29 @@ class PlaywrightBrowser(Browser):
         self.context.close()
 
 
+_PLAYWRIGHT = []
+
+
+def playwright_manager():
+    """The test process's one sync Playwright, started on first use and stopped when the session ends: a second
+    `sync_playwright()` while one runs is Playwright's "Sync API inside the asyncio loop" error."""
+    if not _PLAYWRIGHT:
+        from playwright.sync_api import sync_playwright
+        _PLAYWRIGHT.append(sync_playwright().start())
+    return _PLAYWRIGHT[0]
+
+
+def pytest_sessionfinish(session):
+    while _PLAYWRIGHT:
+        _PLAYWRIGHT.pop().stop()
+
+
 @pytest.fixture(scope="session")
 def playwright_browser():
-    from playwright.sync_api import sync_playwright
     # Debian's Chromium, never `playwright install`: CI reaches PyPI and Debian only.
-    manager = sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    browser = playwright_manager().chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
     yield browser
     browser.close()
-    manager.stop()
 
 
 @pytest.fixture

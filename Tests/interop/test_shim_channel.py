@@ -9,6 +9,7 @@ import os
 import pytest
 
 from conftest import STRICT_CSP, example_rp_serving
+from rp_journeys import playwright_manager
 
 from credemu import browsers
 from credemu.relay import Relay
@@ -64,17 +65,14 @@ def chromium_over_cdp(client, origin):
 
 @contextlib.contextmanager
 def chromium_in_playwright(client, origin):
-    from playwright.sync_api import sync_playwright
-
     from credemu import install_shim
-    with sync_playwright() as manager:
-        browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            context = install_shim(browser, client, origin=origin)
-            page = context.new_page()
-            yield lambda path: page.goto(origin + path), lambda script: page.evaluate(script), page
-        finally:
-            browser.close()
+    browser = playwright_manager().chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    try:
+        context = install_shim(browser, client, origin=origin)
+        page = context.new_page()
+        yield lambda path: page.goto(origin + path), lambda script: page.evaluate(script), page
+    finally:
+        browser.close()
 
 
 @contextlib.contextmanager
