@@ -224,7 +224,7 @@
       for (const input of form.querySelectorAll('input')) {
         if (input.name in draft.values) input.value = draft.values[input.name];
         if (input.name === draft.focused) {
-          input.focus();
+          input.focus({preventScroll: true});
           input.setSelectionRange(...draft.selection);
         }
       }
