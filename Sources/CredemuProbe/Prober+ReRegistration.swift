@@ -116,13 +116,7 @@ extension Prober {
         signedIn.traits.append(used)
         signedIn.sent = "second registration: \(cell.sent); sign-in with the \(used == .olderPasskeyOfAccount ? "first" : "new") passkey: \(signedIn.sent)"
         signedIn.note = note
-        let finishBody = ProbeAdapter.write(assertion, into: ProbeAdapter.fill(ceremony.finish.body, signInValues), at: ceremony.responsePath)
-        let done = try exchange(account.client, "authentication.finish", ceremony.finish.path, finishBody, log)
-        signedIn.status = done.status
-        if !Prober.accepted(done) {
-            signedIn.outcome = .rejected
-            signedIn.message = Prober.message(done)
-        }
+        try finishSignIn(assertion, values: signInValues, client: account.client, into: &signedIn, log)
         log.verdict(signedIn)
         return signedIn
     }

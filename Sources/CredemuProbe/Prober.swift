@@ -222,15 +222,23 @@ public final class Prober {
         }
         var cell = ProbeCell(outcome: .accepted, message: "")
         (cell.traits, cell.sent) = Prober.assertionTraits(response, again: variant == .signInAgain)
-        let body = ProbeAdapter.write(response, into: ProbeAdapter.fill(ceremony.finish.body, values), at: ceremony.responsePath)
-        let finish = try exchange(account.client, "authentication.finish", ceremony.finish.path, body, log)
+        try finishSignIn(response, values: values, client: account.client, into: &cell, log)
+        log.verdict(cell)
+        return cell
+    }
+
+    /// Sends an assertion to the server's finish endpoint, as the adapter says; the cell takes the status, and a
+    /// refusal makes it rejected with the server's message.
+    func finishSignIn(_ assertion: JSONValue, values: [String: String], client: HTTPClient, into cell: inout ProbeCell,
+                      _ log: Logger) throws(ProbeError) {
+        let ceremony = adapter.authentication
+        let body = ProbeAdapter.write(assertion, into: ProbeAdapter.fill(ceremony.finish.body, values), at: ceremony.responsePath)
+        let finish = try exchange(client, "authentication.finish", ceremony.finish.path, body, log)
         cell.status = finish.status
         if !Prober.accepted(finish) {
             cell.outcome = .rejected
             cell.message = Prober.message(finish)
         }
-        log.verdict(cell)
-        return cell
     }
 
     /// The engine refusing the server's options: options a browser would throw a TypeError for are the server's

@@ -90,7 +90,7 @@ final class ImmediateGetTests: XCTestCase {
 
     func testWithoutImmediateMediationTheValueIsATypeError() throws {
         let cases: [(String, Platform?, String?)] = [("gpm", .chromeDesktop, "147.0.1"), ("apple", .safari, nil), ("keepassxc", .firefox, nil),
-                                                     ("gpm", .chromeAndroid, nil)]
+                                                     ("gpm", .chromeAndroid, nil), ("gpm-pre-m144", .chromeDesktop, nil)]
         for (pack, platform, version) in cases {
             let s = try ProviderScenario(pack: pack, platform: platform) { $0.browserVersion = version }
             _ = try register(s)
@@ -102,6 +102,8 @@ final class ImmediateGetTests: XCTestCase {
         let old = try ProviderScenario(pack: "gpm") { $0.browserVersion = "147" }
         XCTAssertNil(old.engine().clientCapabilities()["immediateGet"], "Blink leaves the key out where the feature is off")
         XCTAssertEqual(try ProviderScenario(pack: "gpm").engine().clientCapabilities()["immediateGet"]?.boolValue, true)
+        // Chrome before M144 predates M148's immediate mediation, whatever browserVersion the profile leaves unset.
+        XCTAssertNil(try ProviderScenario(pack: "gpm-pre-m144").engine().clientCapabilities()["immediateGet"])
     }
 
     func testAnImmediateGetSkipsTheSheetsKeysAndPhones() throws {

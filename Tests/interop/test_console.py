@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from webauthn import generate_registration_options, options_to_json
+from webauthn import generate_authentication_options, generate_registration_options, options_to_json
 
 from api_client import OPENAPI, Server, template_for
 from conftest import BINARY, ROOT
@@ -447,3 +447,91 @@ def test_the_console_reads_as_a_person_would_at_phone_width(desk):
     d.wait(lambda dr: dr.find_element(By.ID, "settings-status").text == "Saved: OS version: 14.")
     d.shot("opt-out-confirmed-at-phone-width")
     assert d.console_errors() == []
+
+
+def test_a_passkey_renamed_in_the_console_keeps_its_names_through_gpms_details_signal_and_a_shadowed_one_says_so(desk):
+    # Two registrations of one account (the RP sends no excludeCredentials): GPM shadows the first, which the console
+    # still lists, as Google Password Manager's list does, saying which passkey shadows it.
+    d = desk("rename")
+    d.open_console(profile="default")
+    origin = "http://localhost:8000"
+    made = []
+    for _ in range(2):
+        status, body = d.server.call("POST", "/profiles/default/credentials/create",
+                                     {"origin": origin, "options": options_json(user_id=b"alice-account-7")})
+        assert status == 200, body
+        made.append(body["id"])
+    old, new = made
+    d.wait(lambda _: len(d.rows("passkeys")) == 2)
+    row = f"#passkeys tbody tr[data-credential='{{}}']".format
+    d.wait(lambda dr: f"shadowed by {new[:8]}" in dr.find_element(By.CSS_SELECTOR, row(old)).text)
+    assert "shadowed-passkey" in d.console.find_element(By.CSS_SELECTOR, row(old)).get_attribute("class")
+    assert "shadowed-passkey" not in d.console.find_element(By.CSS_SELECTOR, row(new)).get_attribute("class")
+    assert "shadowed by" not in d.console.find_element(By.CSS_SELECTOR, row(new)).text
+    d.shot("a-shadowed-passkey")
+
+    def field(credential, name):
+        return d.console.find_element(By.CSS_SELECTOR, f"{row(credential)} form.rename-passkey input[name={name}]")
+
+    def type_into(credential, name, value):
+        def attempt(_):
+            box = field(credential, name)
+            box.clear()
+            box.send_keys(value)
+            return field(credential, name).get_attribute("value") == value
+        d.wait(attempt)
+
+    def rename(credential, user_name, display_name):
+        type_into(credential, "userName", user_name)
+        type_into(credential, "displayName", display_name)
+        d.click(f"{row(credential)} form.rename-passkey button[type=submit]")
+
+    # The user starts typing a new name; meanwhile the RP signs in with the passkey, so the console rebuilds the list
+    # as the log moves: what the user typed, and where, stays.
+    type_into(new, "userName", "alice at w")
+    events = len(d.rows("events"))
+    request = json.loads(options_to_json(generate_authentication_options(rp_id="localhost")))
+    status, body = d.server.call("POST", "/profiles/default/credentials/get", {"origin": origin, "options": request})
+    assert status == 200 and body["id"] == new, body
+    d.wait(lambda _: len(d.rows("events")) > events)
+    d.wait(lambda dr: dr.find_element(By.CSS_SELECTOR, row(new)).find_elements(By.TAG_NAME, "td")[3].text != "never")
+    assert field(new, "userName").get_attribute("value") == "alice at w"
+    assert d.console.execute_script("return document.activeElement.name") == "userName"
+    d.console.switch_to.active_element.send_keys("ork")
+    assert field(new, "userName").get_attribute("value") == "alice at work"
+
+    # The user renames the newer passkey in the console's form: the vault marks it edited by the user.
+    rename(new, "alice at work", "Alice (work)")
+    d.wait(lambda _: d.server.call("GET", f"/profiles/default/passkeys/{new}")[1]["userName"] == "alice at work")
+    renamed = d.server.call("GET", f"/profiles/default/passkeys/{new}")[1]
+    assert renamed["displayName"] == "Alice (work)" and renamed["editedByUser"] is True, renamed
+    d.wait(lambda dr: "edited by the user" in dr.find_element(By.CSS_SELECTOR, row(new)).text)
+    assert "alice at work" in d.console.find_element(By.CSS_SELECTOR, row(new)).text
+    assert "edited by the user" not in d.console.find_element(By.CSS_SELECTOR, row(old)).text
+    d.wait(lambda _: any("Passkey renamed" in t for t in d.toasts()))
+    events = d.server.call("GET", "/profiles/default/events?kind=vault")[1]["events"]
+    assert [(e["outcome"], e["detail"]["credentialId"], e["detail"]["userName"]) for e in events] == [("renamed", new, "alice at work")]
+    d.shot("renamed-in-the-console")
+
+    # The RP's details signal: GPM leaves the user's names alone (signals.currentUserDetailsRespectsUserEdit).
+    status, body = d.server.call("POST", "/profiles/default/signals/details", {"origin": origin, "options": {
+        "rpId": "localhost", "userId": base64.urlsafe_b64encode(b"alice-account-7").decode().rstrip("="),
+        "name": "alice@new.example", "displayName": "Alice New"}})
+    assert status == 200 and body == {"resolved": True}, body
+    assert d.server.call("GET", f"/profiles/default/passkeys/{new}")[1]["userName"] == "alice at work"
+    d.wait(lambda _: any(e["kind"] == "signal" for e in d.server.call("GET", "/profiles/default/events")[1]["events"]))
+    assert "alice at work" in d.console.find_element(By.CSS_SELECTOR, row(new)).text
+    assert_documented(d.fetches())
+    assert d.console_errors() == []
+
+    # A name the browser's own form refuses (empty) is never sent; one the server refuses (over 1024 bytes of UTF-8,
+    # though 600 characters fit the field) is its named error in the console, the vault unchanged.
+    before = d.server.call("GET", "/profiles/default/passkeys")[1]
+    sent = len(d.fetches())
+    rename(new, "", "Alice (work)")
+    assert not [f for f in d.fetches()[sent:] if f[0] == "PATCH"], "an empty user name was sent"
+    rename(new, "é" * 600, "Alice (work)")
+    d.wait(lambda dr: dr.find_element(By.ID, "error").is_displayed())
+    assert "1024 bytes" in d.console.find_element(By.ID, "error").text
+    assert d.server.call("GET", "/profiles/default/passkeys")[1] == before
+    d.shot("rename-refused")

@@ -58,7 +58,7 @@ def immediate_since(pack_id, platform=None):
 
 
 CASES = [("gpm", "chrome-desktop"), ("bitwarden", "chrome-desktop"), ("1password", "chrome-desktop"), ("keepassxc", "chrome-desktop"),
-         ("bitwarden", "firefox"), ("apple", "macos"), ("gpm", "android")]
+         ("bitwarden", "firefox"), ("apple", "macos"), ("gpm", "android"), ("gpm-pre-m144", "chrome-desktop")]
 
 
 @pytest.mark.parametrize("pack_id,platform", CASES)

@@ -199,8 +199,41 @@
     return flags.UV ? '1' : '0';
   }
 
+  /** What the user is typing in the passkeys' rename forms, by credential ID: the list is rebuilt as the log moves
+   *  (an RP's sign-in while the user types), and a rebuilt form must keep the text, the focus and the caret. */
+  function renameDrafts() {
+    const drafts = new Map();
+    for (const form of $('passkeys').querySelectorAll('form.rename-passkey')) {
+      const inputs = [...form.querySelectorAll('input')];
+      const focused = inputs.find((input) => input === document.activeElement);
+      if (!focused && inputs.every((input) => input.value === input.defaultValue)) continue;
+      drafts.set(form.closest('tr').dataset.credential, {
+        values: Object.fromEntries(inputs.map((input) => [input.name, input.value])),
+        focused: focused ? focused.name : null,
+        selection: focused ? [focused.selectionStart, focused.selectionEnd] : null,
+      });
+    }
+    return drafts;
+  }
+
+  function restoreRenameDrafts(drafts) {
+    for (const row of $('passkeys').tBodies[0].rows) {
+      const draft = drafts.get(row.dataset.credential);
+      const form = draft && row.querySelector('form.rename-passkey');
+      if (!form) continue;
+      for (const input of form.querySelectorAll('input')) {
+        if (input.name in draft.values) input.value = draft.values[input.name];
+        if (input.name === draft.focused) {
+          input.focus({preventScroll: true});
+          input.setSelectionRange(...draft.selection);
+        }
+      }
+    }
+  }
+
   function renderVault() {
     const bit = (b) => b ? '1' : '0';
+    const drafts = renameDrafts();
     $('passkeys').tBodies[0].replaceChildren(...state.passkeys.map((k) => {
       const who = `${k.userName} (${k.displayName})`;
       // A shadowed passkey (a newer one of the same account took its place: passkeys.priorOfSameUser) is listed, as the
@@ -241,6 +274,7 @@
           button('History', () => showHistory(k), {'aria-label': `History of the passkey of ${who} for ${k.rpId}`, class: 'passkey-history'})));
     }));
     labelCells($('passkeys'));
+    restoreRenameDrafts(drafts);
     $('passkeys-empty').hidden = state.passkeys.length > 0;
     $('passwords').tBodies[0].replaceChildren(...state.passwords.map((w) => {
       const key = `${w.origin}\n${w.username}`;
