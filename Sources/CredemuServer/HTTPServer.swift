@@ -18,6 +18,9 @@ public struct HTTPRequest: Sendable {
     /// Whether the request may wait (for a hold's release, a dropdown's pick): false for one answered on a pool
     /// thread, which must not be held there; what it would have waited for does not apply to it.
     public var mayWait = true
+    /// The request is a message of the shim's channel relayed inside the server (`DevToolsChannel`): it may
+    /// reach the routes the table marks `relayed` only. Never set from the network.
+    public var viaChannel = false
 
     /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
     public var segments: [String] {

@@ -142,6 +142,7 @@ class _WebSocketBrowser(Browser):
         while True:
             try:
                 self._ws = WebSocket(url)
+                self.devtools_url = url   # the page target's DevTools websocket, which credemu serve can open too
                 break
             except (OSError, WebSocketError):
                 if time.monotonic() > deadline:
