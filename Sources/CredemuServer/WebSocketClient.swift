@@ -225,8 +225,9 @@ struct WebSocketURL: Equatable, Sendable {
         let rest = text.dropFirst(5)
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let authority = rest[..<slash], path = String(rest[slash...])
-        guard let colon = authority.lastIndex(of: ":"), let port = UInt16(authority[authority.index(after: colon)...]), port > 0,
-              authority[authority.index(after: colon)...].allSatisfy(\.isASCII) else { return nil }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        let digits = authority[authority.index(after: colon)...]
+        guard (1...5).contains(digits.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let port = UInt16(digits), port > 0 else { return nil }
         let host = String(authority[..<colon]).lowercased()
         switch host {
         case "localhost": address = "127.0.0.1"
@@ -327,9 +328,10 @@ struct WebSocketFrames {
                     guard message != nil else { throw WebSocketError("a continuation frame with no message") }
                 } else {
                     guard message == nil else { throw WebSocketError("a new message inside a fragmented one") }
-                    message = (opcode, [], opcode == 0x2, 0)
                 }
-                if message!.dropping || message!.length + length > maxMessage {
+                let current = message ?? (opcode, [], opcode == 0x2, 0)
+                if current.dropping || current.length + length > maxMessage {
+                    message = current
                     // Read past it: never hold more than the bound.
                     message!.dropping = true
                     message!.bytes = []
@@ -345,6 +347,7 @@ struct WebSocketFrames {
                     continue
                 }
                 guard available >= header + length else { return nil }
+                message = current
                 message!.bytes += buffer[(start + header)..<(start + header + length)]
                 message!.length += length
                 start += header + length
