@@ -113,7 +113,11 @@ final class DevToolsChannel: @unchecked Sendable {
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
+    /// The name of the channel's threads (its reader and the requests that wait), as /proc shows them.
+    static let threadName = "credemu-channel"
+
     private func readLoop() {
+        Thread.current.name = DevToolsChannel.threadName
         while true {
             do {
                 received(try socket.receive())
@@ -199,6 +203,7 @@ final class DevToolsChannel: @unchecked Sendable {
             waits.clientGone = { [weak self] in self?.isClosed ?? true }
             let ready = waits
             Thread.detachNewThread { [self] in
+                Thread.current.name = DevToolsChannel.threadName
                 let response = api.handle(ready)
                 send(replyText(ident: ident, response: response), context: context)
                 lock.withLock { waiting -= 1 }
