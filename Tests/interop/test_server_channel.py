@@ -132,3 +132,36 @@ def test_a_page_that_calls_the_binding_gets_only_the_shims_routes_for_its_frames
     assert credemu_profile.pending_decisions() == [] and len(channels) == 1
     assert credemu_server.client().passwords() == [], "the default profile is untouched"
     assert capabilities == "boolean"
+
+
+def test_the_channel_routes_answer_as_documented_and_refuse_hostile_bodies_by_name(tmp_path):
+    """Over the OpenAPI-checking client: open, list and end a channel; a URL off loopback, an unknown profile, an
+    endpoint that does not answer, a page's request and an unknown channel are named 4xx/5xx, and no channel is
+    left; a server stopped with a channel open stops cleanly."""
+    from api_client import Server as APIServer
+
+    from conftest import BINARY
+    server = APIServer(BINARY, tmp_path)
+    try:
+        with browsers.chromium() as browser:
+            status, opened = server.call("POST", "/channels", {"devtools": browser.devtools_url, "profile": "default", "autofill": False})
+            assert status == 201 and opened["profile"] == "default", opened
+            status, listed = server.call("GET", "/channels")
+            assert status == 200 and [c["id"] for c in listed["channels"]] == [opened["id"]], listed
+            refusals = [
+                ({"devtools": "ws://192.168.1.1:9222/devtools/page/X"}, None, 400, "TypeError"),
+                ({"devtools": browser.devtools_url, "profile": "ghost"}, None, 404, None),
+                ({"devtools": "ws://127.0.0.1:1/devtools/page/X"}, None, 502, "DevToolsUnreachable"),
+                ({"devtools": browser.devtools_url}, {"Origin": "http://localhost:8000"}, 403, "Forbidden"),
+            ]
+            for body, headers, status, name in refusals:
+                got, answer = server.call("POST", "/channels", body, headers=headers)
+                assert got == status, (body, answer)
+                assert name is None or answer["error"]["name"] == name, answer
+            assert server.call("DELETE", f"/channels/{opened['id']}") == (200, {"removed": opened["id"]})
+            assert server.call("DELETE", f"/channels/{opened['id']}")[0] == 404
+            assert server.call("GET", "/channels") == (200, {"channels": []})
+            status, again = server.call("POST", "/channels", {"devtools": browser.devtools_url})
+            assert status == 201
+    finally:
+        assert server.stop() == 0, "SIGTERM with a channel open still shuts the server down cleanly"
