@@ -14,8 +14,8 @@ the figures printed are medians over the rounds, and each ratio is the median of
   connection of its own to the tab, `credemu.browsers.ChromiumTab`), and over the same channel relayed by
   `credemu serve` itself (`POST /channels` with the tab's DevTools URL: the server's own DevTools connection
   answers each binding call in-process); where the time goes: for the Python relay, its HTTP request to credemu
-  beside the whole ceremony as the page sees it; for the server's, credemu's own answer (its HTTP figure with one
-  client, one at a time, which adds a loopback round trip the server's relay does not make) beside the whole.
+  beside the whole ceremony as the page sees it; for the server's, the time it spent answering each binding call
+  (from the event's arrival to the reply's send, `GET /channels`' `answeringMs`) beside the whole.
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
@@ -196,6 +196,20 @@ def chromium(directory):
     raise SystemExit("Chromium did not start its DevTools endpoint")
 
 
+def answered(api, seconds, results, kind, measure):
+    """An in-page loop over the channel credemu serve relays, and the mean seconds the server spent answering each
+    binding call meanwhile (GET /channels' `answered` and `answeringMs`)."""
+    def totals():
+        [channel] = Client(api).channels()
+        return channel["answered"], channel["answeringMs"] / 1000
+    (n0, s0) = totals()
+    rate = measure()
+    (n1, s1) = totals()
+    if n1 > n0:
+        results[f"served-answer-{kind}"].append((s1 - s0) / (n1 - n0))
+    return rate
+
+
 def timed(relay, seconds, results, kind, measure):
     """An in-page loop over the channel, and the median seconds the relay spent in HTTP per request meanwhile."""
     relay.timings = []
@@ -298,16 +312,19 @@ def main():
                 "channel-create": lambda s: devtools.focus(channeled) or timed(relay, s, results, "create",
                                                                                lambda: devtools.evaluate(channeled, f"({LOOP})('create', {s})")),
                 "channel-get": lambda s: timed(relay, s, results, "get", lambda: devtools.evaluate(channeled, f"({LOOP})('get', {s})")),
-                "served-create": lambda s: devtools.focus(served) or devtools.evaluate(served, f"({LOOP})('create', {s})"),
-                "served-get": lambda s: devtools.evaluate(served, f"({LOOP})('get', {s})"),
+                "served-create": lambda s: devtools.focus(served) or answered(api, s, results, "create",
+                                                                              lambda: devtools.evaluate(served, f"({LOOP})('create', {s})")),
+                "served-get": lambda s: answered(api, s, results, "get", lambda: devtools.evaluate(served, f"({LOOP})('get', {s})")),
             }
             ready = worker.figure("http-ready")
             results = {name: [] for name in figures}
-            results.update({"channel-http-create": [], "channel-http-get": []})
+            results.update({"channel-http-create": [], "channel-http-get": [], "served-answer-create": [], "served-answer-get": []})
             for name in figures:
                 figures[name](0.1)  # warm every path once before the rounds
             results["channel-http-create"].clear()
             results["channel-http-get"].clear()
+            results["served-answer-create"].clear()
+            results["served-answer-get"].clear()
             for _ in range(rounds):
                 for name, measure in figures.items():
                     results[name].append(measure(seconds))
@@ -369,10 +386,11 @@ def report(results, seconds, rounds, ready):
             whole = 1000 / median[f"channel-{kind}"]
             http_ms = 1000 * statistics.median(results[f"channel-http-{kind}"])
             print(f"    {kind:6} {whole:7.2f}  {http_ms:7.2f}  (the rest, CDP and the page: {whole - http_ms:.2f})")
-        print("  a ceremony relayed by credemu serve (ms): whole, credemu's answer over HTTP (1 client), the rest")
+    if results["served-answer-create"] and results["served-answer-get"]:
+        print("  a ceremony relayed by credemu serve (ms): whole, of which the server's answer (event in to reply out)")
         for kind in ("create", "get"):
-            whole, answer = 1000 / median[f"served-{kind}"], 1000 / median[f"http1-{kind}"]
-            print(f"    {kind:6} {whole:7.2f}  {answer:7.2f}  (the rest, CDP and the page: {whole - answer:.2f})")
+            whole, answer = 1000 / median[f"served-{kind}"], 1000 * statistics.median(results[f"served-answer-{kind}"])
+            print(f"    {kind:6} {whole:7.2f}  {answer:7.2f}  (the rest, Chromium and the page: {whole - answer:.2f})")
     soft = lines[0]
     cdp = lines[2]
     print("goal: credemu in-process at least as fast as soft-webauthn: "

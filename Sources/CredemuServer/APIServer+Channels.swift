@@ -25,8 +25,10 @@ extension APIServer {
     static func channelMaxMessage(_ maxBodyBytes: Int) -> Int { 2 * maxBodyBytes + 64 * 1024 }
 
     static func channelJSON(_ channel: DevToolsChannel) -> JSONValue {
-        .object([("id", .string(channel.id)), ("devtools", .string(channel.devtools)),
-                 (channel.target.kind.rawValue, .string(channel.target.name)), ("contexts", .number(Double(channel.openContexts)))])
+        let answers = channel.answers
+        return .object([("id", .string(channel.id)), ("devtools", .string(channel.devtools)),
+                        (channel.target.kind.rawValue, .string(channel.target.name)), ("contexts", .number(Double(channel.openContexts))),
+                        ("answered", .number(Double(answers.count))), ("answeringMs", .number((answers.seconds * 1e6).rounded() / 1000))])
     }
 
     /// POST /channels: `{"devtools": "ws://127.0.0.1:PORT/devtools/page/ID", "profile" | "device", "autofill",

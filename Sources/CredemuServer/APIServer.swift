@@ -184,10 +184,12 @@ public final class APIServer: @unchecked Sendable {
         let (route, parameters): (Route, [String])
         do {
             (route, parameters) = try APIServer.route(for: request)
-        } catch where request.viaChannel {
+        } catch where request.viaChannel || request.headers["x-credemu-channel"] != nil {
             throw APIError.notRelayed(request.method, request.path)
         }
-        if request.viaChannel && !route.relayed { throw APIError.notRelayed(route.method, route.template) }
+        if (request.viaChannel || request.headers["x-credemu-channel"] != nil) && !route.relayed {
+            throw APIError.notRelayed(route.method, route.template)
+        }
         guard route.scope.admits(caller) else { throw APIError.outOfScope(route, caller) }
         if route.scope != .public { try authorize(request, route, parameters) }
         if request.method != "GET" { try APIServer.checkMediaType(request) }

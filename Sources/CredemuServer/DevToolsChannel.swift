@@ -31,6 +31,10 @@ final class DevToolsChannel: @unchecked Sendable {
     private var nextCommand = 100
     private var waiting = 0
     private var closed = false
+    /// Binding calls answered, and the seconds the server spent answering them (from the event's arrival to the
+    /// reply's send): what `GET /channels` reports, so a benchmark can tell the server's share from the browser's.
+    private var answered = 0
+    private var answeringSeconds = 0.0
     private let ended = DispatchSemaphore(value: 0)
 
     /// Bounds of what the socket can make the channel hold.
@@ -132,6 +136,7 @@ final class DevToolsChannel: @unchecked Sendable {
     }
 
     var isClosed: Bool { lock.withLock { closed } }
+    var answers: (count: Int, seconds: Double) { lock.withLock { (answered, answeringSeconds) } }
     var openContexts: Int { lock.withLock { contextCount } }
 
     /// Ends the channel: the reader wakes, closes the socket (Chromium then drops the session's binding and
@@ -145,6 +150,7 @@ final class DevToolsChannel: @unchecked Sendable {
     /// One message of the DevTools connection: context bookkeeping, the channel's binding calls; anything else
     /// (answers to the replies, other events, what is not JSON) is ignored.
     func received(_ text: [UInt8]) {
+        let arrived = DispatchTime.now().uptimeNanoseconds
         guard let message = try? JSONValue.parse(text), let method = message["method"]?.stringValue else { return }
         let params = message["params"]
         switch method {
@@ -158,7 +164,7 @@ final class DevToolsChannel: @unchecked Sendable {
             contexts = [:]
         case "Runtime.bindingCalled":
             guard params?["name"]?.stringValue == binding, let context = DevToolsChannel.contextID(params?["executionContextId"]) else { return }
-            answer(params?["payload"]?.stringValue, context: context)
+            answer(params?["payload"]?.stringValue, context: context, arrived: arrived)
         default:
             return
         }
@@ -173,7 +179,7 @@ final class DevToolsChannel: @unchecked Sendable {
 
     /// Answers one call of the binding from `context`: the request through the front door, inline on the
     /// reader thread, or on a thread of its own for one that may wait (a conditional get, a held ceremony).
-    private func answer(_ payload: String?, context: Int) {
+    private func answer(_ payload: String?, context: Int, arrived: UInt64) {
         guard let origin = contexts[context] else { return }   // a context Chromium never reported: nothing to answer in
         let request: HTTPRequest
         switch ChannelMessage.parse(payload, origin: origin) {
@@ -186,7 +192,7 @@ final class DevToolsChannel: @unchecked Sendable {
                 var now = request
                 now.mayWait = false
                 let response = api.handle(now)
-                send(replyText(ident: ident, response: response), context: context)
+                send(replyText(ident: ident, response: response), context: context, arrived: arrived)
                 return
             }
             let admitted = lock.withLock { () -> Bool in
@@ -223,10 +229,16 @@ final class DevToolsChannel: @unchecked Sendable {
 
     /// The reply to the shim's receiver in `context` (`Runtime.callFunctionOn`); a context gone by then is
     /// Chromium's error answer, which the reader ignores.
-    private func send(_ replyObject: [UInt8], context: Int) {
+    private func send(_ replyObject: [UInt8], context: Int, arrived: UInt64? = nil) {
         let command = lock.withLock { () -> Int in
             nextCommand += 1
             return nextCommand
+        }
+        defer {
+            if let arrived {
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - arrived) / 1e9
+                lock.withLock { answered += 1; answeringSeconds += seconds }
+            }
         }
         let head = "{\"id\":\(command),\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\","
             + "\"executionContextId\":\(context),\"arguments\":[{\"value\":"

@@ -316,3 +316,22 @@ private func XCTAssertEqual(_ a: (Int, String), _ status: Int, _ name: String, f
     XCTAssertEqual(a.0, status, file: file, line: line)
     XCTAssertEqual(a.1, name, file: file, line: line)
 }
+
+/// A client's relay that says it is one (`X-Credemu-Channel`) is held to the same rule as the server's own channel.
+final class ChannelHeaderTests: XCTestCase {
+    func testARequestNamingTheChannelReachesOnlyTheRoutesTheTableMarksRelayed() throws {
+        let (vault, _d) = try makeTestVault()
+        _ = _d
+        let api = try APIServer(vault: vault, registry: try PolicyRegistry(), configuration: .init(allowedOrigins: [ServerChannelTests.origin]))
+        func status(_ method: String, _ path: String, _ body: String = "") -> (Int, String) {
+            var headers = ["host": "127.0.0.1:8765", "origin": ServerChannelTests.origin, "x-credemu-channel": "relay"]
+            if !body.isEmpty { headers["content-type"] = "application/json" }
+            let response = api.handle(HTTPRequest(method: method, path: path, query: [:], headers: headers, body: Array(body.utf8), bodyTooLarge: false))
+            return (response.status, (try? JSONValue.parse(response.body))?["error"]?["name"]?.stringValue ?? "")
+        }
+        XCTAssertEqual(status("GET", "/profiles/default/capabilities").0, 200)
+        XCTAssertEqual(status("GET", "/profiles/default/passkeys"), 403, "RouteNotRelayed")
+        XCTAssertEqual(status("GET", "/profiles/default/nope"), 403, "RouteNotRelayed")
+        XCTAssertEqual(status("POST", "/profiles/default/user", "{\"decisions\":[\"accept\"]}"), 403, "RouteNotRelayed")
+    }
+}

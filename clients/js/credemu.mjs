@@ -672,7 +672,8 @@ export async function relay(client, target, text, frameURL) {
   const origin = frameOrigin(frameURL);
   if (!origin) return refusal(id, 403, 'OriginNotRelayed', 'The frame that called has no http(s) origin the driver reports.');
   if (method === 'GET' && body !== null && body !== undefined) return refusal(id, 400, 'BadChannelMessage', 'A GET carries no body.');
-  const headers = { Origin: origin, Accept: 'application/json' };
+  // X-Credemu-Channel: the server then answers only the routes its table marks relayed (the one rule).
+  const headers = { Origin: origin, Accept: 'application/json', 'X-Credemu-Channel': 'relay' };
   if (method !== 'GET') headers['Content-Type'] = 'application/json';
   if (client.token) headers.Authorization = `Bearer ${client.token}`;
   try {
