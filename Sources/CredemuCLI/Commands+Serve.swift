@@ -87,6 +87,7 @@ extension Context {
         let console = url + "/" + (configuration.token.map { "#token=" + $0 } ?? "")
         terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Console: \(console) ; try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
         termination.wait()
+        api.closeChannels()
         ops.endWaits()
         server.stop()
         vault.close()

@@ -118,20 +118,20 @@ extension APIServer {
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
             return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
-    ] + ceremonyRoutes + passwordRoutes + userRoutes + webDriverRoutes
+    ] + ceremonyRoutes + passwordRoutes + userRoutes + webDriverRoutes + channelRoutes
 
     /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.
     static let ceremonyRoutes: [Route] = [
-        Route.onEveryTarget("POST", "/credentials/create", .page, mayBlock: true) { s, r in
+        Route.onEveryTarget("POST", "/credentials/create", .page, mayBlock: true, relayed: true) { s, r in
             let answer = try s.operations.create(r.target!, try s.ceremonyRequest(r))
             return s.answered(r, answer)
         },
-        Route.onEveryTarget("POST", "/credentials/get", .page, mayBlock: true) { s, r in
+        Route.onEveryTarget("POST", "/credentials/get", .page, mayBlock: true, relayed: true) { s, r in
             let answer = try s.operations.get(r.target!, try s.ceremonyRequest(r))
             return s.answered(r, answer)
         },
-        Route.onEveryTarget("POST", "/ceremonies/{id}/abort", .page) { s, r in
+        Route.onEveryTarget("POST", "/ceremonies/{id}/abort", .page, relayed: true) { s, r in
             _ = try r.body(allowEmpty: true)
             return s.json(200, try s.operations.abortCeremony(r.target!, id: r.second, restrictedTo: r.restrictedTo))
         },
@@ -143,11 +143,11 @@ extension APIServer {
             let (credentialID, ceremony) = (try body.requiredString("credentialId"), try body.string("ceremony"))
             return s.json(200, try s.operations.pickOffered(r.target!, credentialID: credentialID, ceremony: ceremony, restrictedTo: r.restrictedTo))
         },
-        Route.onEveryTarget("POST", "/signals/{kind}", .page) { s, r in
+        Route.onEveryTarget("POST", "/signals/{kind}", .page, relayed: true) { s, r in
             let accounts = try s.operations.signal(r.target!, kind: r.second, try s.ceremonyRequest(r))
             return s.answered(r, Answer(response: .object([("resolved", true)]), accounts: accounts))
         },
-        Route.onEveryTarget("GET", "/capabilities", .page) { s, r in
+        Route.onEveryTarget("GET", "/capabilities", .page, relayed: true) { s, r in
             let answer = try s.operations.capabilities(r.target!, platform: r.query("platform"))
             return s.answered(r, answer)
         },
@@ -175,14 +175,14 @@ extension APIServer {
             let reveal = r.query("reveal") == "true"
             return s.json(200, .object([("passwords", .array(try s.operations.listPasswords(try s.operations.passwordProfile(r.target!), reveal: reveal, restrictedTo: r.restrictedTo)))]))
         },
-        Route.onEveryTarget("POST", "/passwords", .page) { s, r in
+        Route.onEveryTarget("POST", "/passwords", .page, relayed: true) { s, r in
             let body = try r.body()
             let (origin, username, password) = (try body.requiredString("origin"), try body.requiredString("username"), try body.requiredString("password"))
             let savedIn = try body.string("savedIn")
             return s.json(201, try s.operations.savePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, password: password,
                                               savedIn: savedIn, restrictedTo: r.restrictedTo))
         },
-        Route.onEveryTarget("POST", "/passwords/use", .page) { s, r in
+        Route.onEveryTarget("POST", "/passwords/use", .page, relayed: true) { s, r in
             let body = try r.body()
             let (origin, username) = (try body.requiredString("origin"), try body.requiredString("username"))
             return s.json(200, try s.operations.usePassword(try s.operations.passwordProfile(r.target!), origin: origin, username: username, restrictedTo: r.restrictedTo))
@@ -193,7 +193,7 @@ extension APIServer {
             try s.operations.reportUnusedPassword(try s.operations.passwordProfile(r.target!), domain: domain, userName: userName, restrictedTo: r.restrictedTo)
             return s.json(200, .object([("reported", true)]))
         },
-        Route.onEveryTarget("POST", "/autofill", .page) { s, r in
+        Route.onEveryTarget("POST", "/autofill", .page, relayed: true) { s, r in
             let body = try r.body()
             let (origin, package, username) = (try body.string("origin"), try body.string("androidPackage"), try body.string("username"))
             let (submit, ifSaved) = (try body.bool("submit") ?? false, try body.bool("ifSaved") ?? false)

@@ -42,6 +42,8 @@ public final class APIServer: @unchecked Sendable {
     let configuration: Configuration
     /// `configuration.allowedOrigins`, and those added since with `POST /origins`.
     let origins: AllowedOrigins
+    /// The shim's channels the server relays itself (`POST /channels`).
+    let channels = ChannelBoard()
     private let hosts: HostCheck
 
     /// Serves `operations`; `bindAddress` is the address the server listens on, whose name requests may use.
@@ -179,7 +181,15 @@ public final class APIServer: @unchecked Sendable {
     /// The front door after the host check: route, the route's scope against the caller, token, media type,
     /// size; then the handler. No handler runs for a caller its route's scope does not admit.
     private func dispatch(_ request: HTTPRequest, caller: CallerKind) throws(APIError) -> HTTPResponse {
-        let (route, parameters) = try APIServer.route(for: request)
+        let (route, parameters): (Route, [String])
+        do {
+            (route, parameters) = try APIServer.route(for: request)
+        } catch where request.viaChannel || request.headers["x-credemu-channel"] != nil {
+            throw APIError.notRelayed(request.method, request.path)
+        }
+        if (request.viaChannel || request.headers["x-credemu-channel"] != nil) && !route.relayed {
+            throw APIError.notRelayed(route.method, route.template)
+        }
         guard route.scope.admits(caller) else { throw APIError.outOfScope(route, caller) }
         if route.scope != .public { try authorize(request, route, parameters) }
         if request.method != "GET" { try APIServer.checkMediaType(request) }
@@ -310,6 +320,11 @@ public final class APIServer: @unchecked Sendable {
 extension APIError {
     static func forbiddenOrigin(_ origin: String) -> APIError {
         APIError(403, "Forbidden", "The origin \(origin) is not allowed to call this API; start the server with --allow-origin \(origin).")
+    }
+
+    /// A channel's message naming a route that is not one of the shim's own (`Route.relayed`).
+    static func notRelayed(_ method: String, _ path: String) -> APIError {
+        APIError(403, "RouteNotRelayed", "The shim's channel reaches only the shim's own routes of its profile or device, not \(method) \(path).")
     }
 
     static let unauthorized = APIError(401, "Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required (the token given to credemu serve --token).",

@@ -18,6 +18,10 @@ public struct HTTPRequest: Sendable {
     /// Whether the request may wait (for a hold's release, a dropdown's pick): false for one answered on a pool
     /// thread, which must not be held there; what it would have waited for does not apply to it.
     public var mayWait = true
+    /// The request is a message of the shim's channel: relayed inside the server (`DevToolsChannel`), or by a
+    /// client's relay that says so with `X-Credemu-Channel` (the header only narrows what a request may reach).
+    /// It may reach the routes the table marks `relayed` only.
+    public var viaChannel = false
 
     /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
     public var segments: [String] {
@@ -58,7 +62,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// The request headers the API reads.
     /// The headers the API reads: (name as looked up, the lower-case key it is stored under).
     static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers",
-                              "X-Credemu-Errors"]
+                              "X-Credemu-Errors", "X-Credemu-Channel"]
         .map { ($0, $0.lowercased()) }
 
     public init(maxBodyBytes: Int, mayBlock: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {

@@ -15,15 +15,20 @@ struct Route: Sendable {
     /// A request that may wait or run long (a ceremony an armed hold can make wait, a scenario run): answered off
     /// the pool thread.
     let mayBlock: Bool
+    /// One of the shim's own routes, which a message of the shim's channel may reach (docs/shim.md, "Transport"):
+    /// the front door refuses any other route to a request that came through a channel, whoever relays it.
+    let relayed: Bool
     let handler: Handler
     private let pattern: [Substring?]
 
     /// A route; `scope` has no default, so a route cannot be added without saying who may call it.
-    init(_ method: String, _ template: String, _ scope: RouteScope, mayBlock: Bool = false, _ handler: @escaping Handler) {
+    init(_ method: String, _ template: String, _ scope: RouteScope, mayBlock: Bool = false, relayed: Bool = false, _ handler: @escaping Handler) {
+        precondition(!relayed || (scope == .page && template.hasPrefix("/")), "a relayed route is a page route")
         self.method = method
         self.template = template
         self.scope = scope
         self.mayBlock = mayBlock
+        self.relayed = relayed
         self.handler = handler
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
     }
@@ -39,8 +44,9 @@ struct Route: Sendable {
 
     /// One route declared once and mounted on every ceremony target's prefix: `/profiles/{profile}` + `tail` and
     /// `/devices/{device}` + `tail`; the handler reads which from `RouteRequest.target`.
-    static func onEveryTarget(_ method: String, _ tail: String, _ scope: RouteScope, mayBlock: Bool = false, _ handler: @escaping Handler) -> [Route] {
-        ["/profiles/{profile}", "/devices/{device}"].map { Route(method, $0 + tail, scope, mayBlock: mayBlock, handler) }
+    static func onEveryTarget(_ method: String, _ tail: String, _ scope: RouteScope, mayBlock: Bool = false, relayed: Bool = false,
+                              _ handler: @escaping Handler) -> [Route] {
+        ["/profiles/{profile}", "/devices/{device}"].map { Route(method, $0 + tail, scope, mayBlock: mayBlock, relayed: relayed, handler) }
     }
 
     /// The parameters named in the template when `segments` fit it, in order; nil when they do not.

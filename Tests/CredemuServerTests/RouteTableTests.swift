@@ -19,9 +19,22 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(routed.count, APIServer.routes.count, "no route is in the table twice")
     }
 
+    func testTheOpenAPIDocumentMarksTheRoutesAChannelMayReachAndTheyAreTheShimsOwn() throws {
+        let document = try JSONValue.parse(Array(try XCTUnwrap(APIServer.bundled("openapi.json"))))
+        for route in APIServer.routes {
+            let operation = document["paths"]?[route.template]?[route.method.lowercased()]
+            XCTAssertEqual(operation?["x-credemu-relayed"]?.boolValue ?? false, route.relayed, "\(route.method) \(route.template)")
+        }
+        let tails = Set(APIServer.routes.filter(\.relayed).map { "\($0.method) " + String($0.template.drop { $0 != "}" }.dropFirst()) })
+        XCTAssertEqual(tails, ["POST /credentials/create", "POST /credentials/get", "POST /ceremonies/{id}/abort", "POST /signals/{kind}",
+                               "GET /capabilities", "POST /passwords", "POST /passwords/use", "POST /autofill"])
+        XCTAssertEqual(APIServer.routes.filter(\.relayed).count, 2 * tails.count, "on both targets")
+    }
+
     func testTheCeremonyRoutesAndScenarioRunsAreTheOnesThatMayWait() {
         XCTAssertEqual(APIServer.blockingTails, ["/credentials/create", "/credentials/get"])
-        XCTAssertEqual(APIServer.blockingPaths, ["/scenarios/run"], "a scenario run never takes a pool thread")
+        XCTAssertEqual(APIServer.blockingPaths, ["/channels", "/scenarios/run"],
+                       "a scenario run and a channel's opening (which waits for the DevTools connection) never take a pool thread")
     }
 
     func testTemplatesMatchWholeSegmentsOnly() throws {

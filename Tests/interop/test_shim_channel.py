@@ -56,10 +56,10 @@ LOOK_AROUND = """(() => {
 
 
 @contextlib.contextmanager
-def chromium_over_cdp(client, origin):
+def chromium_over_cdp(client, origin, relay=None):
     with browsers.chromium() as browser:
         from credemu import install_shim
-        install_shim(browser, client, origin=origin)
+        install_shim(browser, client, origin=origin, relay=relay)
         yield lambda path: browser.navigate(origin + path), browser.evaluate, browser
 
 
@@ -97,7 +97,9 @@ def chromium_in_selenium(client, origin):
         driver.quit()
 
 
-DRIVERS = {"credemu.browsers": chromium_over_cdp, "playwright": chromium_in_playwright, "selenium": chromium_in_selenium}
+# credemu.browsers and Selenium hand the tab to credemu serve's own relay (the server is local); the client's relay too.
+DRIVERS = {"credemu.browsers": chromium_over_cdp, "credemu.browsers-client-relay": lambda c, o: chromium_over_cdp(c, o, relay="client"),
+           "playwright": chromium_in_playwright, "selenium": chromium_in_selenium}
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +125,7 @@ def test_a_strict_csp_page_registers_and_signs_in_through_the_channel_and_keeps_
 
 
 def test_a_page_script_finds_no_channel_on_window_and_the_names_call_nothing(strict_rp, credemu_profile):
-    with chromium_over_cdp(credemu_profile, strict_rp) as (navigate, evaluate, browser):
+    with chromium_over_cdp(credemu_profile, strict_rp, relay="client") as (navigate, evaluate, browser):
         [(channel, (_, reply))] = browser._channels.items()
         navigate("/login")
         browser.wait_for("document.readyState === 'complete'")

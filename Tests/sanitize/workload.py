@@ -141,6 +141,11 @@ def documents_and_profiles(s):
     s.call("POST", "/origins", {"origin": "http://localhost:8000"}, expect=200)
     s.call("POST", "/origins", {"origin": "http://localhost:8000/path"}, expect=400)
     s.call("GET", "/origins", expect=200)
+    # The shim's channel relayed by the server: no browser here, so a DevTools port nothing listens on.
+    s.call("POST", "/channels", {"devtools": "ws://127.0.0.1:1/devtools/page/X"}, expect=502)
+    s.call("POST", "/channels", {"devtools": "ws://10.0.0.1:9222/devtools/page/X"}, expect=400)
+    s.call("GET", "/channels", expect=200)
+    s.call("DELETE", "/channels/ch1", expect=404)
     s.call("GET", "/profiles", expect=200)
     s.call("POST", "/profiles", {"name": "ios", "pack": "apple", "platform": "ios", "osVersion": "18.1"}, expect=201)
     s.call("POST", "/profiles", {"name": "droid", "pack": "gpm", "platform": "android"}, expect=201)

@@ -26,6 +26,9 @@ export const ROUTES = {
   'POST /clock': ['setClock', 'advanceClock', 'systemClock'],
   'GET /origins': ['allowedOrigins'],
   'POST /origins': ['allowOrigin'],
+  'POST /channels': ['openChannel'],
+  'GET /channels': ['channels'],
+  'DELETE /channels/{id}': ['closeChannel'],
   'GET /holds': ['holds'],
   'POST /holds/{id}/release': ['releaseHold'],
   'GET /profiles': ['profiles'],
@@ -274,6 +277,22 @@ export class Client {
   async allowedOrigins() { return (await this.request('GET', '/origins')).allowedOrigins; }
   /** POST /origins: pages of `origin` (a URL is cut to its origin) may call the API from now on. */
   async allowOrigin(origin) { return (await this.request('POST', '/origins', { origin: originOf(origin) })).allowedOrigins; }
+
+  // ---- the shim's channel, relayed by the server (docs/shim.md, "Transport") ----
+  /** POST /channels: credemu opens its own DevTools connection to the Chromium page target at `devtools`
+   * (ws://127.0.0.1:PORT/devtools/page/ID, loopback only), adds the channel's binding and the shim there, and
+   * answers the page's shim itself until closeChannel or the page closes. */
+  async openChannel(devtools, { profile, device, autofill = true, fillBinding, autofillEvents = false } = {}) {
+    const body = { devtools, ...(device ? { device } : { profile: profile || this.profile }) };
+    if (!autofill) body.autofill = false;
+    if (fillBinding) body.fillBinding = fillBinding;
+    if (autofillEvents) body.autofillEvents = true;
+    return this.request('POST', '/channels', body);
+  }
+  /** GET /channels: the channels the server relays. */
+  async channels() { return (await this.request('GET', '/channels')).channels; }
+  /** DELETE /channels/{id}: the server ends the channel. */
+  async closeChannel(id) { return this.request('DELETE', `/channels/${encodeURIComponent(id)}`); }
 
   // ---- held ceremonies ----
   /** The profile's next ceremony waits until releaseHold (or the timeout). */
@@ -653,7 +672,8 @@ export async function relay(client, target, text, frameURL) {
   const origin = frameOrigin(frameURL);
   if (!origin) return refusal(id, 403, 'OriginNotRelayed', 'The frame that called has no http(s) origin the driver reports.');
   if (method === 'GET' && body !== null && body !== undefined) return refusal(id, 400, 'BadChannelMessage', 'A GET carries no body.');
-  const headers = { Origin: origin, Accept: 'application/json' };
+  // X-Credemu-Channel: the server then answers only the routes its table marks relayed (the one rule).
+  const headers = { Origin: origin, Accept: 'application/json', 'X-Credemu-Channel': 'relay' };
   if (method !== 'GET') headers['Content-Type'] = 'application/json';
   if (client.token) headers.Authorization = `Bearer ${client.token}`;
   try {

@@ -76,6 +76,10 @@ describe('the client', () => {
     await call('profiles'); await call('getProfile'); await call('updateProfile', null, { automaticPasskeyUpgrades: true });
     await call('setClock', '2026-11-29T10:00:00Z'); await call('advanceClock', '1m'); await call('systemClock');
     await call('allowedOrigins'); await call('allowOrigin', 'http://localhost:8123/login');
+    // No browser here: a DevTools port nothing listens on, and an ID no channel has.
+    await assert.rejects(call('openChannel', 'ws://127.0.0.1:1/devtools/page/X'), { name: 'DevToolsUnreachable' });
+    assert.deepEqual(await call('channels'), []);
+    await assert.rejects(call('closeChannel', 'ch0'), { name: 'NotFound' });
     await call('savePassword', 'alice@example.com', 'pw'); await call('passwords'); await call('usePassword', 'alice@example.com');
     await call('autofill', { username: 'alice@example.com', submit: true });
     const created = await call('create', registrationOptions('alice@example.com'), { mediation: 'conditional' });

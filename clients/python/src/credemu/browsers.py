@@ -142,6 +142,7 @@ class _WebSocketBrowser(Browser):
         while True:
             try:
                 self._ws = WebSocket(url)
+                self.devtools_url = url   # the page target's DevTools websocket, which credemu serve can open too
                 break
             except (OSError, WebSocketError):
                 if time.monotonic() > deadline:
@@ -452,6 +453,12 @@ class ChromiumTab(Chromium):
     def __init__(self, debugger_address, target_id=None):
         Browser.__init__(self)
         deadline = time.monotonic() + 30
+        self._connect(self.page_url(debugger_address, target_id), deadline)
+        self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
+
+    @staticmethod
+    def page_url(debugger_address, target_id=None):
+        """The DevTools websocket URL of the page `target_id` (or the only page) at `debugger_address`."""
         with urllib.request.urlopen(f"http://{debugger_address}/json/list", timeout=10) as r:
             pages = [t for t in json.load(r) if t["type"] == "page"]
         page = next((t for t in pages if target_id and t["id"].lower() == str(target_id).lower()), None)
@@ -459,17 +466,21 @@ class ChromiumTab(Chromium):
             if len(pages) != 1:
                 raise BrowserError(f"chromium: {len(pages)} pages at {debugger_address} and none is {target_id!r}")
             page = pages[0]
-        self._connect(page["webSocketDebuggerUrl"], deadline)
-        self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
+        return page["webSocketDebuggerUrl"]
 
-    @classmethod
-    def of_selenium(cls, driver):
-        """The tab a Selenium Chromium driver is on (chromedriver's `goog:chromeOptions.debuggerAddress`; its window
-        handle is the page's target ID)."""
+    @staticmethod
+    def selenium_address(driver):
+        """A Selenium Chromium driver's DevTools address (chromedriver's `goog:chromeOptions.debuggerAddress`) and the
+        tab it is on (its window handle is the page's target ID)."""
         address = (driver.capabilities.get("goog:chromeOptions") or {}).get("debuggerAddress")
         if not address:
             raise BrowserError("chromium: the Selenium driver names no debuggerAddress (goog:chromeOptions)")
-        return cls(address, driver.current_window_handle)
+        return address, driver.current_window_handle
+
+    @classmethod
+    def of_selenium(cls, driver):
+        """The tab a Selenium Chromium driver is on, over a DevTools connection of this client's own."""
+        return cls(*cls.selenium_address(driver))
 
     def _quit(self):
         self._ws.close()

@@ -83,6 +83,9 @@ ROUTES = {
     ("DELETE", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}"): ["remove_credential"],
     ("POST", "/webauthn/authenticator/{authenticatorId}/uv"): ["set_user_verified"],
     ("POST", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props"): ["set_credential_properties"],
+    ("POST", "/channels"): ["open_channel"],
+    ("GET", "/channels"): ["channels"],
+    ("DELETE", "/channels/{id}"): ["close_channel"],
 }
 
 # The header a device's ceremony answer names its answering provider account in (a signal's: every account it
@@ -313,6 +316,34 @@ class Client:
     def allow_origin(self, origin):
         """`POST /origins`: pages of `origin` (a URL is cut to its origin) may call the API from now on."""
         return self.request("POST", "/origins", {"origin": origin_of(origin)})["allowedOrigins"]
+
+    # ---- the shim's channel, relayed by the server ----
+
+    def open_channel(self, devtools, *, profile=None, device=None, autofill=True, fill_binding=None, autofill_events=False):
+        """`POST /channels`: the server opens its own DevTools connection to the Chromium page target whose websocket
+        URL is `devtools` (`ws://127.0.0.1:PORT/devtools/page/ID`, loopback only), adds the shim's channel binding and
+        the shim for `profile` or `device` there, and answers the page's shim itself (docs/shim.md, "Transport").
+        The channel lasts until `close_channel` or until the browser closes the page. Returns `{"id", ...}`."""
+        body = {"devtools": devtools}
+        if device is not None:
+            body["device"] = device
+        else:
+            body["profile"] = profile or self.profile
+        if not autofill:
+            body["autofill"] = False
+        if fill_binding:
+            body["fillBinding"] = fill_binding
+        if autofill_events:
+            body["autofillEvents"] = True
+        return self.request("POST", "/channels", body)
+
+    def channels(self):
+        """`GET /channels`: the channels the server relays, each `{"id", "devtools", "profile" | "device", "contexts"}`."""
+        return self.request("GET", "/channels")["channels"]
+
+    def close_channel(self, ident):
+        """`DELETE /channels/{id}`: the server ends the channel (its DevTools connection, binding and shim)."""
+        return self.request("DELETE", f"/channels/{urllib.parse.quote(ident, safe='')}")
 
     # ---- held ceremonies ----
 

@@ -7,14 +7,16 @@ would block it: there the shim is installed with CSP bypassed (CDP `Page.setBypa
 origin is allowed on the server (`POST /origins`), since the shim's requests are the page's.
 """
 import secrets
+import urllib.parse
 import warnings
 
 from .client import origin_of
+from .errors import CredemuError
 from .relay import Relay
 
 
 def install_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=None,
-                 autofill_events=False, channel=True, **context_options):
+                 autofill_events=False, channel=True, relay=None, **context_options):
     """Every document `target` loads from now on runs credemu's shim for `profile` (default: the client's), or
     for `device` (default: the client's device, when it has one and no `profile` is given): the page's ceremonies
     then run on the device, which routes them among its provider accounts (`/shim.js?device=NAME`).
@@ -52,14 +54,51 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     unless `autofill_events=True` (a debug switch: `credemu:autofilled` on `document`). No driver can make the
     field match `:autofill`.
 
+    Who relays Chromium's channel (`relay`, for `browsers.chromium()` and Selenium with Chromium): `"server"`
+    hands the tab's DevTools websocket URL to credemu (`POST /channels`), whose own DevTools connection adds the
+    binding and the shim and answers the page in-process; `"client"` relays it here (`credemu.relay.Relay` on
+    this client's DevTools connection). The default is the server when it is local (the client's URL is on a
+    loopback host, so it can reach the browser's loopback DevTools port), else the client; an older server without
+    `/channels` falls back to the client. Playwright, Firefox and WebKitGTK relay in the client.
+
     `client` may also be a `credemu.Server` (its `client()` is used).
     """
     return installed_shim(target, client, origin=origin, profile=profile, device=device, autofill=autofill,
-                          bypass_csp=bypass_csp, autofill_events=autofill_events, channel=channel, **context_options)[0]
+                          bypass_csp=bypass_csp, autofill_events=autofill_events, channel=channel, relay=relay,
+                          **context_options)[0]
+
+
+def _server_is_local(client):
+    host = (urllib.parse.urlsplit(client.url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _server_channel(client, relay, devtools_url, *, profile, device, autofill, fill_binding, autofill_events):
+    """The channel relayed by credemu serve itself (`POST /channels`), or None where the client relays it."""
+    if relay not in (None, "server", "client"):
+        raise ValueError(f"relay is 'server' or 'client', not {relay!r}")
+    if relay == "client" or (relay is None and not _server_is_local(client)):
+        return None
+    try:
+        return client.open_channel(devtools_url, profile=None if device else profile, device=device, autofill=autofill,
+                                   fill_binding=fill_binding, autofill_events=autofill_events)["id"]
+    except CredemuError as error:
+        if relay is None and error.status in (404, 405):   # a server from before /channels
+            return None
+        raise
+
+
+def _closer(client, ident):
+    def close():
+        try:
+            client.close_channel(ident)
+        except CredemuError:
+            pass   # gone with its tab already
+    return close
 
 
 def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=None,
-                   autofill_events=False, channel=True, **context_options):
+                   autofill_events=False, channel=True, relay=None, **context_options):
     """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
     from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
     if not hasattr(client, "shim") and hasattr(client, "client"):  # a credemu.Server
@@ -70,7 +109,7 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         device = getattr(client, "device", None)
     shim_profile = profile or (None if device else client.profile)
 
-    def relay():
+    def client_relay():
         return Relay(client, profile=None if device else shim_profile, device=device)
 
     def script(fill_binding=None, channel_binding=None, channel_reply=None):
@@ -82,17 +121,34 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         bypass = (not channel) if bypass_csp is None else bypass_csp
         if hasattr(target, "add_init_script"):
             fill = _fill_binding(target) if autofill else None
-            binding = _channel_binding(target, relay()) if channel else None
+            binding = _channel_binding(target, client_relay()) if channel else None
             _playwright(target, script(fill, binding), bypass)
             return target, None
         context = target.new_context(bypass_csp=bypass, **context_options)
         fill = _fill_binding(context) if autofill else None
-        binding = _channel_binding(context, relay()) if channel else None
+        binding = _channel_binding(context, client_relay()) if channel else None
         context.add_init_script(script=script(fill, binding))
         return context, context.close
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
+        devtools = getattr(target, "devtools_url", None) if channel else None
+        if devtools:   # Chromium: credemu serve relays the channel itself where it can reach the tab
+            binding = target.add_fill_binding() if autofill else None
+            ident = _server_channel(client, relay, devtools, profile=shim_profile, device=device, autofill=autofill,
+                                    fill_binding=binding, autofill_events=autofill_events)
+            if ident is not None:
+                if bypass_csp:
+                    target.bypass_csp()
+                close = _closer(client, ident)
+
+                def undo_server():
+                    close()
+                    if binding:
+                        target.remove_fill_binding(binding)
+                return target, undo_server
+            if binding:
+                target.remove_fill_binding(binding)
         # The driver's channel where the browser has one (Chromium: CDP Runtime.addBinding), else the page's fetch.
-        names = target.add_channel(relay()) if channel and hasattr(target, "add_channel") else None
+        names = target.add_channel(client_relay()) if channel and hasattr(target, "add_channel") else None
         if bypass_csp or (bypass_csp is None and names is None):
             target.bypass_csp()  # False in Firefox and WebKitGTK: a page whose CSP blocks credemu gets the shim's console line
         # Chromium (CDP Input.insertText) and Firefox (BiDi input.performActions) type a fill; WebKitGTK cannot.
@@ -111,8 +167,15 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
             # Selenium's execute_cdp_cmd gets no CDP events back: the channel runs on a DevTools connection of its
             # own to the driver's tab (chromedriver's debuggerAddress), which holds the binding and the preload.
             from .browsers import ChromiumTab
-            tab = ChromiumTab.of_selenium(target)
-            names = tab.add_channel(relay())
+            address, handle = ChromiumTab.selenium_address(target)
+            ident = _server_channel(client, relay, ChromiumTab.page_url(address, handle), profile=shim_profile, device=device,
+                                    autofill=autofill, fill_binding=None, autofill_events=autofill_events)
+            if ident is not None:
+                if bypass_csp:
+                    target.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+                return target, _closer(client, ident)
+            tab = ChromiumTab(address, handle)
+            names = tab.add_channel(client_relay())
             if bypass_csp:
                 target.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
             tab.add_preload_script(script(None, *names))

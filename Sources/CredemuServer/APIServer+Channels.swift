@@ -1,0 +1,92 @@
+import CredemuOperations
+import Foundation
+import Vault
+import WebAuthn
+
+extension APIServer {
+    /// The shim's channel relayed inside the server (`DevToolsChannel`): the test code hands the server a Chromium
+    /// page target's DevTools websocket URL and the shim's target, and the server answers the page's shim itself.
+    /// The test code's only (`driver`: no page, not the console).
+    static let channelRoutes: [Route] = [
+        Route("POST", "/channels", .driver, mayBlock: true) { s, r in try s.openChannel(r) },
+        Route("GET", "/channels", .driver) { s, _ in
+            s.json(200, .object([("channels", .array(s.channels.all.map(APIServer.channelJSON)))]))
+        },
+        Route("DELETE", "/channels/{id}", .driver) { s, r in
+            guard let channel = s.channels.channel(r.first) else { throw APIError.notFound("No channel \(r.first); GET /channels lists them.") }
+            channel.close()
+            return s.json(200, .object([("removed", .string(channel.id))]))
+        },
+    ]
+
+    /// A DevTools connection's messages may be this long: a binding call carries a request body (at most the
+    /// server's body cap) escaped once more as a JSON string; a longer message (a page's huge console line) is
+    /// read past and dropped.
+    static func channelMaxMessage(_ maxBodyBytes: Int) -> Int { 2 * maxBodyBytes + 64 * 1024 }
+
+    static func channelJSON(_ channel: DevToolsChannel) -> JSONValue {
+        let answers = channel.answers
+        return .object([("id", .string(channel.id)), ("devtools", .string(channel.devtools)),
+                        (channel.target.kind.rawValue, .string(channel.target.name)), ("contexts", .number(Double(channel.openContexts))),
+                        ("answered", .number(Double(answers.count))), ("answeringMs", .number((answers.seconds * 1e6).rounded() / 1000))])
+    }
+
+    /// POST /channels: `{"devtools": "ws://127.0.0.1:PORT/devtools/page/ID", "profile" | "device", "autofill",
+    /// "fillBinding", "autofillEvents"}` (the last three as `/shim.js` takes them).
+    func openChannel(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
+        let body = try r.body()
+        try body.only(["devtools", "profile", "device", "autofill", "fillBinding", "autofillEvents"])
+        let devtools = try body.requiredString("devtools")
+        guard let url = DevToolsChannel.pageURL(devtools) else {
+            throw APIError(.invalidInput("body.devtools must be a page target's DevTools websocket URL on a loopback host, ws://127.0.0.1:PORT/devtools/page/ID."))
+        }
+        let profile = try body.string("profile"), device = try body.string("device")
+        guard profile == nil || device == nil else { throw APIError(.invalidInput("body takes profile or device, not both.")) }
+        let target: CeremonyTarget = device.map { .device($0) } ?? .profile(profile ?? Vault.defaultProfile)
+        try APIError.wrap { () throws(OperationError) in
+            switch target {
+            case .profile(let name): _ = try operations.profile(name)
+            case .device(let name): _ = try operations.device(name)
+            }
+        }
+        var query = [target.kind.rawValue: target.name]
+        if try body.bool("autofill") == false { query["autofill"] = "0" }
+        if try body.bool("autofillEvents") == true { query["autofillEvents"] = "1" }
+        if let fill = try body.string("fillBinding") { query["fillBinding"] = fill }
+        if let token = configuration.token { query["token"] = token }
+        let host = r.http.headers["host"] ?? "127.0.0.1"
+        guard let id = channels.reserve() else {
+            throw APIError(409, "Conflict", "The server holds \(ChannelBoard.limit) channels already; DELETE /channels/{id} one or close its tab.")
+        }
+        var channel: DevToolsChannel?
+        defer { channels.opened(channel) }
+        channel = try DevToolsChannel.open(id: id, url: url, devtools: devtools, target: target, host: host, api: self, timeout: 10) { (binding, reply) throws(APIError) in
+            var script = query
+            script["channel"] = binding
+            script["channelReply"] = reply
+            return try self.shim(HTTPRequest(method: "GET", path: "/shim.js", query: script, headers: ["host": host], body: [], bodyTooLarge: false)).body
+        }
+        return json(201, APIServer.channelJSON(channel!))
+    }
+
+    /// A channel's message as the front door sees it: a request from a page of `origin` (the execution
+    /// context's, as Chromium reports it) to the channel's target, with the target's page token when the server
+    /// has a token, marked `viaChannel` so only the shim's own routes answer.
+    func channelRequest(_ channel: DevToolsChannel, method: String, path: String, body: [UInt8]?, origin: String) -> HTTPRequest {
+        var headers = ["host": channel.host, "origin": origin]
+        if body != nil { headers["content-type"] = "application/json" }
+        if let token = configuration.token {
+            headers["authorization"] = "Bearer " + PageToken.derive(from: token, kind: channel.target.kind, name: channel.target.name)
+        }
+        let prefix = channel.target.kind == .device ? "/devices/" : "/profiles/"
+        var request = HTTPRequest(method: method, path: prefix + channel.target.name + path, query: [:], headers: headers, body: body ?? [],
+                                  bodyTooLarge: (body?.count ?? 0) > configuration.maxBodyBytes)
+        request.viaChannel = true
+        return request
+    }
+
+    /// Ends every channel (the server is stopping).
+    public func closeChannels() {
+        for channel in channels.all { channel.close() }
+    }
+}

@@ -1,0 +1,337 @@
+import CredemuEngine
+import CredemuTestSupport
+import Foundation
+import WebAuthn
+import XCTest
+@testable import CredemuServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A DevTools endpoint played by the test: a loopback listener that completes one websocket handshake, answers
+/// the channel's set-up commands, records what the server sends, and sends whatever the test gives it.
+final class FakeDevTools: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private var peer: Int32 = -1
+    private let lock = NSCondition()
+    private var received: [JSONValue] = []
+    private(set) var binding: String?
+    private(set) var script: String?
+    var answersSetUp = true
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(listener, 4)
+        var bound = sockaddr_in()
+        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &size) } }
+        port = UInt16(bigEndian: bound.sin_port)
+        self.listener = listener
+        Thread.detachNewThread { self.serve() }
+    }
+
+    var url: String { "ws://127.0.0.1:\(port)/devtools/page/FAKE01" }
+
+    private func serve() {
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else { return }
+        lock.withLock { peer = fd }
+        var head: [UInt8] = []
+        while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+            var byte: UInt8 = 0
+            guard recv(fd, &byte, 1, 0) == 1 else { return }
+            head.append(byte)
+        }
+        let key = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+            .first { $0.lowercased().hasPrefix("sec-websocket-key:") }!.dropFirst(18).trimmingCharacters(in: .whitespaces)
+        sendRaw(Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(WebSocketClient.accept(for: key))\r\n\r\n".utf8))
+        while let message = readMessage(fd) {
+            guard let value = try? JSONValue.parse(message) else { continue }
+            let method = value["method"]?.stringValue ?? ""
+            if method == "Runtime.addBinding" { binding = value["params"]?["name"]?.stringValue }
+            if method == "Page.addScriptToEvaluateOnNewDocument" { script = value["params"]?["source"]?.stringValue }
+            if method != "Runtime.callFunctionOn" {
+                if answersSetUp, let id = value["id"]?.numberValue { sendText("{\"id\":\(Int(id)),\"result\":{}}") }
+                continue
+            }
+            lock.withLock {
+                received.append(value)
+                lock.broadcast()
+            }
+        }
+        lock.withLock { lock.broadcast() }
+    }
+
+    /// One masked client message (the server's frames are always masked).
+    private func readMessage(_ fd: Int32) -> [UInt8]? {
+        func read(_ n: Int) -> [UInt8]? {
+            var out = [UInt8](repeating: 0, count: n), got = 0
+            while got < n {
+                let r = out[got...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, n - got, 0) }
+                if r <= 0 { return nil }
+                got += r
+            }
+            return out
+        }
+        guard let head = read(2) else { return nil }
+        var length = Int(head[1] & 0x7F)
+        if length == 126 { guard let l = read(2) else { return nil }; length = Int(l[0]) << 8 | Int(l[1]) }
+        if length == 127 { guard let l = read(8) else { return nil }; length = l.reduce(0) { $0 << 8 | Int($1) } }
+        guard head[1] & 0x80 != 0, let mask = read(4), let payload = read(length) else { return nil }
+        if head[0] & 0x0F == 0x8 { return nil }
+        return payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
+    }
+
+    func sendRaw(_ bytes: [UInt8]) {
+        let fd = lock.withLock { peer }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func sendText(_ text: String) { sendRaw(WebSocketClientTests.frame(0x1, Array(text.utf8))) }
+
+    func event(_ method: String, _ params: String) { sendText("{\"method\":\"\(method)\",\"params\":\(params)}") }
+
+    /// The calls of the shim's receiver so far, waiting up to `seconds` for `count` of them.
+    func replies(_ count: Int, within seconds: Double = 5) -> [JSONValue] {
+        let deadline = Date().addingTimeInterval(seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while received.count < count && lock.wait(until: deadline) {}
+        return received
+    }
+
+    /// The browser closes the page: the socket ends.
+    func closePeer() {
+        lock.withLock {
+            if peer >= 0 { Glibc.shutdown(peer, Int32(SHUT_RDWR)); Glibc.close(peer); peer = -1 }
+        }
+    }
+
+    deinit {
+        closePeer()
+        Glibc.close(listener)
+    }
+}
+
+/// `POST /channels`: the server's own DevTools connection answers the shim's binding calls through the front door,
+/// as a page of the execution context's origin, and reads everything the socket sends as hostile.
+final class ServerChannelTests: XCTestCase {
+    static let origin = "http://localhost:8000"
+
+    func makeAPI(token: String? = nil) throws -> (APIServer, TemporaryDirectory) {
+        let (vault, directory) = try makeTestVault()
+        return (try APIServer(vault: vault, registry: try PolicyRegistry(), configuration: .init(token: token, allowedOrigins: [Self.origin])), directory)
+    }
+
+    func request(_ method: String, _ path: String, _ body: String = "", headers: [String: String] = [:]) -> HTTPRequest {
+        var all = ["host": "127.0.0.1:8765"]
+        if method != "GET" && !body.isEmpty { all["content-type"] = "application/json" }
+        all.merge(headers) { $1 }
+        return HTTPRequest(method: method, path: path, query: [:], headers: all, body: Array(body.utf8), bodyTooLarge: false)
+    }
+
+    /// A channel opened on a fake DevTools page with one main-world context of `origin` (id 7).
+    func open(_ api: APIServer, token: String? = nil, origin: String = origin) throws -> (FakeDevTools, String) {
+        let devtools = try FakeDevTools()
+        let response = api.handle(request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\"}", headers: token.map { ["authorization": "Bearer " + $0] } ?? [:]))
+        XCTAssertEqual(response.status, 201, String(decoding: response.body, as: UTF8.self))
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":7,\"origin\":\"\(origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+        return (devtools, try JSONValue.parse(response.body)["id"]?.stringValue ?? "")
+    }
+
+    func call(_ devtools: FakeDevTools, _ message: String, context: Int = 7, name: String? = nil) {
+        let payload = JSONValue.string(message).serialized()
+        devtools.event("Runtime.bindingCalled", "{\"name\":\(JSONValue.string(name ?? devtools.binding!).serialized()),\"payload\":\(payload),\"executionContextId\":\(context)}")
+    }
+
+    /// The reply object the shim's receiver was called with.
+    func reply(_ call: JSONValue) -> JSONValue { call["params"]?["arguments"]?.arrayValue?.first?["value"] ?? .null }
+
+    func testTheChannelAddsARandomBindingAndTheShimServedForItAndAnswersTheShimsCallAsThePage() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        let binding = try XCTUnwrap(devtools.binding)
+        XCTAssertTrue(binding.hasPrefix("__credemuChannel_") && binding.count == 17 + 32)
+        let script = try XCTUnwrap(devtools.script)
+        XCTAssertTrue(script.contains("\"channel\":\"\(binding)\""), "the shim is served for the channel")
+        XCTAssertTrue(script.contains("const __credemuReply_"), "with its receiver in a top-level const")
+        call(devtools, "{\"id\":\"a1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        let first = try XCTUnwrap(devtools.replies(1).first)
+        XCTAssertEqual(first["method"]?.stringValue, "Runtime.callFunctionOn")
+        XCTAssertEqual(first["params"]?["executionContextId"]?.numberValue, 7)
+        let receiver = try XCTUnwrap(script.split(separator: " ").dropFirst().first { $0.hasPrefix("__credemuReply_") })
+        XCTAssertEqual(first["params"]?["functionDeclaration"]?.stringValue, "function (r) { \(receiver)(r); }")
+        XCTAssertEqual(reply(first)["id"], "a1")
+        XCTAssertEqual(reply(first)["status"], 200)
+        let fetched = api.handle(request("GET", "/profiles/default/capabilities", headers: ["origin": Self.origin]))
+        XCTAssertEqual(reply(first)["body"], try JSONValue.parse(fetched.body), "the answer the page's own fetch gets")
+        XCTAssertEqual(reply(first)["body"]?.objectValue?.isEmpty, false)
+    }
+
+    func testAMessageNamingAnyRouteButTheShimsOwnGetsTheFrontDoorsRefusalAndTheVaultIsUnchanged() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        let forged = [
+            ("POST", "/user", "{\"decisions\":[\"accept\"]}"),            // an operator route
+            ("GET", "/passkeys", "null"),                                 // a page route the shim never calls
+            ("POST", "/../../profiles/other/credentials/create", "{}"),   // dot segments are segments
+            ("POST", "//profiles/other/credentials/create", "{}"),        // another target
+            ("GET", "/capabilities?platform=mac", "null"),                // a query
+            ("POST", "/ceremonies/a%2F..%2Fb/abort", "{}"),               // an escape
+            ("GET", "/credentials/create", "null"),                       // the wrong method
+            ("DELETE", "", "null"),                                       // no path
+        ]
+        for (i, (method, path, body)) in forged.enumerated() {
+            call(devtools, "{\"id\":\"f\(i)\",\"method\":\"\(method)\",\"path\":\"\(path)\",\"body\":\(body)}")
+        }
+        let replies = devtools.replies(forged.count).map(reply)
+        XCTAssertEqual(replies.count, forged.count)
+        for (i, answer) in replies.enumerated() {
+            XCTAssertEqual(answer["id"]?.stringValue, "f\(i)")
+            XCTAssertEqual(answer["status"], 403, "\(forged[i])")
+            XCTAssertEqual(answer["body"]?["error"]?["name"], "RouteNotRelayed", "\(forged[i])")
+        }
+        XCTAssertEqual(try JSONValue.parse(api.handle(request("GET", "/profiles/default/user")).body)["pending"]?.arrayValue?.count ?? 0, 0)
+        XCTAssertEqual(try JSONValue.parse(api.handle(request("GET", "/profiles/default/events")).body)["events"]?.arrayValue?.count, 0)
+    }
+
+    func testHostileBindingCallsAreRefusedOrIgnoredAndTheChannelLivesOn() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        devtools.sendText("{")                                                        // not JSON
+        devtools.sendText("[1,2]")                                                   // not an object
+        devtools.event("Runtime.bindingCalled", "{\"name\":\"other\",\"payload\":\"{}\",\"executionContextId\":7}")   // another binding
+        devtools.event("Runtime.bindingCalled", "{\"name\":\"\(devtools.binding!)\",\"payload\":\"{}\",\"executionContextId\":99}")   // unknown context
+        devtools.event("Runtime.bindingCalled", "{\"name\":\"\(devtools.binding!)\",\"payload\":7,\"executionContextId\":7}")   // no string
+        devtools.event("Runtime.bindingCalled", "{\"name\":\"\(devtools.binding!)\",\"executionContextId\":1e300}")
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":\"x\"}}")
+        devtools.sendRaw(WebSocketClientTests.frame(0x1, [UInt8](repeating: 0x20, count: 2 * 256 * 1024 + 70 * 1024)))   // over the bound: dropped
+        devtools.sendRaw(WebSocketClientTests.frame(0x9, [1]))                       // a ping
+        call(devtools, "{\"id\":\"x\"}")                                            // no method
+        call(devtools, "{\"id\":\"" + String(repeating: "i", count: 65) + "\",\"method\":\"GET\",\"path\":\"/capabilities\"}")
+        call(devtools, "{\"id\":\"b\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":{\"x\":1}}")
+        call(devtools, "{\"id\":\"ok\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        let replies = devtools.replies(5).map(reply)
+        XCTAssertEqual(replies.map { $0["status"]?.numberValue ?? -1 }, [400, 400, 400, 400, 200], "\(replies)")
+        XCTAssertEqual(replies.map { $0["body"]?["error"]?["name"]?.stringValue ?? "" }.prefix(4), ["BadChannelMessage", "BadChannelMessage", "BadChannelMessage", "BadChannelMessage"])
+        XCTAssertEqual(replies.last?["id"], "ok")
+        XCTAssertEqual(api.channels.all.count, 1, "nothing the socket sent ended the channel")
+    }
+
+    func testTheOriginIsTheContextsAsChromiumReportsItAndAFrameWithoutAnHTTPOriginIsRefused() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":8,\"origin\":\"http://elsewhere.example\"}}")
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":9,\"origin\":\"null\"}}")
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":10,\"origin\":\"://\"}}")
+        let save = "{\"id\":\"p\",\"method\":\"POST\",\"path\":\"/passwords\",\"body\":{\"origin\":\"http://localhost:8000\",\"username\":\"u\",\"password\":\"p\"}}"
+        for context in [8, 9, 10] { call(devtools, save, context: context) }
+        call(devtools, save, context: 7)
+        let replies = devtools.replies(4).map(reply)
+        XCTAssertEqual(replies.map { $0["status"]?.numberValue ?? -1 }, [403, 403, 403, 201], "\(replies)")
+        XCTAssertEqual(replies[0]["body"]?["error"]?["name"], "Forbidden", "an origin the server does not allow")
+        XCTAssertEqual(replies[1]["body"]?["error"]?["name"], "OriginNotRelayed")
+        // A destroyed context is unknown again; a cleared page too.
+        devtools.event("Runtime.executionContextDestroyed", "{\"executionContextId\":7}")
+        call(devtools, "{\"id\":\"gone\",\"method\":\"GET\",\"path\":\"/capabilities\"}", context: 7)
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":11,\"origin\":\"http://localhost:8000\"}}")
+        devtools.event("Runtime.executionContextsCleared", "{}")
+        call(devtools, "{\"id\":\"cleared\",\"method\":\"GET\",\"path\":\"/capabilities\"}", context: 11)
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":12,\"origin\":\"http://localhost:8000\"}}")
+        call(devtools, "{\"id\":\"live\",\"method\":\"GET\",\"path\":\"/capabilities\"}", context: 12)
+        let more = devtools.replies(5).map(reply)
+        XCTAssertEqual(more.count, 5)
+        XCTAssertEqual(more.last?["id"], "live", "no answer to a context Chromium no longer reports")
+    }
+
+    func testWithATokenTheChannelCarriesItsTargetsPageTokenAndTheRouteNeedsTheServersOwn() throws {
+        let token = "s3cret-token-0123456789"
+        let (api, _d) = try makeAPI(token: token)
+        _ = _d
+        XCTAssertEqual(api.handle(request("POST", "/channels", "{\"devtools\": \"ws://127.0.0.1:9/devtools/page/X\"}")).status, 401)
+        let pageToken = PageToken.derive(from: token, kind: .profile, name: "default")
+        XCTAssertEqual(api.handle(request("POST", "/channels", "{\"devtools\": \"ws://127.0.0.1:9/devtools/page/X\"}",
+                                          headers: ["authorization": "Bearer " + pageToken])).status, 401, "a page token opens page routes only")
+        XCTAssertEqual(api.handle(request("GET", "/channels", headers: ["authorization": "Bearer " + token, "origin": Self.origin])).status, 403,
+                       "no page lists channels")
+        let (devtools, _) = try open(api, token: token)
+        XCTAssertFalse(devtools.script!.contains(token), "the served shim never holds the server's token")
+        call(devtools, "{\"id\":\"c\",\"method\":\"GET\",\"path\":\"/capabilities\"}")
+        XCTAssertEqual(devtools.replies(1).map(reply).first?["status"], 200)
+    }
+
+    func testTheChannelIsGoneWhenTheBrowserClosesTheSocketOrOnDeleteAndTheirNumberIsBounded() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (first, firstID) = try open(api)
+        let (_, secondID) = try open(api)
+        XCTAssertEqual(try JSONValue.parse(api.handle(request("GET", "/channels")).body)["channels"]?.arrayValue?.compactMap { $0["id"]?.stringValue }, [firstID, secondID])
+        first.closePeer()
+        let deadline = Date().addingTimeInterval(5)
+        while api.channels.channel(firstID) != nil && Date() < deadline { usleep(10_000) }
+        XCTAssertNil(api.channels.channel(firstID), "the browser closed the page")
+        XCTAssertEqual(api.handle(request("DELETE", "/channels/\(secondID)")).status, 200)
+        XCTAssertTrue(api.channels.all.isEmpty)
+        XCTAssertEqual(api.handle(request("DELETE", "/channels/\(secondID)")).status, 404)
+        var open: [FakeDevTools] = []
+        for _ in 0..<ChannelBoard.limit { open.append(try self.open(api).0) }
+        let refused = try FakeDevTools()
+        let over = api.handle(request("POST", "/channels", "{\"devtools\": \"\(refused.url)\"}"))
+        XCTAssertEqual(over.status, 409)
+        api.closeChannels()
+        XCTAssertTrue(api.channels.all.isEmpty)
+        _ = open
+    }
+
+    func testABadDevToolsURLOrTargetOrAnEndpointThatNeverAnswersIsANamedRefusal() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        func post(_ body: String) -> (Int, String) {
+            let response = api.handle(request("POST", "/channels", body))
+            return (response.status, (try? JSONValue.parse(response.body))?["error"]?["name"]?.stringValue ?? "")
+        }
+        XCTAssertEqual(post("{\"devtools\": \"ws://10.1.2.3:9222/devtools/page/X\"}").0, 400)
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:9222/devtools/page/X\", \"profile\": \"ghost\"}").0, 404)
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:9222/devtools/page/X\", \"profile\": \"default\", \"device\": \"d\"}").0, 400)
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:9222/devtools/page/X\", \"extra\": 1}").0, 400)
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:9222/devtools/page/X\", \"fillBinding\": \"1bad\"}").0, 400)
+        XCTAssertEqual(api.handle(request("POST", "/channels", "{\"devtools\": \"ws://127.0.0.1:9/devtools/page/X\"}", headers: ["origin": Self.origin])).status, 403,
+                       "a page cannot open a channel")
+        // Port 1 on loopback: nothing listens.
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:1/devtools/page/X\"}"), 502, "DevToolsUnreachable")
+        XCTAssertTrue(api.channels.all.isEmpty && api.channels.reserve() != nil, "a failed open frees its slot")
+    }
+}
+
+private func XCTAssertEqual(_ a: (Int, String), _ status: Int, _ name: String, file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(a.0, status, file: file, line: line)
+    XCTAssertEqual(a.1, name, file: file, line: line)
+}
+
+/// A client's relay that says it is one (`X-Credemu-Channel`) is held to the same rule as the server's own channel.
+final class ChannelHeaderTests: XCTestCase {
+    func testARequestNamingTheChannelReachesOnlyTheRoutesTheTableMarksRelayed() throws {
+        let (vault, _d) = try makeTestVault()
+        _ = _d
+        let api = try APIServer(vault: vault, registry: try PolicyRegistry(), configuration: .init(allowedOrigins: [ServerChannelTests.origin]))
+        func status(_ method: String, _ path: String, _ body: String = "") -> (Int, String) {
+            var headers = ["host": "127.0.0.1:8765", "origin": ServerChannelTests.origin, "x-credemu-channel": "relay"]
+            if !body.isEmpty { headers["content-type"] = "application/json" }
+            let response = api.handle(HTTPRequest(method: method, path: path, query: [:], headers: headers, body: Array(body.utf8), bodyTooLarge: false))
+            return (response.status, (try? JSONValue.parse(response.body))?["error"]?["name"]?.stringValue ?? "")
+        }
+        XCTAssertEqual(status("GET", "/profiles/default/capabilities").0, 200)
+        XCTAssertEqual(status("GET", "/profiles/default/passkeys"), 403, "RouteNotRelayed")
+        XCTAssertEqual(status("GET", "/profiles/default/nope"), 403, "RouteNotRelayed")
+        XCTAssertEqual(status("POST", "/profiles/default/user", "{\"decisions\":[\"accept\"]}"), 403, "RouteNotRelayed")
+    }
+}
