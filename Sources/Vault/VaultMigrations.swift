@@ -237,6 +237,12 @@ enum VaultMigrations {
         ALTER TABLE passkeys ADD COLUMN edited_by_user INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE staged_passkeys ADD COLUMN edited_by_user INTEGER NOT NULL DEFAULT 0;
         """,
+        // 12: an account's passkeys not shadowed, which a create that shadows and every signal read: through
+        // `passkeys_by_rp` they scanned every passkey the account ever had, so re-registering one user grew each
+        // create's cost with the user's history (GPM keeps the shadowed ones).
+        """
+        CREATE INDEX passkeys_unshadowed_by_user ON passkeys (profile, rp_id, user_handle) WHERE shadowed_by IS NULL;
+        """,
     ]
 
     static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {

@@ -52,17 +52,17 @@ final class QueryPlanTests: XCTestCase {
             ("passkeyByID", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("recordAssertion", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("firstUserPasskey", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("hideUnlisted", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("restoreListed", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("deleteUnlisted", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("renameUser", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("shadowPrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("hideUnlisted", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
+            ("restoreListed", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
+            ("deleteUnlisted", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
+            ("renameUser", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
+            ("shadowPrior", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("replacePrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("shadowPassesOn", "SEARCH passkeys USING INDEX passkeys_shadowed (shadowed_by=?)"),
             ("editUser", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("countDiscoverable", "SEARCH passkeys USING COVERING INDEX passkeys_offered (profile=?)"),
-            ("countUsedUnlisted", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("otherDisplayName", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("countUsedUnlisted", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
+            ("otherDisplayName", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("accountByName", "SEARCH passkeys USING INDEX passkeys_by_user_name (profile=? AND rp_id=? AND user_name=?)"),
             ("mark", "SEARCH event_marks USING PRIMARY KEY (profile=? AND mark=? AND key=? AND key2=?)"),
             ("markedKeys", "SEARCH event_marks USING PRIMARY KEY (profile=? AND mark=? AND key=? AND key2=?)"),
@@ -126,13 +126,14 @@ final class QueryPlanTests: XCTestCase {
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
 /// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs), 9 (a password's site),
-/// 10 (shadowing) and 11 (a user's edit) on a vault made before them.
+/// 10 (shadowing), 11 (a user's edit) and 12 (an account's unshadowed passkeys) on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP INDEX passkeys_unshadowed_by_user;
             ALTER TABLE passkeys DROP COLUMN edited_by_user;
             ALTER TABLE staged_passkeys DROP COLUMN edited_by_user;
             DROP TRIGGER passkey_shadow_passes_on;
