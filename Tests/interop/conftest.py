@@ -173,14 +173,16 @@ def example_rp():
 
 
 @contextlib.contextmanager
-def html_site(body, content_type="text/html"):
-    """A page served at every path of http://localhost:PORT (a secure context, so WebAuthn runs there); yields the
-    origin and stops the server after."""
+def html_site(body, content_type="text/html", csp=None):
+    """A page served at every path of http://localhost:PORT (a secure context, so WebAuthn runs there), with the
+    `Content-Security-Policy` header `csp` when given; yields the origin and stops the server after."""
     class Page(BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            if csp:
+                self.send_header("Content-Security-Policy", csp)
             self.end_headers()
             self.wfile.write(body)
 
