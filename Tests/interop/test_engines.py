@@ -16,18 +16,15 @@ the RP serving a strict CSP (`default-src 'self'; script-src 'self' 'unsafe-inli
 (`channel=False`) against the RP as it is (a strict CSP blocks the page's fetch to credemu); never with a CSP
 bypass. Screenshots of each step go to .build/artifacts/engines/<engine>/<transport>/<test>/.
 """
-import os
-import shutil
 
 import pytest
 
-from conftest import ROOT, STRICT_CSP, example_rp_serving
+from conftest import ROOT, STRICT_CSP, example_rp_serving, launched_engine
 
 from credemu import browsers
 
 ARTIFACTS = ROOT / ".build" / "artifacts" / "engines"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
-NEEDS = {"chromium": ["chromium"], "firefox": ["firefox-esr"], "webkit": ["WebKitWebDriver", "Xvfb"]}
 
 
 def engine_pack(engine, packs):
@@ -41,12 +38,8 @@ def engine_pack(engine, packs):
 
 @pytest.fixture(scope="module", params=["chromium", "firefox", "webkit"])
 def engine(request):
-    missing = [tool for tool in NEEDS[request.param] if shutil.which(tool) is None and not os.path.exists(f"/usr/bin/{tool}")]
-    if missing:
-        pytest.fail(f"{request.param}: {', '.join(missing)} not installed (make deps-browser installs them from Debian)")
-    browser = browsers.launch(request.param)
-    yield browser
-    browser.close()
+    with launched_engine(request.param) as browser:
+        yield browser
 
 
 def _engine_profile(request, index):

@@ -4,19 +4,17 @@ through the shim while its own policy stays in force; a page script finds no cha
 refuses every route but the shim's own, and any frame without an http(s) origin (docs/shim.md, "Transport")."""
 import contextlib
 import json
-import os
 import time
 
 import pytest
 
 from conftest import STRICT_CSP, example_rp_serving, html_site
 from rp_journeys import playwright_manager
+from shim_drivers import CHROMIUM, selenium_chromium
 
 from credemu import browsers
 from credemu.relay import Relay, frame_origin
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 
 # In the page: a registration and a sign-in through its navigator.credentials, then the page's own fetch to
 # credemu (another origin: its CSP must refuse it) and to itself.
@@ -78,17 +76,8 @@ def chromium_in_playwright(client, origin):
 
 @contextlib.contextmanager
 def chromium_in_selenium(client, origin):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
     from credemu import install_shim
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_script_timeout(30)
+    driver = selenium_chromium(script_timeout=30)
     try:
         install_shim(driver, client, origin=origin)
         yield (lambda path: driver.get(origin + path),

@@ -6,23 +6,18 @@ another origin is refused, and the shim over the page's fetch is blocked on the 
 channel lets a page script reach credemu (docs/shim.md, "Transport").
 """
 import json
-import os
-import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from webauthn import generate_authentication_options, generate_registration_options, options_to_json
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import verify_authentication_both, verify_registration_both
+from conftest import html_site, launched_engine, verify_authentication_both, verify_registration_both
 
 from credemu import browsers
 from credemu.relay import Relay
 from credemu.shim import installed_shim
 
 STRICT_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'"
-NEEDS = {"firefox": ["firefox-esr"], "webkit": ["WebKitWebDriver", "Xvfb"]}
 # Each engine's platform pack, as test_engines.py has them.
 PACKS = {"firefox": ("webauthn-spec", None), "webkit": ("apple", "safari")}
 PAGE = b"<!doctype html><html><head><title>strict</title></head><body><p>A page with a strict CSP.</p></body></html>"
@@ -32,34 +27,14 @@ PAGE = b"<!doctype html><html><head><title>strict</title></head><body><p>A page 
 def strict_site():
     """A page with `Content-Security-Policy: default-src 'self'; script-src 'self' 'unsafe-inline'` at every path of
     http://localhost:PORT: its origin."""
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Security-Policy", STRICT_CSP)
-            self.send_header("Content-Length", str(len(PAGE)))
-            self.end_headers()
-            self.wfile.write(PAGE)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with html_site(PAGE, csp=STRICT_CSP) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module", params=["firefox", "webkit"])
 def engine(request):
-    missing = [tool for tool in NEEDS[request.param] if shutil.which(tool) is None and not os.path.exists(f"/usr/bin/{tool}")]
-    if missing:
-        pytest.fail(f"{request.param}: {', '.join(missing)} not installed (make deps-browser installs them from Debian)")
-    browser = browsers.launch(request.param)
-    yield browser
-    browser.close()
+    with launched_engine(request.param) as browser:
+        yield browser
 
 
 def _pack(request):
@@ -216,24 +191,8 @@ class RecordingRelay(Relay):
 def framed_site(strict_site):
     """A page of another origin embedding the strict page in an iframe: (its origin, the strict page's)."""
     page = f"<!doctype html><iframe src='{strict_site}/inner' allow='publickey-credentials-create; publickey-credentials-get'></iframe>".encode()
-
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}", strict_site
-    server.shutdown()
-    server.server_close()
+    with html_site(page) as origin:
+        yield origin, strict_site
 
 
 CAPABILITIES = "PublicKeyCredential.getClientCapabilities().then((c) => typeof c)"
