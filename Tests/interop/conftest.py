@@ -172,15 +172,37 @@ def example_rp():
         yield origin
 
 
+# What each of credemu.browsers' engines needs installed (make deps-browser installs it from Debian).
+ENGINE_NEEDS = {"chromium": ["chromium"], "firefox": ["firefox-esr"], "webkit": ["WebKitWebDriver", "Xvfb"]}
+
+
 @contextlib.contextmanager
-def html_site(body, content_type="text/html"):
-    """A page served at every path of http://localhost:PORT (a secure context, so WebAuthn runs there); yields the
-    origin and stops the server after."""
+def launched_engine(name):
+    """A `credemu.browsers` browser of engine `name`, closed after; the test fails naming what is not installed."""
+    import shutil
+
+    from credemu import browsers
+    missing = [tool for tool in ENGINE_NEEDS[name] if shutil.which(tool) is None and not os.path.exists(f"/usr/bin/{tool}")]
+    if missing:
+        pytest.fail(f"{name}: {', '.join(missing)} not installed (make deps-browser installs them from Debian)")
+    browser = browsers.launch(name)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@contextlib.contextmanager
+def html_site(body, content_type="text/html", csp=None):
+    """A page served at every path of http://localhost:PORT (a secure context, so WebAuthn runs there), with the
+    `Content-Security-Policy` header `csp` when given; yields the origin and stops the server after."""
     class Page(BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            if csp:
+                self.send_header("Content-Security-Policy", csp)
             self.end_headers()
             self.wfile.write(body)
 

@@ -22,21 +22,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api_client import Server
 from conftest import BINARY, ROOT
-from shim_drivers import fetch_shim, install_in_selenium, new_playwright_context
+from shim_drivers import CHROMIUM, fetch_shim, install_in_selenium, new_playwright_context, selenium_chromium
 
 ARTIFACTS = ROOT / "artifacts" / "e2e"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 # Beside the virtual environment (`make clean` removes it with the venv); else in the system's temporary directory.
 SDIST_CACHE = Path(os.environ.get("CREDEMU_SDIST_CACHE") or (
     Path(sys.prefix) / "credemu-sdists" if sys.prefix != sys.base_prefix else Path(tempfile.gettempdir()) / "credemu-sdists"))
@@ -264,16 +259,11 @@ class SeleniumBrowser(Browser):
 
     def __init__(self, shots, rp, shim, bypass_csp=True, client=None):
         super().__init__(shots, rp)
-        options = Options()
-        options.binary_location = CHROMIUM
-        for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800", "--disable-gpu"]:
-            options.add_argument(arg)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        self.driver = selenium_chromium(window=(1000, 800), console=True)
         self.logs = []
-        if client is not None:   # the client's install: the shim over the driver's channel, no CSP bypass
+        if client is not None:   # the client's install, its defaults: the shim over the driver's channel, no CSP bypass
             from credemu import install_shim
-            install_shim(self.driver, client, bypass_csp=False)
+            install_shim(self.driver, client)
         else:
             install_in_selenium(self.driver, shim, bypass_csp=bypass_csp)
 
@@ -296,6 +286,10 @@ class SeleniumBrowser(Browser):
 
     def text(self, css):
         return self.driver.find_element(By.CSS_SELECTOR, css).text
+
+    def evaluate(self, expression):
+        """The value of a JavaScript expression in the page (a promise's, once it settles)."""
+        return self.driver.execute_async_script("const done = arguments[0]; Promise.resolve(" + expression + ").then(done, (e) => done(String(e)));")
 
     def next_dialog(self, timeout=20):
         """Accepts the next alert() and returns its message; an uncaught page error first is a failure."""
@@ -339,9 +333,9 @@ class PlaywrightBrowser(Browser):
 
     def __init__(self, shots, rp, shim, browser, bypass_csp=True, client=None):
         super().__init__(shots, rp)
-        if client is not None:   # the client's install: the shim over the driver's channel, no CSP bypass
+        if client is not None:   # the client's install, its defaults: the shim over the driver's channel, no CSP bypass
             from credemu import install_shim
-            self.context = install_shim(browser, client, bypass_csp=False, viewport={"width": 1000, "height": 800})
+            self.context = install_shim(browser, client, viewport={"width": 1000, "height": 800})
         else:
             self.context = new_playwright_context(browser, shim, bypass_csp=bypass_csp, viewport={"width": 1000, "height": 800})
         self.page = self.context.new_page()
@@ -368,6 +362,10 @@ class PlaywrightBrowser(Browser):
 
     def text(self, css):
         return self.page.locator(css).first.inner_text(timeout=1000)
+
+    def evaluate(self, expression):
+        """The value of a JavaScript expression in the page (a promise's, once it settles)."""
+        return self.page.evaluate(expression)
 
     def next_dialog(self, timeout=20):
         """The message of the next alert() (on_dialog accepted it); an uncaught page error first is a failure."""

@@ -8,8 +8,35 @@ Content-Security-Policy applies to the shim's `fetch` to credemu as to any scrip
 `default-src 'self'` (django-otp-webauthn's sandbox, for one) blocks it: the driver bypasses CSP for the shim
 (CDP `Page.setBypassCSP`, Playwright `bypass_csp=True`). Without that, only pages whose CSP allows
 `connect-src` to credemu's URL work. docs/shim.md shows these same lines.
+
+And the headless Chromium the interop tests drive through Selenium (`selenium_chromium`).
 """
+import os
 import urllib.request
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def selenium_chromium(*args, window=None, console=False, script_timeout=None):
+    """Headless Chromium (Debian's, or $CHROMIUM) under Selenium (chromedriver, or $CHROMEDRIVER), with `args`
+    beside the usual flags; `window` a (width, height); `console` keeps the page's console for
+    `get_log("browser")`; `script_timeout` in seconds for `execute_async_script`."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", *args]:
+        options.add_argument(arg)
+    if window:
+        options.add_argument(f"--window-size={window[0]},{window[1]}")
+    if console:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    if script_timeout is not None:
+        driver.set_script_timeout(script_timeout)
+    return driver
 
 
 def fetch_shim(server, profile="default", device=None):

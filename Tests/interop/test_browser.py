@@ -11,18 +11,15 @@ the test-by-pack matrix and each provider's outcome and reason from its event lo
 The GPM and Bitwarden journeys then check what the provider did in detail (the AAGUID, a silent create, the
 modal path, the events), and the shim's objects and a held registration are checked once, with GPM.
 """
-import os
 import time
 
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import ROOT
+from shim_drivers import selenium_chromium
 
 ARTIFACTS = ROOT / "artifacts" / "e2e"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
@@ -31,11 +28,7 @@ USER, PASSWORD = "alice@example.com", "correct horse battery staple"
 @pytest.fixture(scope="module")
 def chromium():
     """One headless Chromium for the module's tests: credemu_install_shim takes its shim out after each test."""
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,800", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    driver = selenium_chromium(window=(1000, 800))
     yield driver
     driver.quit()
 

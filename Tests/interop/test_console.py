@@ -8,17 +8,13 @@ route. Screenshots of each state go to artifacts/console/ (CI keeps artifacts/).
 """
 import base64
 import json
-import os
 import re
 import subprocess
 import sys
 import urllib.request
 
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -27,7 +23,7 @@ from webauthn import generate_authentication_options, generate_registration_opti
 
 from api_client import OPENAPI, Server, template_for
 from conftest import BINARY, ROOT
-from shim_drivers import install_in_selenium
+from shim_drivers import install_in_selenium, selenium_chromium
 
 ARTIFACTS = ROOT / "artifacts" / "console"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
@@ -45,12 +41,7 @@ window.fetch = function (input, init) {
 
 
 def chromium(width=1000, height=900):
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}", "--disable-gpu"]:
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    return selenium_chromium(window=(width, height), console=True)
 
 
 class Desk:

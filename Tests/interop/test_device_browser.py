@@ -6,17 +6,14 @@ accounts' passkeys and the one the user picks signs in with its own account's ke
 own manager only; getClientCapabilities() is the extension's. Each answer's account is read from the shim's debug
 log (X-Credemu-Provider) and checked against the accounts' vaults."""
 import json
-import os
 import time
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from webauthn import generate_registration_options, verify_authentication_response, verify_registration_response
 from webauthn.helpers import base64url_to_bytes
 
 from conftest import html_site
+from shim_drivers import selenium_chromium
 
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>two managers</title></head>
 <body><form><input id="username" autocomplete="username webauthn"><input id="password" type="password" autocomplete="current-password"></form></body></html>"""
@@ -43,12 +40,7 @@ def site():
 
 @pytest.fixture
 def chromium():
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-    driver.set_script_timeout(30)
+    driver = selenium_chromium(script_timeout=30)
     yield driver
     driver.quit()
 

@@ -7,13 +7,20 @@ What is compared is what the page's code can branch on: the interfaces' own prop
 each error, the shape of each parsed result. Messages are not compared: the shim speaks Chromium's (the profile's
 platform decides what the page sees, and webauthn-spec on chrome-desktop is a Chromium page), Firefox its own.
 A subset of shim_parity_checks.js's concerns: nothing here needs a credential, a pending ceremony or a signal.
+
+Each runs over the driver's channel, on the page as served and on a page serving a strict CSP (`default-src 'self';
+script-src 'self' 'unsafe-inline'`), and over the page's fetch; in WebKitGTK, which has no WebAuthn of its own, the
+channel's summaries must equal the fetch's.
 """
+
+import json
 
 import pytest
 
 from credemu import browsers
+from credemu.shim import installed_shim
 
-from conftest import html_site
+from conftest import STRICT_CSP, html_site
 
 CHECKS = r"""(async () => {
   const out = {};
@@ -79,24 +86,35 @@ DIFFERENCES = {
 }
 
 
-@pytest.fixture
-def page_origin():
-    with html_site(b"<!doctype html><title>engine parity</title>") as origin:
-        yield origin
+# How the shim reaches credemu (docs/shim.md, "Transport"), and the page's CSP: the driver's channel (install_shim's
+# default) on the page as served and on the page serving a strict CSP, and the page's fetch on the page as served.
+# Never a CSP bypass: Firefox and WebKitGTK have none.
+TRANSPORTS = {"channel": (True, None), "channel-strict-csp": (True, STRICT_CSP), "fetch": (False, None)}
+PAGE = b"<!doctype html><title>engine parity</title>"
+# In the page: its own fetch to another origin (credemu's), which a strict CSP must still refuse.
+OWN_FETCH = "fetch(SERVER + '/health').then(() => 'fetched', (e) => e.name)"
 
 
+def differences(reference, summary):
+    """The checks whose values differ, as a report."""
+    assert set(reference) == set(summary)
+    differing = {k for k in reference if reference[k] != summary[k]}
+    return differing, "\n".join(f"{k}:\n  reference {reference[k]}\n  shim      {summary[k]}" for k in sorted(differing))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.credemu(pack="webauthn-spec", platform="chrome-desktop")
-def test_the_shim_in_firefox_answers_as_firefox_does_where_firefox_needs_no_authenticator(page_origin, credemu_profile, credemu_install_shim):
-    with browsers.firefox() as firefox:
+def test_the_shim_in_firefox_answers_as_firefox_does_where_firefox_needs_no_authenticator(transport, credemu_profile, credemu_install_shim):
+    channel, csp = TRANSPORTS[transport]
+    with html_site(PAGE, csp=csp) as page_origin, browsers.firefox() as firefox:
         firefox.navigate(page_origin + "/native")
         native = firefox.evaluate(CHECKS)
-        credemu_install_shim(firefox, origin=page_origin)
+        credemu_install_shim(firefox, origin=page_origin, channel=channel)   # the plugin's default: no bypass
         firefox.navigate(page_origin + "/shim")
         assert firefox.evaluate("Object.prototype.hasOwnProperty.call(window, '__credemuShim')")
         shimmed = firefox.evaluate(CHECKS)
-    assert set(native) == set(shimmed)
-    differing = {k for k in native if native[k] != shimmed[k]}
-    report = "\n".join(f"{k}:\n  firefox {native[k]}\n  shim    {shimmed[k]}" for k in sorted(differing - set(DIFFERENCES)))
+        own_fetch = firefox.evaluate(OWN_FETCH.replace("SERVER", json.dumps(credemu_profile.url)))
+    differing, report = differences(native, shimmed)
     assert differing - set(DIFFERENCES) == set(), "the shim differs from Firefox's own:\n" + report
     assert len(native) >= 30
     # The known differences are exactly these: the signal methods of the chrome-desktop platform.
@@ -104,3 +122,28 @@ def test_the_shim_in_firefox_answers_as_firefox_does_where_firefox_needs_no_auth
     assert set(shimmed["shape/PublicKeyCredential statics"]) - set(native["shape/PublicKeyCredential statics"]) == signals
     assert set(native["json/creation keys"]) - set(shimmed["json/creation keys"]) == {"authenticatorSelection", "extensions"}
     assert set(native["json/request keys"]) - set(shimmed["json/request keys"]) == {"extensions"}
+    # The shim's getClientCapabilities reached credemu (a resolved promise), and the page's policy stayed in force.
+    assert shimmed["shape/getClientCapabilities"] == ["resolved", "object"]
+    assert own_fetch == ("TypeError" if csp else "fetched")
+
+
+@pytest.mark.parametrize("transport", [t for t in TRANSPORTS if TRANSPORTS[t][0]])
+@pytest.mark.credemu(pack="apple", platform="safari")
+def test_in_webkitgtk_the_shim_answers_over_the_channel_as_over_the_pages_fetch(transport, credemu_profile):
+    """WebKitGTK has no WebAuthn of its own to compare with: the reference is the shim over the page's fetch on the
+    page as served, and through the channel (on the page as served and on the strict-CSP page) every check must
+    give the same."""
+    csp = TRANSPORTS[transport][1]
+    with html_site(PAGE) as plain, html_site(PAGE, csp=csp) as page_origin, browsers.webkit() as webkit:
+        undo = installed_shim(webkit, credemu_profile, origin=plain, channel=False)[1]
+        webkit.navigate(plain + "/fetch")
+        reference = webkit.evaluate(CHECKS)
+        undo()
+        installed_shim(webkit, credemu_profile, origin=page_origin)   # install_shim's defaults: the channel, no bypass
+        webkit.navigate(page_origin + "/channel")
+        shimmed = webkit.evaluate(CHECKS)
+        own_fetch = webkit.evaluate(OWN_FETCH.replace("SERVER", json.dumps(credemu_profile.url)))
+    differing, report = differences(reference, shimmed)
+    assert differing == set(), "the shim over the channel differs from the shim over the page's fetch:\n" + report
+    assert len(reference) >= 30 and reference["shape/getClientCapabilities"] == ["resolved", "object"]
+    assert own_fetch == ("TypeError" if csp else "fetched")

@@ -16,18 +16,15 @@ the RP serving a strict CSP (`default-src 'self'; script-src 'self' 'unsafe-inli
 (`channel=False`) against the RP as it is (a strict CSP blocks the page's fetch to credemu); never with a CSP
 bypass. Screenshots of each step go to .build/artifacts/engines/<engine>/<transport>/<test>/.
 """
-import os
-import shutil
 
 import pytest
 
-from conftest import ROOT, STRICT_CSP, example_rp_serving
+from conftest import ROOT, STRICT_CSP, example_rp_serving, launched_engine
 
 from credemu import browsers
 
 ARTIFACTS = ROOT / ".build" / "artifacts" / "engines"
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"
-NEEDS = {"chromium": ["chromium"], "firefox": ["firefox-esr"], "webkit": ["WebKitWebDriver", "Xvfb"]}
 
 
 def engine_pack(engine, packs):
@@ -41,12 +38,8 @@ def engine_pack(engine, packs):
 
 @pytest.fixture(scope="module", params=["chromium", "firefox", "webkit"])
 def engine(request):
-    missing = [tool for tool in NEEDS[request.param] if shutil.which(tool) is None and not os.path.exists(f"/usr/bin/{tool}")]
-    if missing:
-        pytest.fail(f"{request.param}: {', '.join(missing)} not installed (make deps-browser installs them from Debian)")
-    browser = browsers.launch(request.param)
-    yield browser
-    browser.close()
+    with launched_engine(request.param) as browser:
+        yield browser
 
 
 def _engine_profile(request, index):
@@ -71,8 +64,9 @@ def credemu_platform(request):
 class Journey:
     """One engine on the example RP, the shim of the test's profile installed, the user's password saved."""
 
-    def __init__(self, browser, rp, profile, shots):
+    def __init__(self, browser, rp, profile, shots, strict_csp=False):
         self.browser, self.rp, self.profile, self.shots, self.step = browser, rp, profile, shots, 0
+        self.strict_csp = strict_csp
         shots.mkdir(parents=True, exist_ok=True)
         caps = profile.get_client_capabilities()
         self.conditional_create = bool(caps["getClientCapabilities"].get("conditionalCreate"))
@@ -90,6 +84,10 @@ class Journey:
 
     def ready(self, path="/account"):
         self.browser.wait_for(f"location.pathname === {path!r} && document.body && document.body.dataset.ready === '1'")
+
+    def own_fetch_to_credemu(self):
+        """The page's own fetch to another origin (credemu's): what its CSP, if any, makes of it."""
+        return self.browser.evaluate(f"fetch({self.profile.url!r} + '/health').then(() => 'fetched', (e) => e.name)")
 
     def signal_methods(self):
         return self.browser.evaluate("typeof PublicKeyCredential.signalAllAcceptedCredentials === 'function'")
@@ -149,9 +147,12 @@ def journey(request, engine, transport, example_rp, credemu_profile, credemu_ins
         expected = engine_pack(engine.name, request.config.pluginmanager.get_plugin("credemu-session").packs())
         assert (credemu_profile.pack, credemu_profile.platform) == expected
     credemu_profile.save_password(USER, PASSWORD, origin=example_rp)
-    credemu_install_shim(engine, origin=example_rp, channel=transport[0] == "channel", bypass_csp=False)
+    if transport[0] == "channel":   # the plugin's defaults, as a user calls it: the channel, no bypass
+        credemu_install_shim(engine, origin=example_rp)
+    else:
+        credemu_install_shim(engine, origin=example_rp, channel=False, bypass_csp=False)
     yield Journey(engine, example_rp, credemu_profile, ARTIFACTS / engine.name / transport[0]
-                  / request.node.originalname / ("strict-csp" if transport[1] else "as-served"))
+                  / request.node.originalname / ("strict-csp" if transport[1] else "as-served"), strict_csp=transport[1])
     engine.navigate("about:blank")
     engine.clear_cookies()
 
@@ -165,6 +166,8 @@ def test_a_password_sign_in_is_followed_by_a_passkey_and_a_passkey_sign_in(journ
     journey.shot("signed-in-with-passkey")
     assert journey.text("who") == USER
     assert journey.profile.events("get")[-1]["outcome"] == "success"
+    # The RP's strict CSP stayed in force through it all: no bypass, its own cross-origin fetch refused.
+    assert journey.own_fetch_to_credemu() == ("TypeError" if journey.strict_csp else "fetched")
 
 
 def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_shown_again_when_restored(journey):

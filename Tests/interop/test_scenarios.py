@@ -1,15 +1,12 @@
 """`credemu scenario run` from the command line, and its HTML report rendered in headless Chromium."""
 import json
-import os
 import subprocess
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from conftest import BINARY, ROOT
+from shim_drivers import selenium_chromium
 
 SCENARIOS = ROOT / "scenarios"
 ARTIFACTS = ROOT / "artifacts" / "scenarios"
@@ -22,11 +19,7 @@ def run(*args):
 
 
 def chromium(width, height):
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}", "--disable-gpu"]:
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    return selenium_chromium(window=(width, height))
 
 
 def test_json_output_matches_the_expected_matrix():

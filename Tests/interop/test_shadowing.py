@@ -18,6 +18,7 @@ from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyC
 
 from api_client import Server
 from conftest import BINARY, Credemu, html_site, verify_authentication_both, verify_registration_both
+from shim_drivers import selenium_chromium
 
 ORIGIN = "https://shop.example.com"
 RP_ID = "example.com"
@@ -325,16 +326,7 @@ def site():
 
 @pytest.fixture
 def chromium():
-    import os
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-    driver.set_script_timeout(30)
+    driver = selenium_chromium(script_timeout=30)
     yield driver
     driver.quit()
 

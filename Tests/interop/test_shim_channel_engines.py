@@ -5,24 +5,20 @@ py_webauthn and python-fido2 for the page's own origin, while the page's policy 
 another origin is refused, and the shim over the page's fetch is blocked on the same page); and nothing of the
 channel lets a page script reach credemu (docs/shim.md, "Transport").
 """
+import contextlib
 import json
-import os
-import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from webauthn import generate_authentication_options, generate_registration_options, options_to_json
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import verify_authentication_both, verify_registration_both
+from conftest import html_site, launched_engine, verify_authentication_both, verify_registration_both
 
 from credemu import browsers
 from credemu.relay import Relay
 from credemu.shim import installed_shim
 
 STRICT_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'"
-NEEDS = {"firefox": ["firefox-esr"], "webkit": ["WebKitWebDriver", "Xvfb"]}
 # Each engine's platform pack, as test_engines.py has them.
 PACKS = {"firefox": ("webauthn-spec", None), "webkit": ("apple", "safari")}
 PAGE = b"<!doctype html><html><head><title>strict</title></head><body><p>A page with a strict CSP.</p></body></html>"
@@ -32,34 +28,14 @@ PAGE = b"<!doctype html><html><head><title>strict</title></head><body><p>A page 
 def strict_site():
     """A page with `Content-Security-Policy: default-src 'self'; script-src 'self' 'unsafe-inline'` at every path of
     http://localhost:PORT: its origin."""
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Security-Policy", STRICT_CSP)
-            self.send_header("Content-Length", str(len(PAGE)))
-            self.end_headers()
-            self.wfile.write(PAGE)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with html_site(PAGE, csp=STRICT_CSP) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module", params=["firefox", "webkit"])
 def engine(request):
-    missing = [tool for tool in NEEDS[request.param] if shutil.which(tool) is None and not os.path.exists(f"/usr/bin/{tool}")]
-    if missing:
-        pytest.fail(f"{request.param}: {', '.join(missing)} not installed (make deps-browser installs them from Debian)")
-    browser = browsers.launch(request.param)
-    yield browser
-    browser.close()
+    with launched_engine(request.param) as browser:
+        yield browser
 
 
 def _pack(request):
@@ -212,28 +188,31 @@ class RecordingRelay(Relay):
         return super().answer(message, origin)
 
 
-@pytest.fixture
-def framed_site(strict_site):
-    """A page of another origin embedding the strict page in an iframe: (its origin, the strict page's)."""
-    page = f"<!doctype html><iframe src='{strict_site}/inner' allow='publickey-credentials-create; publickey-credentials-get'></iframe>".encode()
+@pytest.fixture(params=["localhost", "127.0.0.1"], ids=["same-site", "cross-site"])
+def framed_site(request, strict_site):
+    """A page of another origin embedding the strict page in an iframe, of the same site (another port) or of
+    another site: (its origin, the strict page's)."""
+    inner = strict_site.replace("localhost", request.param)
+    page = f"<!doctype html><iframe src='{inner}/inner' allow='publickey-credentials-create; publickey-credentials-get'></iframe>".encode()
+    with html_site(page) as origin:
+        yield origin, inner
 
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}", strict_site
-    server.shutdown()
-    server.server_close()
+@contextlib.contextmanager
+def framed_channel(engine, credemu_server, framed_site):
+    """`engine` on the framed page, the shim's channel relayed by a RecordingRelay, the top's shim answered
+    through it: (the browser, the relay, the top's origin, the iframe's)."""
+    top, inner = framed_site
+    client = credemu_server.client()
+    client.allow_origin(top)
+    client.allow_origin(inner)
+    with launched_engine(engine) as browser:
+        relay = RecordingRelay(client, profile=client.profile)
+        name, _ = browser.add_channel(relay)
+        browser.add_preload_script(client.shim(client.profile, channel=name))
+        browser.navigate(top + "/")
+        assert browser.evaluate(CAPABILITIES) == "object"
+        yield browser, relay, top, inner
 
 
 CAPABILITIES = "PublicKeyCredential.getClientCapabilities().then((c) => typeof c)"
@@ -241,16 +220,7 @@ CAPABILITIES = "PublicKeyCredential.getClientCapabilities().then((c) => typeof c
 
 def test_in_firefox_a_frames_requests_are_relayed_with_that_frames_origin(credemu_server, framed_site):
     """BiDi reports the realm of each message: the iframe's calls carry the iframe's origin, never the top's."""
-    top, inner = framed_site
-    client = credemu_server.client()
-    client.allow_origin(top)
-    client.allow_origin(inner)
-    with browsers.firefox() as firefox:
-        relay = RecordingRelay(client, profile=client.profile)
-        name, _ = firefox.add_channel(relay)
-        firefox.add_preload_script(client.shim(client.profile, channel=name))
-        firefox.navigate(top + "/")
-        assert firefox.evaluate(CAPABILITIES) == "object"
+    with framed_channel("firefox", credemu_server, framed_site) as (firefox, relay, top, inner):
         assert relay.origins == [top]
         frame = firefox._send("browsingContext.getTree", {"root": firefox._context})["contexts"][0]["children"][0]["context"]
         result = firefox._send("script.evaluate", {"expression": CAPABILITIES, "target": {"context": frame}, "awaitPromise": True})
@@ -262,16 +232,7 @@ def test_in_webkitgtk_only_the_top_frame_has_the_channel(credemu_server, framed_
     """WebKitGTK tells a handler nothing of the frame that posted, so a subframe gets no channel: its shim uses the
     page's fetch (which the framed page's strict CSP blocks), and every message the relay sees is the top
     document's."""
-    top, inner = framed_site
-    client = credemu_server.client()
-    client.allow_origin(top)
-    client.allow_origin(inner)
-    with browsers.webkit() as webkit:
-        relay = RecordingRelay(client, profile=client.profile)
-        name, _ = webkit.add_channel(relay)
-        webkit.add_preload_script(client.shim(client.profile, channel=name))
-        webkit.navigate(top + "/")
-        assert webkit.evaluate(CAPABILITIES) == "object"
+    with framed_channel("webkit", credemu_server, framed_site) as (webkit, relay, top, inner):
         webkit.wait_for("document.querySelector('iframe').contentDocument === null")   # cross-origin: loaded
         webkit._command("POST", "/frame", {"id": 0})
         assert webkit.evaluate("location.origin") == inner

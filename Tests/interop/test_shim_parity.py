@@ -24,12 +24,10 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 
 from api_client import Server
 from conftest import BINARY, STRICT_CSP
+from shim_drivers import selenium_chromium
 
 from credemu import Client
 from credemu.browsers import ChromiumTab
@@ -88,15 +86,9 @@ class Session:
         self.tmp = tmp
         self.servers = []
         self.server = self.start_server("main", "--allow-origin", self.origin)
-        options = Options()
-        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
         # No name resolves but loopback's: Chromium's related-origins fetch for a foreign RP ID fails at once.
-        for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]:
-            options.add_argument(arg)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-        self.driver.set_script_timeout(90)
+        self.driver = selenium_chromium("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+                                        console=True, script_timeout=90)
         self.scripts = []
 
     def start_server(self, name, *extra, env=None):

@@ -171,6 +171,10 @@ def test_django_otp_webauthn_sandbox_password_then_passkey(driver, transport, dj
     b.click("#passkey-register-button")
     b.wait_text("#passkey-register-status-message", "Registration successful!")
     b.screenshot("passkey-registered")
+    # The sandbox's own policy: in force through the channel (its fetch to another origin refused), switched off
+    # by the bypass.
+    own_fetch = b.evaluate(f"fetch({credemu.server.url!r} + '/health').then(() => 'fetched', (e) => e.name)")
+    assert own_fetch == ("TypeError" if transport == "channel" else "fetched"), own_fetch
 
     [passkey] = credemu.passkeys()
     assert passkey["rpId"] == "localhost" and passkey["userName"] == USER and passkey["discoverable"] is True

@@ -12,7 +12,6 @@ key. The same test bodies pass on both; that is the proof. docs/webdriver.md des
 import base64
 import http.server
 import json
-import os
 import socketserver
 import threading
 
@@ -21,9 +20,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2 import cbor
 from fido2.cose import ES256
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
 from webauthn import (
     generate_authentication_options,
@@ -41,6 +37,7 @@ from webauthn.helpers.structs import (
 
 import credemu
 from conftest import BINARY
+from shim_drivers import selenium_chromium
 
 if not hasattr(credemu.Client, "selenium"):  # an older installed client shadows clients/python: `make deps-python`
     pytest.fail(f"the credemu client at {credemu.__file__} predates the WebDriver methods; reinstall it (make deps-python)",
@@ -86,13 +83,7 @@ def rp_url():
 
 
 def chromium():
-    options = Options()
-    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
-    driver.set_script_timeout(60)
-    return driver
+    return selenium_chromium(script_timeout=60)
 
 
 @pytest.fixture(scope="module")

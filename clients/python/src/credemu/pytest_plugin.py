@@ -327,11 +327,13 @@ def credemu_profile(request, credemu_server, credemu_pack, credemu_platform):
 
 @pytest.fixture
 def credemu_install_shim(request, credemu_server):
-    """`install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=True, **context_options)`:
-    the shim for the test's profile (or `profile`, a name or a Client; or `device`, a device's name, whose page
-    ceremonies the device routes among its provider accounts) in a Selenium driver or a Playwright page, context
-    or browser (a new context, returned), CSP bypassed and `origin` allowed on the server. See
-    `credemu.install_shim`. At the test's end the install is undone where it can be: a Selenium driver loses
+    """`install(target, origin=None, *, profile=None, device=None, autofill=True, bypass_csp=None, channel=True,
+    **context_options)`: the shim for the test's profile (or `profile`, a name or a Client; or `device`, a device's
+    name, whose page ceremonies the device routes among its provider accounts) in a `credemu.browsers` browser, a
+    Selenium driver or a Playwright page, context or browser (a new context, returned), `origin` allowed on the
+    server. Its requests go through the driver's channel where it has one, and the page's CSP stays in force (no
+    bypass unless `bypass_csp=True`); with `channel=False` the shim fetches, with the CSP bypassed where the driver
+    can. See `credemu.install_shim`. At the test's end the install is undone where it can be: a Selenium driver loses
     the init script (so one driver can serve many tests), a context made from a Browser is closed."""
     undo = []
 
