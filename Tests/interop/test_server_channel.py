@@ -53,10 +53,14 @@ def strict_rp():
 def test_a_strict_csp_page_registers_and_signs_in_through_the_servers_own_relay_and_the_channel_ends_with_the_tab(
         strict_rp, credemu_server, credemu_profile):
     pid = credemu_server.process.pid
+    # The server is the session's: an earlier test's channel may still be ending.
+    assert _eventually(lambda: _server_resources(pid)[0] == 0), _server_resources(pid)
     before = _server_resources(pid)
     with browsers.chromium() as browser:
         install_shim(browser, credemu_profile, origin=strict_rp, relay="server")
-        assert _server_resources(pid) == (before[0] + 1, before[1] + 1), "one reader thread, one socket"
+        # The reader thread names itself once it runs, a moment after the socket opened.
+        assert _eventually(lambda: _server_resources(pid) == (before[0] + 1, before[1] + 1)), \
+            ("one reader thread, one socket", _server_resources(pid), before)
         [channel] = credemu_profile.channels()
         assert channel["profile"] == credemu_profile.profile and channel["devtools"] == browser.devtools_url
         assert not getattr(browser, "_channels", None), "the client relays nothing"

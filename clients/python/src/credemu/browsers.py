@@ -142,7 +142,6 @@ class _WebSocketBrowser(Browser):
         while True:
             try:
                 self._ws = WebSocket(url)
-                self.devtools_url = url   # the page target's DevTools websocket, which credemu serve can open too
                 break
             except (OSError, WebSocketError):
                 if time.monotonic() > deadline:
@@ -331,6 +330,7 @@ class Chromium(_WebSocketBrowser):
                     raise BrowserError("chromium: no DevTools page within 30 s")
                 time.sleep(0.1)
         self._connect(page["webSocketDebuggerUrl"], deadline)
+        self.devtools_url = page["webSocketDebuggerUrl"]   # the page target's, which credemu serve can open too
         self._send("Page.enable")
 
     def _evaluate_text(self, script):
@@ -454,6 +454,7 @@ class ChromiumTab(Chromium):
         Browser.__init__(self)
         deadline = time.monotonic() + 30
         self._connect(self.page_url(debugger_address, target_id), deadline)
+        self.devtools_url = self.page_url(debugger_address, target_id)
         self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
 
     @staticmethod
