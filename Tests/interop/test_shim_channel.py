@@ -12,6 +12,7 @@ from conftest import STRICT_CSP, example_rp_serving, html_site
 from rp_journeys import playwright_manager
 from shim_drivers import CHROMIUM, selenium_chromium
 
+import credemu.shim
 from credemu import browsers
 from credemu.relay import Relay, frame_origin
 
@@ -225,6 +226,8 @@ def test_a_cross_origin_iframes_requests_carry_the_iframes_origin(driver, inner_
     origins = []
     answer = Relay.answer
     monkeypatch.setattr(Relay, "answer", lambda self, message, origin: (origins.append(origin), answer(self, message, origin))[1])
+    # The client's relay is the one watched here: install_shim would hand a local server Chromium's tab instead.
+    monkeypatch.setattr(credemu.shim, "_server_is_local", lambda client: False)
     with html_site(INNER.encode(), csp=STRICT_CSP) as inner:
         inner = inner.replace("localhost", inner_host)
         credemu_profile.allow_origin(inner)
