@@ -8,12 +8,16 @@ import WebAuthn
 /// `channelReply`), tracks the execution contexts' origins as Chromium reports them, and answers each
 /// `Runtime.bindingCalled` in-process: the message becomes a request from a page of the context's origin, which
 /// the one front door (`APIServer.handle`) answers, and the reply goes back by `Runtime.callFunctionOn` of the
-/// shim's receiver in that context. It ends when the browser closes the socket, on `DELETE /channels/{id}`, or
-/// when the server stops.
+/// shim's receiver in that context. A cross-site iframe runs out of process, a CDP target of its own: the page's
+/// session auto-attaches to such targets (`Target.setAutoAttach`, flat sessions, each paused until set up), and
+/// each attached iframe's session gets the same set-up (`frameSetUp`, one list for the page's and every frame's)
+/// before it runs; contexts are known per session, and a reply goes on the session its call came from. It ends
+/// when the browser closes the socket, on `DELETE /channels/{id}`, or when the server stops.
 ///
 /// Everything from the socket is hostile: a message that is not JSON, a binding call of another name, from a
-/// context Chromium never reported or with no http(s) origin, an id that is not a short string, is refused (a
-/// named error to the shim's receiver where there is a context to answer in) or ignored, never a crash.
+/// context Chromium never reported or with no http(s) origin, an id that is not a short string, an event of a
+/// session the channel never attached, is refused (a named error to the shim's receiver where there is a context
+/// to answer in) or ignored, never a crash.
 final class DevToolsChannel: @unchecked Sendable {
     let id: String
     let target: CeremonyTarget
@@ -24,9 +28,14 @@ final class DevToolsChannel: @unchecked Sendable {
     private unowned let api: APIServer
     private let binding: String
     private let reply: String
+    /// The shim's source, for each frame's session.
+    private let source: String
     private let lock = NSLock()
-    /// Execution context ID -> origin, as Chromium reports them (reader thread only).
-    private var contexts: [Int: String] = [:]
+    /// (session, execution context ID) -> origin, as Chromium reports them; the page's own session is nil
+    /// (reader thread only).
+    private var contexts: [Context: String] = [:]
+    /// The attached iframes' sessions (reader thread only).
+    private var frames: Set<String> = []
     private var contextCount = 0
     private var nextCommand = 100
     private var waiting = 0
@@ -39,12 +48,14 @@ final class DevToolsChannel: @unchecked Sendable {
 
     /// Bounds of what the socket can make the channel hold.
     static let maxContexts = 4096
+    /// Iframe sessions attached at once; another target is let run unattached (it gets no shim).
+    static let maxFrames = 64
     /// Requests of one channel waiting at once on threads of their own (a conditional get, a held ceremony).
     static let maxWaiting = 8
     static let functionDeclaration = "function (r) { %@(r); }"
 
     private init(id: String, target: CeremonyTarget, devtools: String, host: String, socket: WebSocketClient, api: APIServer,
-                 binding: String, reply: String) {
+                 binding: String, reply: String, source: String) {
         self.id = id
         self.target = target
         self.devtools = devtools
@@ -53,6 +64,24 @@ final class DevToolsChannel: @unchecked Sendable {
         self.api = api
         self.binding = binding
         self.reply = reply
+        self.source = source
+    }
+
+    /// An execution context of one session: the page's (`session` nil) or an attached iframe's.
+    struct Context: Hashable {
+        var session: String?
+        var id: Int
+    }
+
+    /// What a session needs for the shim, in order: the page's at `open`, each attached iframe's before it runs.
+    static func frameSetUp(binding: String, source: String) -> [(String, JSONValue)] {
+        [
+            ("Page.enable", .object([])),
+            ("Runtime.enable", .object([])),
+            ("Runtime.addBinding", .object([("name", .string(binding))])),
+            ("Page.addScriptToEvaluateOnNewDocument", .object([("source", .string(source))])),
+            ("Target.setAutoAttach", .object([("autoAttach", .bool(true)), ("waitForDebuggerOnStart", .bool(true)), ("flatten", .bool(true))])),
+        ]
     }
 
     /// A DevTools page target's websocket URL as Chromium lists it: `ws://127.0.0.1:PORT/devtools/page/ID`, a
@@ -78,13 +107,9 @@ final class DevToolsChannel: @unchecked Sendable {
         } catch {
             throw APIError(502, "DevToolsUnreachable", "Cannot open a DevTools connection to \(devtools): \(error.description).")
         }
-        let channel = DevToolsChannel(id: id, target: target, devtools: devtools, host: host, socket: socket, api: api, binding: binding, reply: reply)
-        let commands: [(String, JSONValue)] = [
-            ("Page.enable", .object([])),
-            ("Runtime.enable", .object([])),
-            ("Runtime.addBinding", .object([("name", .string(binding))])),
-            ("Page.addScriptToEvaluateOnNewDocument", .object([("source", .string(String(decoding: source, as: UTF8.self)))])),
-        ]
+        let text = String(decoding: source, as: UTF8.self)
+        let channel = DevToolsChannel(id: id, target: target, devtools: devtools, host: host, socket: socket, api: api, binding: binding, reply: reply, source: text)
+        let commands = frameSetUp(binding: binding, source: text)
         do throws(WebSocketError) {
             var pending = Set<Int>()
             for (index, (method, params)) in commands.enumerated() {
@@ -153,23 +178,65 @@ final class DevToolsChannel: @unchecked Sendable {
         let arrived = DispatchTime.now().uptimeNanoseconds
         guard let message = try? JSONValue.parse(text), let method = message["method"]?.stringValue else { return }
         let params = message["params"]
+        var session: String?
+        if let named = message["sessionId"] {
+            // An event of a session this channel never attached (or no string): ignored.
+            guard let name = named.stringValue, frames.contains(name) else { return }
+            session = name
+        }
         switch method {
         case "Runtime.executionContextCreated":
             guard let context = params?["context"], let id = DevToolsChannel.contextID(context["id"]) else { return }
-            guard contexts.count < DevToolsChannel.maxContexts || contexts[id] != nil else { return }
-            contexts[id] = context["origin"]?.stringValue ?? ""
+            let key = Context(session: session, id: id)
+            guard contexts.count < DevToolsChannel.maxContexts || contexts[key] != nil else { return }
+            contexts[key] = context["origin"]?.stringValue ?? ""
         case "Runtime.executionContextDestroyed":
-            if let id = DevToolsChannel.contextID(params?["executionContextId"]) { contexts[id] = nil }
+            if let id = DevToolsChannel.contextID(params?["executionContextId"]) { contexts[Context(session: session, id: id)] = nil }
         case "Runtime.executionContextsCleared":
-            contexts = [:]
+            contexts = contexts.filter { $0.key.session != session }
         case "Runtime.bindingCalled":
-            guard params?["name"]?.stringValue == binding, let context = DevToolsChannel.contextID(params?["executionContextId"]) else { return }
-            answer(params?["payload"]?.stringValue, context: context, arrived: arrived)
+            guard params?["name"]?.stringValue == binding, let id = DevToolsChannel.contextID(params?["executionContextId"]) else { return }
+            answer(params?["payload"]?.stringValue, context: Context(session: session, id: id), arrived: arrived)
+        case "Target.attachedToTarget":
+            attached(params, by: session)
+        case "Target.detachedFromTarget":
+            guard let gone = params?["sessionId"]?.stringValue, frames.remove(gone) != nil else { return }
+            contexts = contexts.filter { $0.key.session != gone }
         default:
             return
         }
         let count = contexts.count
         lock.withLock { contextCount = count }
+    }
+
+    /// A target the page's session (or a frame's) attached to, paused: an iframe gets the shim's set-up on its
+    /// own session, then runs; any other target (a worker), or an iframe over `maxFrames`, runs unattached.
+    private func attached(_ params: JSONValue?, by parent: String?) {
+        guard let session = params?["sessionId"]?.stringValue, (1...64).contains(session.utf8.count), !frames.contains(session) else { return }
+        if params?["targetInfo"]?["type"]?.stringValue == "iframe" && frames.count < DevToolsChannel.maxFrames {
+            frames.insert(session)
+            for (method, params) in DevToolsChannel.frameSetUp(binding: binding, source: source) {
+                command(method, params, session: session)
+            }
+            command("Runtime.runIfWaitingForDebugger", .object([]), session: session)
+        } else {
+            command("Runtime.runIfWaitingForDebugger", .object([]), session: session)
+            command("Target.detachFromTarget", .object([("sessionId", .string(session))]), session: parent)
+        }
+    }
+
+    /// A command whose answer nobody waits for (the reader ignores answers), on `session` (nil: the page's).
+    private func command(_ method: String, _ params: JSONValue, session: String?) {
+        var members: [(String, JSONValue)] = [("id", .number(Double(nextID()))), ("method", .string(method)), ("params", params)]
+        if let session { members.append(("sessionId", .string(session))) }
+        try? socket.send(text: Array(JSONValue.object(members).serialized().utf8))
+    }
+
+    private func nextID() -> Int {
+        lock.withLock { () -> Int in
+            nextCommand += 1
+            return nextCommand
+        }
     }
 
     static func contextID(_ value: JSONValue?) -> Int? {
@@ -179,7 +246,7 @@ final class DevToolsChannel: @unchecked Sendable {
 
     /// Answers one call of the binding from `context`: the request through the front door, inline on the
     /// reader thread, or on a thread of its own for one that may wait (a conditional get, a held ceremony).
-    private func answer(_ payload: String?, context: Int, arrived: UInt64) {
+    private func answer(_ payload: String?, context: Context, arrived: UInt64) {
         guard let origin = contexts[context] else { return }   // a context Chromium never reported: nothing to answer in
         let request: HTTPRequest
         switch ChannelMessage.parse(payload, origin: origin) {
@@ -229,19 +296,17 @@ final class DevToolsChannel: @unchecked Sendable {
 
     /// The reply to the shim's receiver in `context` (`Runtime.callFunctionOn`); a context gone by then is
     /// Chromium's error answer, which the reader ignores.
-    private func send(_ replyObject: [UInt8], context: Int, arrived: UInt64? = nil) {
-        let command = lock.withLock { () -> Int in
-            nextCommand += 1
-            return nextCommand
-        }
+    private func send(_ replyObject: [UInt8], context: Context, arrived: UInt64? = nil) {
+        let command = nextID()
         defer {
             if let arrived {
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - arrived) / 1e9
                 lock.withLock { answered += 1; answeringSeconds += seconds }
             }
         }
-        let head = "{\"id\":\(command),\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\","
-            + "\"executionContextId\":\(context),\"arguments\":[{\"value\":"
+        let session = context.session.map { ",\"sessionId\":" + JSONValue.string($0).serialized() } ?? ""
+        let head = "{\"id\":\(command)\(session),\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\","
+            + "\"executionContextId\":\(context.id),\"arguments\":[{\"value\":"
         try? socket.send(text: Array(head.utf8) + replyObject + Array("}]}}".utf8))
     }
 }

@@ -16,6 +16,8 @@ final class FakeDevTools: @unchecked Sendable {
     private var peer: Int32 = -1
     private let lock = NSCondition()
     private var received: [JSONValue] = []
+    /// Every command the server sent, as (its session, or nil for the page's; its method).
+    private var commands: [(String?, String)] = []
     private(set) var binding: String?
     private(set) var script: String?
     var answersSetUp = true
@@ -55,6 +57,10 @@ final class FakeDevTools: @unchecked Sendable {
             let method = value["method"]?.stringValue ?? ""
             if method == "Runtime.addBinding" { binding = value["params"]?["name"]?.stringValue }
             if method == "Page.addScriptToEvaluateOnNewDocument" { script = value["params"]?["source"]?.stringValue }
+            lock.withLock {
+                commands.append((value["sessionId"]?.stringValue, method))
+                lock.broadcast()
+            }
             if method != "Runtime.callFunctionOn" {
                 if answersSetUp, let id = value["id"]?.numberValue { sendText("{\"id\":\(Int(id)),\"result\":{}}") }
                 continue
@@ -81,7 +87,7 @@ final class FakeDevTools: @unchecked Sendable {
         guard let head = read(2) else { return nil }
         var length = Int(head[1] & 0x7F)
         if length == 126 { guard let l = read(2) else { return nil }; length = Int(l[0]) << 8 | Int(l[1]) }
-        if length == 127 { guard let l = read(8) else { return nil }; length = l.reduce(0) { $0 << 8 | Int($1) } }
+        else if length == 127 { guard let l = read(8) else { return nil }; length = l.reduce(0) { $0 << 8 | Int($1) } }
         guard head[1] & 0x80 != 0, let mask = read(4), let payload = read(length) else { return nil }
         if head[0] & 0x0F == 0x8 { return nil }
         return payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
@@ -103,6 +109,16 @@ final class FakeDevTools: @unchecked Sendable {
         defer { lock.unlock() }
         while received.count < count && lock.wait(until: deadline) {}
         return received
+    }
+
+    /// The methods of the commands sent on `session` (nil: the page's), once `count` of them came (or `seconds` passed).
+    func commands(on session: String?, _ count: Int, within seconds: Double = 5) -> [String] {
+        let deadline = Date().addingTimeInterval(seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        func these() -> [String] { commands.filter { $0.0 == session }.map(\.1) }
+        while these().count < count && lock.wait(until: deadline) {}
+        return these()
     }
 
     /// The browser closes the page: the socket ends.
@@ -144,9 +160,10 @@ final class ServerChannelTests: XCTestCase {
         return (devtools, try JSONValue.parse(response.body)["id"]?.stringValue ?? "")
     }
 
-    func call(_ devtools: FakeDevTools, _ message: String, context: Int = 7, name: String? = nil) {
+    func call(_ devtools: FakeDevTools, _ message: String, context: Int = 7, name: String? = nil, session: String? = nil) {
         let payload = JSONValue.string(message).serialized()
-        devtools.event("Runtime.bindingCalled", "{\"name\":\(JSONValue.string(name ?? devtools.binding!).serialized()),\"payload\":\(payload),\"executionContextId\":\(context)}")
+        let params = "{\"name\":\(JSONValue.string(name ?? devtools.binding!).serialized()),\"payload\":\(payload),\"executionContextId\":\(context)}"
+        devtools.sendText("{\"method\":\"Runtime.bindingCalled\",\"params\":\(params)" + (session.map { ",\"sessionId\":\"\($0)\"" } ?? "") + "}")
     }
 
     /// The reply object the shim's receiver was called with.
@@ -251,6 +268,61 @@ final class ServerChannelTests: XCTestCase {
         let more = devtools.replies(5).map(reply)
         XCTAssertEqual(more.count, 5)
         XCTAssertEqual(more.last?["id"], "live", "no answer to a context Chromium no longer reports")
+    }
+
+    /// A target the page's session auto-attached (`Target.attachedToTarget`, paused), on `parent`'s session.
+    func attach(_ devtools: FakeDevTools, _ session: String, type: String = "iframe", parent: String? = nil) {
+        devtools.sendText("{\"method\":\"Target.attachedToTarget\",\"params\":{\"sessionId\":\"\(session)\",\"targetInfo\":{\"targetId\":\"T\(session)\",\"type\":\"\(type)\","
+                          + "\"url\":\"\"},\"waitingForDebugger\":true}" + (parent.map { ",\"sessionId\":\"\($0)\"" } ?? "") + "}")
+    }
+
+    func testACrossSiteIframesSessionGetsTheShimBeforeItRunsAndItsCallsAreAnsweredOnItsSessionWithItsOwnOrigin() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let frame = "http://frame.localhost:9000"
+        XCTAssertEqual(api.handle(request("POST", "/origins", "{\"origin\":\"\(frame)\"}")).status, 200)
+        let (devtools, _) = try open(api)
+        XCTAssertEqual(devtools.commands(on: nil, 5).last, "Target.setAutoAttach", "the page's session attaches to out-of-process frames")
+        attach(devtools, "S1")
+        let setUp = ["Page.enable", "Runtime.enable", "Runtime.addBinding", "Page.addScriptToEvaluateOnNewDocument", "Target.setAutoAttach",
+                     "Runtime.runIfWaitingForDebugger"]
+        XCTAssertEqual(devtools.commands(on: "S1", setUp.count), setUp, "the frame's own set-up, then it runs")
+        // Context 7 in the frame's session is not the page's context 7.
+        devtools.sendText("{\"method\":\"Runtime.executionContextCreated\",\"params\":{\"context\":{\"id\":7,\"origin\":\"\(frame)\"}},\"sessionId\":\"S1\"}")
+        func save(_ origin: String, _ user: String) -> String {
+            "{\"id\":\"\(user)\",\"method\":\"POST\",\"path\":\"/passwords\",\"body\":{\"origin\":\"\(origin)\",\"username\":\"\(user)\",\"password\":\"p\"}}"
+        }
+        call(devtools, save(Self.origin, "claims-the-parent"), session: "S1")
+        call(devtools, save(frame, "frame-user"), session: "S1")
+        call(devtools, save(Self.origin, "page-user"))
+        call(devtools, save(frame, "unknown-session"), session: "S9")   // a session the channel never attached: ignored
+        let replies = devtools.replies(3)
+        XCTAssertEqual(replies.count, 3)
+        XCTAssertEqual(replies.map { $0["sessionId"]?.stringValue ?? "page" }, ["S1", "S1", "page"], "each reply on its call's session")
+        XCTAssertEqual(replies.map { reply($0)["status"]?.numberValue ?? -1 }, [403, 201, 201], "\(replies.map(reply))")
+        let saved = try JSONValue.parse(api.handle(request("GET", "/profiles/default/passwords")).body)
+        XCTAssertEqual(Set(saved["passwords"]?.arrayValue?.compactMap { $0["username"]?.stringValue } ?? []), ["frame-user", "page-user"])
+        // A worker is let run and detached; a detached frame's session is forgotten.
+        attach(devtools, "W1", type: "worker")
+        XCTAssertEqual(devtools.commands(on: "W1", 1), ["Runtime.runIfWaitingForDebugger"])
+        XCTAssertEqual(devtools.commands(on: nil, 7).last, "Target.detachFromTarget", "on the session that attached it")
+        devtools.sendText("{\"method\":\"Target.detachedFromTarget\",\"params\":{\"sessionId\":\"S1\"}}")
+        call(devtools, save(frame, "gone"), session: "S1")
+        call(devtools, "{\"id\":\"live\",\"method\":\"GET\",\"path\":\"/capabilities\"}")
+        XCTAssertEqual(devtools.replies(4).map { reply($0)["id"]?.stringValue ?? "" }.last, "live", "no answer for a detached session")
+        XCTAssertEqual(devtools.replies(4).count, 4)
+    }
+
+    func testTheFramesAChannelAttachesAreBoundedAndAFrameOverTheBoundRunsUnattached() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        for i in 0..<DevToolsChannel.maxFrames { attach(devtools, "F\(i)", parent: i == 0 ? nil : "F0") }
+        attach(devtools, "OVER", parent: "F0")
+        XCTAssertEqual(devtools.commands(on: "OVER", 1), ["Runtime.runIfWaitingForDebugger"])
+        XCTAssertEqual(devtools.commands(on: "F0", 7).last, "Target.detachFromTarget", "detached on the session that attached it")
+        XCTAssertEqual(devtools.commands(on: "F\(DevToolsChannel.maxFrames - 1)", 6).count, 6, "the last frame within the bound was set up")
+        XCTAssertEqual(api.channels.all.count, 1)
     }
 
     func testWithATokenTheChannelCarriesItsTargetsPageTokenAndTheRouteNeedsTheServersOwn() throws {

@@ -12,7 +12,6 @@ from conftest import STRICT_CSP, example_rp_serving, html_site
 from rp_journeys import playwright_manager
 from shim_drivers import CHROMIUM, selenium_chromium
 
-import credemu.shim
 from credemu import browsers
 from credemu.relay import Relay, frame_origin
 
@@ -76,11 +75,11 @@ def chromium_in_playwright(client, origin):
 
 
 @contextlib.contextmanager
-def chromium_in_selenium(client, origin):
+def chromium_in_selenium(client, origin, relay=None):
     from credemu import install_shim
     driver = selenium_chromium(script_timeout=30)
     try:
-        install_shim(driver, client, origin=origin)
+        install_shim(driver, client, origin=origin, relay=relay)
         yield (lambda path: driver.get(origin + path),
                lambda script: driver.execute_async_script("const done = arguments[0]; Promise.resolve(" + script + ").then(done, (e) => done(String(e)));"),
                driver)
@@ -201,41 +200,119 @@ def test_the_relay_speaks_for_the_frames_origin_as_the_driver_reports_it(credemu
 
 
 
-# An iframe's page serving the strict CSP: it asks the shim for the capabilities and posts its origin, whether the
-# shim is in it, and the outcome to its parent, which keeps them in `answers`.
-INNER = """<!doctype html><title>inner</title><script>
-PublicKeyCredential.getClientCapabilities().then(() => 'capabilities', (e) => e.name)
-  .then((r) => parent.postMessage([location.origin, typeof window.__credemuShim, r], '*'));
+# An iframe's page serving the strict CSP: it asks the shim for the capabilities, submits a sign-in form (which the
+# shim records as a password saved for the frame's origin: the server takes it only from a caller of that origin),
+# and posts its origin, whether the shim is in it, and the outcome to its parent, which keeps them in `answers`.
+INNER = """<!doctype html><title>inner</title>
+<form id="f" action="/inner"><input name="username" autocomplete="username"><input type="password" name="password" autocomplete="current-password"></form>
+<script>
+const form = document.getElementById('f');
+form.addEventListener('submit', (e) => e.preventDefault());
+PublicKeyCredential.getClientCapabilities().then(() => 'capabilities', (e) => e.name).then((r) => {
+  form.username.value = 'frame-user'; form.password.value = 'frame-password'; form.requestSubmit();
+  parent.postMessage([location.origin, typeof window.__credemuShim, r], '*');
+});
 </script>"""
 TOP = """<!doctype html><title>top</title><script>window.answers = []; addEventListener('message', (e) => answers.push(e.data));</script>
-<iframe src="INNER/inner"></iframe>"""
-# Chromium runs a cross-site iframe in a process of its own (site isolation), a target of its own in CDP, which a
-# DevTools session on the page's target does not reach: there Page.addScriptToEvaluateOnNewDocument puts no shim
-# (nor over the page's fetch), and Chromium's own WebAuthn answers. Playwright attaches to such frames; the
-# credemu.browsers Chromium and Selenium's tab (browsers.ChromiumTab) do not (no Target.setAutoAttach).
-NO_SHIM_IN_AN_OUT_OF_PROCESS_FRAME = pytest.mark.xfail(strict=True, reason="a cross-site iframe is a CDP target of its own, not attached")
+<iframe src="INNER/inner" allow="publickey-credentials-create *; publickey-credentials-get *"></iframe>"""
+# Chromium runs a cross-site iframe in a process of its own (site isolation), a CDP target of its own: both relays
+# auto-attach to it (Target.setAutoAttach, flat sessions, paused until set up) and give it the binding and the shim,
+# answering each call on the session it came from with that session's context's origin.
+FRAMED_DRIVERS = dict(DRIVERS, **{"selenium-client-relay": lambda c, o: chromium_in_selenium(c, o, relay="client")})
 
 
-@pytest.mark.parametrize("inner_host", ["localhost", "127.0.0.1"], ids=["same-site", "cross-site"])
-@pytest.mark.parametrize("driver", DRIVERS)
-def test_a_cross_origin_iframes_requests_carry_the_iframes_origin(driver, inner_host, credemu_profile, monkeypatch, request):
+def wait(probe, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not (value := probe()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
+
+
+@contextlib.contextmanager
+def framed(driver, credemu_profile, inner_host, inner_page=INNER):
+    """A top page on localhost with an iframe of `inner_page` on `inner_host` (another port) under the strict CSP,
+    loaded in `driver` with the shim installed; yields the iframe's origin, `evaluate` in the top page and the
+    driver's object."""
+    with html_site(inner_page.encode(), csp=STRICT_CSP) as inner:
+        inner = inner.replace("localhost", inner_host)
+        credemu_profile.allow_origin(inner)
+        with html_site(TOP.replace("INNER", inner).encode()) as top, FRAMED_DRIVERS[driver](credemu_profile, top) as (navigate, evaluate, handle):
+            navigate("/")
+            yield inner, top, evaluate, handle
+
+
+@pytest.mark.parametrize("inner_host", ["localhost", "frame.localhost", "127.0.0.1"], ids=["same-site", "cross-site", "cross-site-ip"])
+@pytest.mark.parametrize("driver", FRAMED_DRIVERS)
+def test_a_cross_origin_iframes_requests_carry_the_iframes_origin(driver, inner_host, credemu_profile):
     """The driver reports the calling frame's origin: an iframe of another origin (same site, another port; or
-    another site) calls with its own, never its parent's."""
-    if inner_host != "localhost" and driver != "playwright":
-        request.applymarker(NO_SHIM_IN_AN_OUT_OF_PROCESS_FRAME)
+    another site, out of process) calls with its own, never its parent's, and its own strict CSP stays in force
+    (its shim's requests leave through the channel). `frame.localhost` is a site of its own (no registrable domain
+    under `localhost`) and a secure context; `127.0.0.1` is another site too, but no origin credemu takes a password
+    for (not https, not localhost), so there only the capabilities are asked."""
+    with framed(driver, credemu_profile, inner_host) as (inner, _, evaluate, _):
+        answers = wait(lambda: evaluate("window.answers"))
+        saved = wait(credemu_profile.passwords, timeout=10 if inner_host != "127.0.0.1" else 0.5)
+    assert answers == [[inner, "object", "capabilities"]], "the iframe's shim answered through the channel"
+    # The server took the password only from a caller of the frame's origin: the relay spoke for the frame.
+    expected = [] if inner_host == "127.0.0.1" else [(inner, "frame-user")]
+    assert [(p["origin"], p["username"]) for p in saved] == expected, saved
+
+
+# The iframe of another site asks for the parent's RP ID: refused, as Chromium refuses it (the origin the relay
+# speaks for is the frame's), and its shim answers no request of the parent's.
+CLAIMS_THE_PARENT = """<!doctype html><title>inner</title><script>
+const options = {rp: {id: 'localhost', name: 'Parent'}, user: {id: 'dXNlci0y', name: 'mallory', displayName: 'M'},
+  challenge: 'AAECAwQFBgcICQoLDA0ODw', pubKeyCredParams: [{type: 'public-key', alg: -7}]};
+(async () => {
+  const out = [location.origin, typeof window.__credemuShim];
+  for (const attempt of [
+    () => navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options)}),
+    () => navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON({challenge: options.challenge, rpId: 'localhost'})}),
+  ]) {
+    out.push(await attempt().then((c) => 'got ' + c.id, (e) => e.name + (e.credemu ? ' ' + e.credemu.reason : '')));
+  }
+  parent.postMessage(out, '*');
+})();
+</script>"""
+
+
+@pytest.mark.parametrize("driver", FRAMED_DRIVERS)
+@pytest.mark.credemu(pack="gpm")
+def test_a_cross_site_iframes_shim_cannot_act_for_the_parents_origin(driver, credemu_profile):
+    with framed(driver, credemu_profile, "frame.localhost", CLAIMS_THE_PARENT) as (inner, top, evaluate, _):
+        answers = wait(lambda: evaluate("window.answers"), timeout=20)
+        # The parent's own shim, in the same tab, still registers for its RP ID.
+        parents = evaluate(CEREMONIES.replace("SERVER", json.dumps(credemu_profile.url)))
+    assert answers and answers[0][:2] == [inner, "object"], answers
+    assert [a.split(" ")[0] for a in answers[0][2:]] == ["SecurityError", "SecurityError"], answers
+    [passkey] = credemu_profile.passkeys()
+    assert "error" not in parents, parents
+    assert passkey["credentialId"] == parents["created"] and passkey["rpId"] == "localhost", passkey
+
+
+def test_a_forged_message_from_a_cross_site_iframe_is_relayed_with_the_frames_origin(credemu_profile, monkeypatch):
+    """The client's relay keys contexts by session: a message sent through the channel's binding in the iframe's
+    context, claiming the parent's origin, goes to credemu with the iframe's (the server refuses the claim); an
+    event of a session it never attached is ignored. (The server's relay: ServerChannelTests.)"""
     origins = []
     answer = Relay.answer
     monkeypatch.setattr(Relay, "answer", lambda self, message, origin: (origins.append(origin), answer(self, message, origin))[1])
-    # The client's relay is the one watched here: install_shim would hand a local server Chromium's tab instead.
-    monkeypatch.setattr(credemu.shim, "_server_is_local", lambda client: False)
-    with html_site(INNER.encode(), csp=STRICT_CSP) as inner:
-        inner = inner.replace("localhost", inner_host)
-        credemu_profile.allow_origin(inner)
-        with html_site(TOP.replace("INNER", inner).encode()) as top, DRIVERS[driver](credemu_profile, top) as (navigate, evaluate, _):
-            navigate("/")
-            deadline = time.monotonic() + 10
-            while not evaluate("window.answers") and time.monotonic() < deadline:
-                time.sleep(0.1)
-            answers = evaluate("window.answers")
-    assert answers == [[inner, "object", "capabilities"]], "the iframe's shim answered through the channel"
-    assert origins and {frame_origin(o) for o in origins} == {inner}, origins
+    with framed("credemu.browsers-client-relay", credemu_profile, "frame.localhost") as (inner, top, evaluate, browser):
+        wait(credemu_profile.passwords)
+        [(channel, _)] = browser._channels.items()
+        [session] = browser._frames
+        origins.clear()
+        # An event of a session the driver never attached is ignored: nothing relayed, nothing answered.
+        assert browser._channel_event({"method": "Runtime.bindingCalled", "sessionId": "NOT-ATTACHED", "params": {
+            "name": channel, "executionContextId": 1, "payload": json.dumps({"id": "x", "method": "GET", "path": "/capabilities", "body": None})}})
+        time.sleep(0.2)
+        assert origins == []
+        # The binding again in the frame's live context (the shim took it off window): as a page that had it would call it.
+        browser._send("Runtime.removeBinding", {"name": channel}, session)
+        browser._send("Runtime.addBinding", {"name": channel}, session)
+        forged = {"id": "forged", "method": "POST", "path": "/passwords", "body": {"origin": top, "username": "mallory", "password": "p"}}
+        browser._send("Runtime.evaluate", {"expression": f"window[{json.dumps(channel)}]({json.dumps(json.dumps(forged))})"}, session)
+        wait(lambda: origins)
+        time.sleep(0.3)
+    assert [frame_origin(o) for o in origins] == [inner], origins
+    assert [p["username"] for p in credemu_profile.passwords()] == ["frame-user"], "the parent's origin was not spoken for"

@@ -186,12 +186,22 @@ class _WebSocketBrowser(Browser):
                     if message.get("id") in self._awaited:
                         self._awaited[message["id"]] = message
                         self._lock.notify_all()
+                        continue
+                    then = self._replied.pop(message.get("id"), None) if hasattr(self, "_replied") else None
+                if then is not None:
+                    then(message.get("result") or {})
 
-    def _post(self, method, params=None, session=None):
-        """A command whose reply nobody waits for (a channel's reply to the page), from any thread."""
+    def _post(self, method, params=None, session=None, then=None):
+        """A command whose reply nobody waits for (a channel's reply to the page, a frame's set-up), from any
+        thread; `then(result)` runs on the reader thread when its reply comes."""
         message = {"id": next(self._ids), "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
+        if then is not None:
+            with self._lock:
+                if not hasattr(self, "_replied"):
+                    self._replied = {}
+                self._replied[message["id"]] = then
         try:
             self._ws.send(json.dumps(message))
         except OSError:
@@ -331,7 +341,7 @@ class Chromium(_WebSocketBrowser):
                 time.sleep(0.1)
         self._connect(page["webSocketDebuggerUrl"], deadline)
         self.devtools_url = page["webSocketDebuggerUrl"]   # the page target's, which credemu serve can open too
-        self._send("Page.enable")
+        self._on_every_frame("Page.enable", {})   # a session's preload scripts run only with its Page domain on
 
     def _evaluate_text(self, script):
         result = self._send("Runtime.evaluate", {"expression": script, "awaitPromise": True, "returnByValue": True})
@@ -354,11 +364,84 @@ class Chromium(_WebSocketBrowser):
     def _screenshot_bytes(self):
         return base64.b64decode(self._send("Page.captureScreenshot", {"format": "png"})["data"])
 
+    # Cross-site iframes (site isolation) run out of process: CDP targets of their own, which a session on the
+    # page's target does not reach. Once a channel is open, the page's session auto-attaches to them (flat sessions,
+    # each paused until set up), and every frame gets what the page's session has: what `_on_every_frame` sends is
+    # kept and replayed on each attached iframe's session, then the frame runs (docs/shim.md, "Frames of another
+    # origin"). At most MAX_FRAMES iframe sessions at once; another target is let run unattached.
+    MAX_FRAMES = 64
+
+    def _on_every_frame(self, method, params, key=None):
+        """`method` on the page's session and on every attached iframe's, now and in each attached later. A
+        command kept under `key` (a preload script's handle, a binding's name) is undone by `_off_every_frame`."""
+        result = self._send(method, params)
+        if not hasattr(self, "_frame_setup"):
+            self._frame_setup = []   # (key, method, params) replayed on each iframe session
+            self._frames = {}        # iframe session id -> {key: that session's preload script identifier}
+        entry = (key if key is not None else (result or {}).get("identifier"), method, params)
+        self._frame_setup.append(entry)
+        for session in list(self._frames):
+            self._set_up_frame(session, [entry])
+        return result
+
+    def _off_every_frame(self, key, method, params):
+        """Undoes what `_on_every_frame` kept under `key`: `method` on the page's session and every iframe's (with
+        that session's own identifier for a preload script)."""
+        self._send(method, params)
+        for entry in [e for e in getattr(self, "_frame_setup", []) if e[0] == key]:
+            self._frame_setup.remove(entry)
+        for session, identifiers in list(getattr(self, "_frames", {}).items()):
+            if "identifier" in params:
+                if key in identifiers:
+                    self._post(method, {"identifier": identifiers.pop(key)}, session)
+            else:
+                self._post(method, params, session)
+
+    def _set_up_frame(self, session, entries):
+        # Posted, not awaited: this may be the reader thread. CDP runs a session's commands in order.
+        identifiers = self._frames[session]
+        for key, method, params in entries:
+            then = None
+            if method == "Page.addScriptToEvaluateOnNewDocument":
+                def then(result, key=key):
+                    if "identifier" in result:
+                        identifiers[key] = result["identifier"]
+            self._post(method, params, session, then)
+
+    def _auto_attach(self, session=None):
+        self._post("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}, session)
+
+    def _frame_event(self, event):
+        """An event of an attached target's session, or the page's session's attach and detach events: the
+        frames' bookkeeping. An event of a session this connection never attached is ignored."""
+        method, params = event.get("method"), event.get("params") or {}
+        if method == "Target.attachedToTarget":
+            session, kind = params.get("sessionId"), (params.get("targetInfo") or {}).get("type")
+            if not isinstance(session, str):
+                return True
+            if kind == "iframe" and len(self._frames) < self.MAX_FRAMES and event.get("sessionId", None) in (None, *self._frames):
+                self._frames[session] = {}
+                self._set_up_frame(session, list(self._frame_setup))
+                self._auto_attach(session)   # its own cross-site iframes
+                self._post("Runtime.runIfWaitingForDebugger", {}, session)
+            else:
+                self._post("Runtime.runIfWaitingForDebugger", {}, session)
+                self._post("Target.detachFromTarget", {"sessionId": session}, event.get("sessionId"))
+            return True
+        if method == "Target.detachedFromTarget":
+            session = params.get("sessionId")
+            if session in self._frames:
+                del self._frames[session]
+                for context in [c for c in self._origins if c[0] == session]:
+                    del self._origins[context]
+            return True
+        return event.get("sessionId") is not None
+
     def add_preload_script(self, source):
-        return self._send("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"]
+        return self._on_every_frame("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"]
 
     def remove_preload_script(self, handle):
-        self._send("Page.removeScriptToEvaluateOnNewDocument", {"identifier": handle})
+        self._off_every_frame(handle, "Page.removeScriptToEvaluateOnNewDocument", {"identifier": handle})
 
     def bypass_csp(self):
         self._send("Page.setBypassCSP", {"enabled": True})
@@ -368,33 +451,37 @@ class Chromium(_WebSocketBrowser):
         """A binding of a random name on every document (CDP `Runtime.addBinding`) the shim fills passwords through:
         each call is typed into the focused field with `Input.insertText`, so the page's events are trusted."""
         self._binding = "__credemuFill_" + os.urandom(8).hex()
-        self._send("Runtime.enable")   # bindingCalled is a Runtime event
-        self._send("Runtime.addBinding", {"name": self._binding})
+        self._on_every_frame("Runtime.enable", {})   # bindingCalled is a Runtime event
+        self._on_every_frame("Runtime.addBinding", {"name": self._binding}, key=self._binding)
         return self._binding
 
     def remove_fill_binding(self, name):
-        self._send("Runtime.removeBinding", {"name": name})
+        self._off_every_frame(name, "Runtime.removeBinding", {"name": name})
 
     def add_channel(self, relay):
         """The shim's channel (docs/shim.md, "Transport"): a binding of a random name on every document (CDP
         `Runtime.addBinding`), taken off `window` by the shim before the page's scripts run. Each call is relayed
         by `relay` on its worker threads with the origin of the calling execution context as Chromium reports it
-        (`Runtime.executionContextCreated`), and answered with `Runtime.callFunctionOn` in that context, calling
-        the receiver the served script keeps in a top-level const of a second random name. A reader thread reads
-        the socket from now on, so a page's request never waits for the test's next command. Returns both names
-        (for `/shim.js?channel=...&channelReply=...`)."""
+        (`Runtime.executionContextCreated` on the session the call came from), and answered with
+        `Runtime.callFunctionOn` in that context on that session, calling the receiver the served script keeps in
+        a top-level const of a second random name. Cross-site iframes are attached and set up as the page
+        (`_frame_event`). A reader thread reads the socket from now on, so a page's request never waits for the
+        test's next command. Returns both names (for `/shim.js?channel=...&channelReply=...`)."""
         names = ("__credemuChannel_" + os.urandom(16).hex(), "__credemuReply_" + os.urandom(16).hex())
         if not hasattr(self, "_channels"):
             self._channels = {}
-            self._origins = {}     # execution context id -> origin, as Chromium reports it
+            self._origins = {}     # (session id or None for the page's, execution context id) -> origin, as Chromium reports it
         self._channels[names[0]] = (relay, names[1])
         self._start_reader()
-        self._send("Runtime.enable")   # bindingCalled and executionContextCreated are Runtime events
-        self._send("Runtime.addBinding", {"name": names[0]})
+        self._on_every_frame("Runtime.enable", {})   # bindingCalled and executionContextCreated are Runtime events
+        self._on_every_frame("Runtime.addBinding", {"name": names[0]}, key=names[0])
+        if not getattr(self, "_attaching", False):
+            self._attaching = True
+            self._send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
         return names
 
     def remove_channel(self, names):
-        self._send("Runtime.removeBinding", {"name": names[0]})
+        self._off_every_frame(names[0], "Runtime.removeBinding", {"name": names[0]})
         relay, _ = self._channels.pop(names[0], (None, None))
         if relay is not None:
             relay.close()
@@ -404,25 +491,32 @@ class Chromium(_WebSocketBrowser):
         channels = getattr(self, "_channels", None)
         if channels is None:
             return False
+        session = event.get("sessionId")
+        if method in ("Target.attachedToTarget", "Target.detachedFromTarget"):
+            return self._frame_event(event)
+        if session is not None and session not in self._frames:
+            return True   # a session this connection never attached: ignored
         if method == "Runtime.executionContextCreated":
             context = params.get("context", {})
-            self._origins[context.get("id")] = context.get("origin")
-            return False
+            if len(self._origins) < 4096 or (session, context.get("id")) in self._origins:
+                self._origins[(session, context.get("id"))] = context.get("origin")
+            return session is not None
         if method == "Runtime.executionContextDestroyed":
-            self._origins.pop(params.get("executionContextId"), None)
-            return False
+            self._origins.pop((session, params.get("executionContextId")), None)
+            return session is not None
         if method == "Runtime.executionContextsCleared":
-            self._origins.clear()
-            return False
+            for context in [c for c in self._origins if c[0] == session]:
+                del self._origins[context]
+            return session is not None
         if method != "Runtime.bindingCalled" or params.get("name") not in channels:
-            return False
+            return session is not None and method != "Runtime.bindingCalled"
         relay, reply = channels[params["name"]]
         context = params.get("executionContextId")
 
         def answer(result):
             self._post("Runtime.callFunctionOn", {"functionDeclaration": f"function (reply) {{ {reply}(reply); }}",
-                                                  "executionContextId": context, "arguments": [{"value": result}]})
-        relay.submit(params.get("payload"), self._origins.get(context), answer)
+                                                  "executionContextId": context, "arguments": [{"value": result}]}, session)
+        relay.submit(params.get("payload"), self._origins.get((session, context)), answer)
         return True
 
     def _fill_request(self, event):
@@ -455,7 +549,7 @@ class ChromiumTab(Chromium):
         deadline = time.monotonic() + 30
         self._connect(self.page_url(debugger_address, target_id), deadline)
         self.devtools_url = self.page_url(debugger_address, target_id)
-        self._send("Page.enable")   # a session's preload scripts run only with its Page domain on
+        self._on_every_frame("Page.enable", {})   # a session's preload scripts run only with its Page domain on
 
     @staticmethod
     def page_url(debugger_address, target_id=None):
