@@ -103,7 +103,7 @@ final class FakeDevTools: @unchecked Sendable {
     func event(_ method: String, _ params: String) { sendText("{\"method\":\"\(method)\",\"params\":\(params)}") }
 
     /// The calls of the shim's receiver so far, waiting up to `seconds` for `count` of them.
-    func replies(_ count: Int, within seconds: Double = 5) -> [JSONValue] {
+    func replies(_ count: Int, within seconds: Double = 60) -> [JSONValue] {
         let deadline = Date().addingTimeInterval(seconds)
         lock.lock()
         defer { lock.unlock() }
@@ -112,7 +112,7 @@ final class FakeDevTools: @unchecked Sendable {
     }
 
     /// The methods of the commands sent on `session` (nil: the page's), once `count` of them came (or `seconds` passed).
-    func commands(on session: String?, _ count: Int, within seconds: Double = 5) -> [String] {
+    func commands(on session: String?, _ count: Int, within seconds: Double = 60) -> [String] {
         let deadline = Date().addingTimeInterval(seconds)
         lock.lock()
         defer { lock.unlock() }
