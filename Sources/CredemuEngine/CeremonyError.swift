@@ -17,6 +17,9 @@ public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let timedOut = Reason(rawValue: "timedOut")
     /// The page aborted the ceremony (its AbortSignal).
     public static let aborted = Reason(rawValue: "aborted")
+    /// The authenticator or profile answering was removed mid-ceremony (WebDriver's Remove Virtual Authenticator,
+    /// a profile or device deleted): NotAllowedError, as a security key pulled out of its port.
+    public static let authenticatorRemoved = Reason(rawValue: "authenticatorRemoved")
     /// Another request of the caller is still pending.
     public static let requestPending = Reason(rawValue: "requestPending")
     public static let noAnswerUntilTimeout = Reason(rawValue: "noAnswerUntilTimeout")

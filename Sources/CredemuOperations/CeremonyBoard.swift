@@ -19,6 +19,8 @@ public final class CeremonyBoard: @unchecked Sendable {
         case expired
         /// Its client went away.
         case abandoned
+        /// Its target, or a profile acting for it, was removed (`TargetLeases`).
+        case removed
     }
 
     struct Entry {
@@ -106,6 +108,7 @@ public final class CeremonyBoard: @unchecked Sendable {
         case .timedOut, .cancelled(.deadline): end(target, id, .expired)
         case .cancelled(.clientGone): end(target, id, .abandoned)
         case .cancelled(.stopping): end(target, id, .aborted)
+        case .cancelled(.removed): end(target, id, .removed)
         }
         return targets[target]?[id]?.ending ?? .aborted
     }
@@ -140,6 +143,14 @@ public final class CeremonyBoard: @unchecked Sendable {
         guard let entry = targets[target]?[id], entry.ending == nil, view.sees(ceremonyOrigin: entry.origin) else { return false }
         end(target, id, .aborted)
         return true
+    }
+
+    /// Wakes every wait, so one whose `Cancellation` has ended (its target removed) sees it at once rather than at its
+    /// next poll.
+    func wake() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Ends every waiting ceremony with an abort, and every later one as it begins to wait (the server is

@@ -11,8 +11,8 @@ import WebAuthn
 /// abandoned) is dropped after `finishedLifetime`, or sooner when more than `maxFinished` are kept. Holds are kept
 /// by ID: a ceremony's wait looks its hold up again after every wake-up, so pruning others never moves it.
 public final class HoldBoard: @unchecked Sendable {
-    /// `abandoned`: the held ceremony's client went away before the hold ended.
-    public enum State: String, Sendable { case armed, holding, released, expired, abandoned }
+    /// `abandoned`: the held ceremony's client went away before the hold ended; `removed`: its profile was removed.
+    public enum State: String, Sendable { case armed, holding, released, expired, abandoned, removed }
     public enum Outcome: String, Sendable { case proceed, cancel }
 
     public struct Hold: Sendable {
@@ -48,6 +48,8 @@ public final class HoldBoard: @unchecked Sendable {
         case timedOut
         /// The ceremony's client went away; the hold is `abandoned`.
         case clientGone
+        /// The profile was removed while the ceremony waited (`TargetLeases`); the hold is `removed`.
+        case removed
     }
 
     public static let maxTimeoutMillis = 120_000
@@ -132,6 +134,15 @@ public final class HoldBoard: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Ends the holds of a removed profile, armed or holding (a profile made later under the name inherits none),
+    /// and wakes the ceremonies waiting on them, whose `Cancellation.removed` is set.
+    func removeProfile(_ profile: String) {
+        condition.lock()
+        for (id, hold) in holds where hold.profile == profile { finish(id, .removed, outcome: .cancel) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
     /// Called by a ceremony: waits while the profile's oldest armed hold is in force. Returns nil when no hold
     /// applied; an expired hold is `timedOut`, as a prompt the user let expire.
     func waitIfHeld(profile: String, operation: String, cancellation: Cancellation) -> Ending? {
@@ -147,6 +158,7 @@ public final class HoldBoard: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(Double(hold.timeoutMillis) / 1000)
         switch BoundedWait.wait(condition, until: deadline, cancellation: cancellation, while: { holds[id]?.state == .holding }) {
         case .done:
+            if holds[id]?.state == .removed { return .removed }
             return holds[id]?.outcome == .proceed ? .proceed : .cancel
         case .timedOut, .cancelled(.deadline):
             finish(id, .expired, outcome: .cancel)
@@ -157,6 +169,9 @@ public final class HoldBoard: @unchecked Sendable {
         case .cancelled(.stopping):
             finish(id, .released, outcome: .cancel)
             return .cancel
+        case .cancelled(.removed):
+            finish(id, .removed, outcome: .cancel)
+            return .removed
         }
     }
 }

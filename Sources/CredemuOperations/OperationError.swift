@@ -100,6 +100,7 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case .deadline: return .init(.unavailable, .scenarioTimedOut, "The \(what) ran past its deadline \(done); name fewer providers or repeat steps fewer times.")
         case .stopping: return .init(.unavailable, .serverStopping, "The server is stopping; the \(what) was stopped \(done).")
         case .clientGone: return .init(.unavailable, .clientGone, "The \(what) was stopped \(done): its client went away.")
+        case .removed: return .notFound("The \(what) was stopped \(done): what it ran for was removed.")
         }
     }
 

@@ -32,6 +32,8 @@ extension Operations {
     /// `navigator.credentials.create()` on a target: modal or conditional, web or native, answered by the account
     /// its routing picks.
     public func create(_ target: CeremonyTarget, _ request: CeremonyRequest, overrides: PasskeySettingOverrides = .init()) throws(OperationError) -> Answer {
+        let lease = try lease(target)
+        defer { leases.end(lease) }
         let answering = try answerers(target, platform: request.platform)
         var engine = try routed(answering, .create) { () throws(CeremonyError) in try answering.createEngine().engine }
         let (parsed, nativeOrigin) = try options(request, engine, .create, PlatformRequest.creationOptions)
@@ -40,20 +42,25 @@ extension Operations {
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
         let routedEngine = engine
         engine = try run(routedEngine, .create) { () throws(CeremonyError) in try answering.createAnswerer(options, caller: caller, routed: routedEngine) }
+        try involve(lease, engine, .create)
         let settings = overrides.isEmpty ? nil : try overrides.applied(to: engine.knobs.newPasskeySettings)
         let id = try begin(target, request, caller, conditional: false, engine, .create)
         defer { if let id { ceremonies.finish(target: target, id: id) } }
-        try honourHold(engine, .create, request)
+        try honourHold(engine, .create, request, lease)
         try checkNotAborted(target, id, engine, .create)
-        let response = try run(engine, .create) { () throws(CeremonyError) in try engine.create(options, caller: caller, settings: settings) }.json
+        let chosen = engine
+        let response = try acting(lease, engine, .create) { () throws(CeremonyError) in try chosen.create(options, caller: caller, settings: settings) }.json
         return Answer(response: response, accounts: [engine.profile.name])
     }
 
     /// `navigator.credentials.get()` on a target, with the simulated user's pick when given: the page's engine
     /// reads the options, the dropdown is the target's, and the chosen passkey is answered by its own account.
     public func get(_ target: CeremonyTarget, _ request: CeremonyRequest) throws(OperationError) -> Answer {
+        let lease = try lease(target)
+        defer { leases.end(lease) }
         let answering = try answerers(target, platform: request.platform)
         let page = try routed(answering, .get) { () throws(CeremonyError) in try answering.pageEngine() }
+        try involve(lease, page, .get)
         let (parsed, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
@@ -65,19 +72,20 @@ extension Operations {
         let conditional = options.mediation == "conditional"
         let id = try begin(target, request, caller, conditional: conditional, page, .get)
         defer { if let id { ceremonies.finish(target: target, id: id) } }
-        try honourHold(page, .get, request)
+        try honourHold(page, .get, request, lease)
         try checkNotAborted(target, id, page, .get)
         // A conditional get waits for a pick unless the simulated user's next decision is queued already.
         if conditional, waitsForPick(request), pick == nil, let id, try !decisionQueued(answering) {
-            pick = try waitForPick(target, id, options, caller, page, answering, request)
+            pick = try waitForPick(target, id, options, caller, page, answering, request, lease)
         }
         let chosen = pick
         let engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: chosen) }
         if engine !== page {
-            try honourHold(engine, .get, request)
+            try involve(lease, engine, .get)
+            try honourHold(engine, .get, request, lease)
             try checkNotAborted(target, id, engine, .get)
         }
-        let response = try run(engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json
+        let response = try acting(lease, engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json
         return Answer(response: response, accounts: [engine.profile.name])
     }
 
@@ -99,11 +107,14 @@ extension Operations {
         guard Operations.signalKinds.contains(kind) else {
             throw .invalidInput("No signal '\(kind)'; the signals are \(Operations.signalKinds.joined(separator: ", ")).")
         }
+        let lease = try lease(target)
+        defer { leases.end(lease) }
         let answering = try answerers(target, platform: request.platform)
         let page = try routed(answering, .signal) { () throws(CeremonyError) in try answering.pageEngine() }
+        for engine in answering.engines { try involve(lease, engine, .signal) }
         let caller = try ceremonyCaller(request, nativeOrigin: nil, page, .signal)
         let signal = try options(request, page, .signal) { (document) throws(WebAuthnError) in try SignalRequest(kind: kind, document: document) }
-        return try run(page, .signal) { () throws(CeremonyError) in try answering.signal(signal, caller: caller) }
+        return try acting(lease, page, .signal) { () throws(CeremonyError) in try answering.signal(signal, caller: caller) }
     }
 
     /// What the shim's configuration says of a target's page, as its packs decide: whether it has the signal
@@ -185,6 +196,9 @@ extension Operations {
             failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: nobody picked a passkey."), reason: .timedOut)
         case .abandoned:
             failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted: its client went away."), reason: .aborted)
+        case .removed:
+            // Nothing is logged: the log is the removed profile's, and a profile made under its name must not inherit it.
+            return Operations.removedFailure
         default:
             failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted."), reason: .aborted)
         }
@@ -195,10 +209,10 @@ extension Operations {
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
     /// /profiles/{p}/offer/pick`) or the page's abort.
     private func waitForPick(_ target: CeremonyTarget, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
-                             _ answering: any Answering, _ request: CeremonyRequest) throws(OperationError) -> [UInt8] {
+                             _ answering: any Answering, _ request: CeremonyRequest, _ lease: TargetLeases.Lease) throws(OperationError) -> [UInt8] {
         let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try answering.autofillOffer(options, caller: caller) }
         ceremonies.offer(target: target, id: id, rpID: rpID, passkeys: offered)
-        let ending = ceremonies.wait(target: target, id: id, cancellation: cancellation(clientGone: request.clientGone))
+        let ending = ceremonies.wait(target: target, id: id, cancellation: cancellation(clientGone: request.clientGone, lease: lease))
         guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
         engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
         return credentialID
@@ -249,11 +263,12 @@ extension Operations {
 
     /// Waits out a hold armed on the profile; a cancelled or expired hold fails the ceremony, and so does the
     /// request's client going away (nobody reads that answer, but the provider must not act).
-    private func honourHold(_ engine: Engine, _ operation: Dialect.Operation, _ request: CeremonyRequest) throws(OperationError) {
+    private func honourHold(_ engine: Engine, _ operation: Dialect.Operation, _ request: CeremonyRequest,
+                            _ lease: TargetLeases.Lease) throws(OperationError) {
         // Dispatched before the hold was armed, as the server saw it: the hold waits for the next ceremony.
         guard request.mayWait else { return }
         let ending = holds.waitIfHeld(profile: engine.profile.name, operation: operation.rawValue,
-                                      cancellation: cancellation(clientGone: request.clientGone))
+                                      cancellation: cancellation(clientGone: request.clientGone, lease: lease))
         let failure: CeremonyError
         switch ending {
         case nil, .proceed?: return
@@ -263,7 +278,45 @@ extension Operations {
             failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: the held ceremony was cancelled."), reason: .userCancelled)
         case .clientGone?:
             failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted: its client went away."), reason: .aborted)
+        case .removed?:
+            failure = Operations.removedFailure
         }
         throw .ceremony(failure, operation, engine)
+    }
+
+    // MARK: Leases (`TargetLeases`)
+
+    /// A ceremony whose authenticator or profile was removed while it ran: NotAllowedError, as Chrome's when the
+    /// security key it waited on is pulled out.
+    static let removedFailure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: the authenticator was removed."),
+                                              reason: .authenticatorRemoved)
+
+    /// The ceremony's lease on its target; a target being removed is answered as one that is gone.
+    func lease(_ target: CeremonyTarget) throws(OperationError) -> TargetLeases.Lease {
+        guard let lease = leases.begin(target) else { throw .notFound("\(target) is being removed.") }
+        return lease
+    }
+
+    /// Names the engine's profile as acting for the ceremony; one removed since the ceremony began fails it.
+    func involve(_ lease: TargetLeases.Lease, _ engine: Engine, _ operation: Dialect.Operation) throws(OperationError) {
+        guard leases.involve(lease, profile: engine.profile.name) else { throw .ceremony(Operations.removedFailure, operation, engine) }
+    }
+
+    /// One write for a target with no wait before it (a password saved, used or filled): leased as a ceremony is, so
+    /// it never lands after the target's removal.
+    @discardableResult
+    func leased<T>(_ target: CeremonyTarget, _ body: () throws(OperationError) -> T) throws(OperationError) -> T {
+        let lease = try lease(target)
+        defer { leases.end(lease) }
+        guard let done = try leases.act(lease, body) else { throw .notFound("\(target) was removed.") }
+        return done
+    }
+
+    /// The ceremony's one write, unless its target or an acting profile was removed meanwhile.
+    func acting<T>(_ lease: TargetLeases.Lease, _ engine: Engine, _ operation: Dialect.Operation,
+                   _ body: () throws(CeremonyError) -> T) throws(OperationError) -> T {
+        let done = try leases.act(lease) { () throws(OperationError) -> T in try run(engine, operation, body) }
+        guard let done else { throw .ceremony(Operations.removedFailure, operation, engine) }
+        return done
     }
 }

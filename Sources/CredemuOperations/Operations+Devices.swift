@@ -47,8 +47,11 @@ extension Operations {
 
     /// Deletes a device; its provider accounts stay.
     public func removeDevice(_ name: String) throws(OperationError) {
-        guard try stored({ () throws(VaultError) in try vault.removeDevice(name) }) else { throw .notFound("No device '\(name)'.") }
-        forgetDevice(name)
+        try leases.remove(.device(name)) { () throws(OperationError) in
+            ceremonies.wake()
+            guard try stored({ () throws(VaultError) in try vault.removeDevice(name) }) else { throw .notFound("No device '\(name)'.") }
+            forgetDevice(name)
+        }
     }
 
     /// The devices that name a profile among their providers.

@@ -8,19 +8,23 @@ extension Operations {
                              restrictedTo: String? = nil) throws(OperationError) -> JSONValue {
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         let realm = try signonRealm(origin, androidPackage: nil)
-        let engine = try engine(name)
-        let record = try run(engine, .create) { () throws(CeremonyError) in
-            try engine.savePassword(origin: realm, username: username, password: password, savedIn: savedIn)
+        return try leased(.profile(name)) { () throws(OperationError) in
+            let engine = try engine(name)
+            let record = try run(engine, .create) { () throws(CeremonyError) in
+                try engine.savePassword(origin: realm, username: username, password: password, savedIn: savedIn)
+            }
+            return VaultFixture.passwordListing(record, password: nil)
         }
-        return VaultFixture.passwordListing(record, password: nil)
     }
 
     /// The user signs in with a saved password typed or chosen by hand (no autofill).
     public func usePassword(_ name: String, origin: String, username: String, restrictedTo: String? = nil) throws(OperationError) -> JSONValue {
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         let realm = try signonRealm(origin, androidPackage: nil)
-        let engine = try engine(name)
-        try run(engine, .get) { () throws(CeremonyError) in try engine.markPasswordUsed(origin: realm, username: username) }
+        try leased(.profile(name)) { () throws(OperationError) in
+            let engine = try engine(name)
+            try run(engine, .get) { () throws(CeremonyError) in try engine.markPasswordUsed(origin: realm, username: username) }
+        }
         return .object([("used", .object([("origin", .string(realm)), ("username", .string(username))]))])
     }
 
@@ -28,9 +32,11 @@ extension Operations {
     /// userName:)`); resolves with nothing about what the provider did. A page may report only its own origin's.
     public func reportUnusedPassword(_ name: String, domain: String, userName: String, restrictedTo: String? = nil) throws(OperationError) {
         if let restrictedTo { try Operations.checkSpeaksFor("https://" + domain.lowercased(), restrictedTo: restrictedTo) }
-        let engine = try engine(name)
-        try run(engine, .signal) { () throws(CeremonyError) in
-            try engine.reportUnusedPassword(UnusedPasswordReport(domain: domain, userName: userName))
+        try leased(.profile(name)) { () throws(OperationError) in
+            let engine = try engine(name)
+            try run(engine, .signal) { () throws(CeremonyError) in
+                try engine.reportUnusedPassword(UnusedPasswordReport(domain: domain, userName: userName))
+            }
         }
     }
 
@@ -64,13 +70,12 @@ extension Operations {
         guard let origin = origin ?? restrictedTo else { throw .invalidInput("The origin to fill is required.") }
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         let realm = try signonRealm(origin, androidPackage: androidPackage)
-        let engine = try engine(name)
-        if ifSaved, try stored({ () throws(VaultError) in try vault.scoped(to: name).passwords(origin: realm) }).isEmpty {
-            return .object([("origin", .string(realm)), ("filled", false)])
+        let filled = try leased(.profile(name)) { () throws(OperationError) -> FilledPassword? in
+            let engine = try engine(name)
+            if ifSaved, try stored({ () throws(VaultError) in try vault.scoped(to: name).passwords(origin: realm) }).isEmpty { return nil }
+            return try run(engine, .get) { () throws(CeremonyError) in try engine.autofill(origin: realm, username: username, submit: submit) }
         }
-        let filled = try run(engine, .get) { () throws(CeremonyError) in
-            try engine.autofill(origin: realm, username: username, submit: submit)
-        }
+        guard let filled else { return .object([("origin", .string(realm)), ("filled", false)]) }
         return .object([("filled", true), ("origin", .string(filled.record.origin)), ("username", .string(filled.record.username)),
                         ("password", .string(filled.password)),
                         ("filledAt", .string(Timestamp.format(filled.record.lastFilledAt ?? clock.now()))),

@@ -32,13 +32,20 @@ extension Operations {
     }
 
     /// Deletes a profile; one a device still names is refused (change or remove the device first).
+    ///
+    /// Its ceremonies in flight end first (`TargetLeases`): a held or waiting one fails with NotAllowedError, and
+    /// none writes for the name after the delete, so a profile made later under it starts empty.
     public func removeProfile(_ name: String) throws(OperationError) {
         let devices = try devices(using: name)
         guard devices.isEmpty else {
             throw .conflict("The profile '\(name)' is a provider account of device \(devices.joined(separator: ", ")); change its providers or remove it first.")
         }
-        guard try stored({ () throws(VaultError) in try vault.removeProfile(name) }) else { throw .notFound("No profile '\(name)'.") }
-        forget(name)
+        try leases.remove(.profile(name)) { () throws(OperationError) in
+            holds.removeProfile(name)
+            ceremonies.wake()
+            guard try stored({ () throws(VaultError) in try vault.removeProfile(name) }) else { throw .notFound("No profile '\(name)'.") }
+            forget(name)
+        }
     }
 
     /// Letters, digits, '-', '_' and '.', 1 to 64 of them: a name that is safe in a URL path and a file name.

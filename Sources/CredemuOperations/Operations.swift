@@ -18,6 +18,8 @@ public final class Operations: @unchecked Sendable {
     public let holds = HoldBoard()
     /// Ceremonies in flight, for aborts and conditional gets' dropdowns.
     public let ceremonies = CeremonyBoard()
+    /// Ceremonies in flight by target, so a removal ends them (`TargetLeases`).
+    let leases = TargetLeases()
     /// Set by `endWaits`: every wait and scenario run ends, and none begins.
     public let stopping = StopSignal()
     /// Scenario runs going on now (at most `maxConcurrentScenarioRuns`).
@@ -60,9 +62,10 @@ public final class Operations: @unchecked Sendable {
         ceremonies.abortAll()
     }
 
-    /// What ends a wait or a run for a caller: its client going, and this layer stopping.
-    func cancellation(clientGone: @escaping @Sendable () -> Bool) -> Cancellation {
-        Cancellation(clientGone: clientGone, stopping: stopping)
+    /// What ends a wait or a run for a caller: its client going, this layer stopping, and the removal of what its
+    /// lease is on.
+    func cancellation(clientGone: @escaping @Sendable () -> Bool, lease: TargetLeases.Lease? = nil) -> Cancellation {
+        Cancellation(clientGone: clientGone, stopping: stopping, removed: lease?.removed)
     }
 
     /// Runs a vault call, mapping its failure to an operation error.
@@ -176,6 +179,13 @@ public final class Operations: @unchecked Sendable {
         engines[key] = engine
         cacheLock.unlock()
         return engine
+    }
+
+    /// How many engines are cached (tests: a removed profile's go with it).
+    var cachedEngineCount: Int {
+        cacheLock.lock()
+        defer { cacheLock.unlock() }
+        return engines.count
     }
 
     /// Drops the engines cached for a device after its settings changed.
