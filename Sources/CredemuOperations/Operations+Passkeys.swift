@@ -56,7 +56,7 @@ extension Operations {
     /// Renames a passkey's user, as the user editing it in the password manager's list would (a shadowed one too):
     /// its user name and display name (nil keeps the current one), and marks it edited by the user, which a pack's
     /// details signal may respect (`signals.currentUserDetailsRespectsUserEdit`). A page only its own RP's. Logged as a
-    /// `vault` event `renamed`. A name that is empty, over `userNameLimit` bytes or holds a control character is
+    /// `vault` event `renamed`. A name that is empty, over `userNameLimit` bytes or holds a control character (Unicode's Cc, C1 included) is
     /// refused, the vault unchanged.
     public func renamePasskey(_ name: String, id: String, userName: String?, displayName: String?,
                               restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
@@ -85,7 +85,7 @@ extension Operations {
         guard let text else { return }
         if text.isEmpty && !mayBeEmpty { throw .invalidInput("\(field) must not be empty.") }
         if text.utf8.count > userNameLimit { throw .invalidInput("\(field) must be at most \(userNameLimit) bytes of UTF-8 (it has \(text.utf8.count)).") }
-        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if text.containsControlCharacter {
             throw .invalidInput("\(field) must not hold a control character.")
         }
     }

@@ -36,6 +36,12 @@ final class PasskeyRenameTests: XCTestCase {
             XCTAssertEqual(response.status, 400, body)
             XCTAssertEqual(try json(response)["error"]?["name"], "TypeError", body)
         }
+        // Unicode's control category, not only C0 and DEL (issue 31.9): NEL, the C1 range's ends, in either name.
+        for body in [#"{"userName": "a\u0085b"}"#, #"{"userName": "\u0080"}"#, #"{"displayName": "x\u009fy"}"#, #"{"displayName": "\u007f"}"#] {
+            let response = api.handle(request("PATCH", path, body))
+            XCTAssertEqual(response.status, 400, body)
+            XCTAssertEqual(try json(response)["error"]?["name"], "TypeError", body)
+        }
         XCTAssertEqual(api.handle(request("PATCH", "/profiles/default/passkeys/AAAAAAAAAAAAAAAAAAAAAA", #"{"userName": "x"}"#)).status, 404)
         XCTAssertEqual(api.handle(request("PATCH", path, #"{"userName": "x"}"#, origin: Self.page)).status, 404, "another RP's passkey is not the page's")
         XCTAssertEqual(try json(api.handle(request("GET", path))), before, "nothing changed")
