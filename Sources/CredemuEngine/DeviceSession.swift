@@ -43,17 +43,24 @@ public final class DeviceSession: Answering, @unchecked Sendable {
 
     /// The engine that answers a get: the one holding `pick`, else the first in the platform's order holding a usable
     /// passkey, else the first in that order (which then fails as its provider does).
+    ///
+    /// A refusal here (the caller may not use the RP ID) is logged by the page's provider as its own `get` logs it, so
+    /// a device's log says why the page's call failed as a profile's does.
     public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
         var order = routing.getOrder().map(engine)
         guard let first = order.first else { throw noProvider }
         // A conditional request goes past the providers that hand it to the browser (conditionalGet.mode).
         if options.mediation == "conditional" { order = order.filter { $0.knobs.conditionalGet == .answered } }
-        for engine in order {
-            if let pick {
-                if try engine.mayUse(pick, options, caller: caller) { return engine }
-            } else if try !engine.usableCredentials(options, caller: caller, limit: 1).isEmpty {
-                return engine
+        do throws(CeremonyError) {
+            for engine in order {
+                if let pick {
+                    if try engine.mayUse(pick, options, caller: caller) { return engine }
+                } else if try !engine.usableCredentials(options, caller: caller, limit: 1).isEmpty {
+                    return engine
+                }
             }
+        } catch {
+            throw first.refusedGet(error, options, caller: caller)
         }
         return first
     }
@@ -75,7 +82,13 @@ public final class DeviceSession: Answering, @unchecked Sendable {
     /// on it by its own knobs. The first provider failure (an Android rate limit) is the caller's, after all have
     /// been sent it.
     public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) -> [String] {
-        try pageEngine().checkSignal(request, caller: caller)
+        let page = try pageEngine()
+        do throws(CeremonyError) {
+            try page.checkSignal(request, caller: caller)
+        } catch {
+            // Logged as the page's provider logs its own refusal (a malformed ID, a wrong RP ID).
+            throw page.refusedSignal(error, request, caller: caller)
+        }
         var failure: CeremonyError?
         let targets = routing.signalTargets()
         for account in targets {

@@ -10,10 +10,7 @@ extension Engine {
     /// - Parameter pick: the credential the user picks when several match; a queued `pick:` decision does
     ///   the same. By default the most recently used (or, failing that, the newest).
     public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> AuthenticationResponse {
-        var detail: [(String, JSONValue)] = [("origin", .string(caller.origin.description)),
-                                             ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
-                                             ("mediation", .string(options.mediation ?? "modal")),
-                                             ("allowCredentials", .number(Double(options.allowCredentials.count)))]
+        var detail = getDetail(options, caller: caller)
         do throws(CeremonyError) {
             try checkImmediateMediationExists(options)
             try checkRequestExtensions(options)
@@ -154,6 +151,18 @@ extension Engine {
 }
 
 extension Engine {
+    /// What a get's event says of its request; the outcome adds to it.
+    func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
+        [("origin", .string(caller.origin.description)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
+         ("mediation", .string(options.mediation ?? "modal")), ("allowCredentials", .number(Double(options.allowCredentials.count)))]
+    }
+
+    /// A get the page's API refused before any provider was asked (a device routing it: a wrong origin, a pick of no
+    /// credential), logged as this provider's own `get` would log it; returned for throwing.
+    public func refusedGet(_ failure: CeremonyError, _ options: RequestOptions, caller: Caller) -> CeremonyError {
+        failed("get", failure, getDetail(options, caller: caller))
+    }
+
     /// The passkeys a get with these options may use, most recently used first, at most `limit`: what a device asks
     /// each of its providers before it routes a get (`DeviceSession`). Logs nothing.
     public func usableCredentials(_ options: RequestOptions, caller: Caller, limit: Int) throws(CeremonyError) -> [PasskeyRecord] {

@@ -8,8 +8,7 @@ extension Engine {
     /// base64url (Safari: `UnknownError`) or for a platform without signal methods (Firefox), `SecurityError` for an
     /// RP ID the caller may not use, and Android's rate-limit exception with a retry delay.
     public func signal(_ request: SignalRequest, caller: Caller) throws(CeremonyError) {
-        var detail: [(String, JSONValue)] = [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)),
-                                             ("rpId", .string(request.rpId))]
+        var detail = signalDetail(request, caller: caller)
         do throws(CeremonyError) {
             let decoded = try checkSignal(request, caller: caller)
             if case .unknownCredential = request { detail.append(("credentialId", .string(Base64URL.encode(decoded.0)))) }
@@ -39,6 +38,17 @@ extension Engine {
             if error.reason == .rateLimited { reviewRateLimited(knobs.rateLimit(for: request.kind)) }
             throw failed("signal", error, detail)
         }
+    }
+
+    /// What a signal's event says of its request; the outcome adds to it.
+    func signalDetail(_ request: SignalRequest, caller: Caller) -> [(String, JSONValue)] {
+        [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)), ("rpId", .string(request.rpId))]
+    }
+
+    /// A signal the page's API refused before any provider heard of it (a device's), logged as this provider's own
+    /// `signal` would log it; returned for throwing.
+    public func refusedSignal(_ failure: CeremonyError, _ request: SignalRequest, caller: Caller) -> CeremonyError {
+        failed("signal", failure, signalDetail(request, caller: caller))
     }
 
     /// What the page's API checks before any provider hears of a signal: the method exists, the IDs decode, the RP

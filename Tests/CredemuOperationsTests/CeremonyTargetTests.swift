@@ -69,11 +69,33 @@ final class CeremonyTargetTests: XCTestCase {
             ("an RP ID of another site", { try ops.get($0, self.request(#"{"challenge": "AAAA", "rpId": "other.example"}"#)) }),
             ("a pick that is not base64url", { try ops.get($0, self.request(requestOptionsJSON(), pick: "!!")) }),
             ("a signal of no kind", { Answer(response: .null, accounts: try ops.signal($0, kind: "bogus", self.request("{}"))) }),
+            // Refused before a device routes them (issue 31): each must be logged as the profile logs it.
+            ("a get from an origin that may not use the RP ID", {
+                try ops.get($0, CeremonyRequest(options: .text(requestOptionsJSON(rpID: "example.com")), origin: "https://example.org")) }),
+            ("a pick from an origin that may not use the RP ID", {
+                try ops.get($0, CeremonyRequest(options: .text(requestOptionsJSON(rpID: "example.com")), origin: "https://example.org", pick: "AAAA")) }),
+            ("a signal with a malformed credential ID", {
+                Answer(response: .null, accounts: try ops.signal($0, kind: "unknown", self.request(#"{"rpId": "www.example.com", "credentialId": "!!"}"#))) }),
+            ("a signal for another site's RP ID", {
+                Answer(response: .null, accounts: try ops.signal($0, kind: "accepted",
+                                                                   self.request(#"{"rpId": "other.example", "userId": "AAAA", "allAcceptedCredentialIds": []}"#))) }),
         ]
+        /// The log entries `body` added to the one account, without the member that names the device.
+        func logged(_ body: () -> Void) throws -> [[String]] {
+            let before = try ops.vault.scoped(to: "default").events(limit: 100_000).count
+            body()
+            return try ops.vault.scoped(to: "default").events(limit: 100_000).dropFirst(before).map { e in
+                let detail = (e.detail.objectValue ?? []).filter { $0.0 != "device" }
+                return [e.kind, e.outcome, e.reason, JSONValue.object(detail).serialized()]
+            }
+        }
         for (what, body) in refusals {
-            let profile = refusal { try body(.profile("default")) }, device = refusal { try body(.device("desk")) }
+            var profile: JSONValue?, device: JSONValue?
+            let profileLog = try logged { profile = refusal { try body(.profile("default")) } }
+            let deviceLog = try logged { device = refusal { try body(.device("desk")) } }
             XCTAssertNotNil(profile, what)
             XCTAssertEqual(profile, device, what)
+            XCTAssertEqual(profileLog, deviceLog, "the device's log says what the profile's says: \(what)")
         }
         XCTAssertTrue(try ops.listPasskeys("default").isEmpty, "no refusal made a passkey")
     }
