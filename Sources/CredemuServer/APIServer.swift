@@ -191,7 +191,7 @@ public final class APIServer: @unchecked Sendable {
             throw APIError.notRelayed(route.method, route.template)
         }
         guard route.scope.admits(caller) else { throw APIError.outOfScope(route, caller) }
-        if route.scope != .public { try authorize(request, route, parameters) }
+        if route.scope != .public { try authorize(request, route, parameters, caller) }
         if request.method != "GET" { try APIServer.checkMediaType(request) }
         if request.bodyTooLarge {
             throw APIError(413, "PayloadTooLarge", "The request body exceeds \(configuration.maxBodyBytes) bytes.")
@@ -232,8 +232,13 @@ public final class APIServer: @unchecked Sendable {
     }
 
     /// `Authorization: Bearer TOKEN`, the scheme matched case-insensitively (RFC 7235 §2.1): the server's token,
-    /// or on a page route the page token (`PageToken`) of the route's own profile or device.
-    private func authorize(_ request: HTTPRequest, _ route: Route, _ parameters: [String]) throws(APIError) {
+    /// or on a page route the page token (`PageToken`) of the route's own profile or device, from a page.
+    ///
+    /// The page token is in the page, where any of its scripts may read it, so it never gives more than a page
+    /// has: sent without the page's `Origin` (as the operator, who may `?reveal=true` passwords) or with the
+    /// server's own (as the console), it opens nothing (issue 31). A browser always sends `Origin` with a request
+    /// that carries an `Authorization` header, since only a CORS request may.
+    private func authorize(_ request: HTTPRequest, _ route: Route, _ parameters: [String], _ caller: CallerKind) throws(APIError) {
         guard let token = configuration.token else { return }
         let given = request.headers["authorization"] ?? ""
         let parts = given.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
@@ -241,7 +246,10 @@ public final class APIServer: @unchecked Sendable {
             let credential = Substring(parts[1].drop(while: { $0 == " " }))
             if APIServer.constantTimeEqual(Array(credential.utf8), Array(token.utf8)) { return }
             if route.scope == .page, let kind = route.targetKind, let name = parameters.first,
-               credential.hasPrefix(PageToken.prefix), PageToken.opens(credential, token: token, kind: kind, name: name) { return }
+               credential.hasPrefix(PageToken.prefix), PageToken.opens(credential, token: token, kind: kind, name: name) {
+                guard case .page = caller else { throw APIError.pageTokenOutsidePage }
+                return
+            }
         }
         throw APIError.unauthorized
     }
@@ -326,6 +334,9 @@ extension APIError {
     static func notRelayed(_ method: String, _ path: String) -> APIError {
         APIError(403, "RouteNotRelayed", "The shim's channel reaches only the shim's own routes of its profile or device, not \(method) \(path).")
     }
+
+    /// A page token presented by a caller that is not a page (no `Origin`, or the server's own).
+    static let pageTokenOutsidePage = APIError(403, "PageTokenOutsidePage", "A page token acts only for the page it was given to: the request must carry that page's Origin. The test code, the CLI and the console use the server's own token.")
 
     static let unauthorized = APIError(401, "Unauthorized", "A valid 'Authorization: Bearer TOKEN' header is required (the token given to credemu serve --token).",
                                        headers: [("WWW-Authenticate", "Bearer")])

@@ -55,7 +55,7 @@ final class RouteScopeTests: XCTestCase {
     static func refusedAtTheDoor(_ response: HTTPResponse) throws -> Bool {
         guard response.status == 401 || response.status == 403 else { return false }
         let error = try JSONValue.parse(response.body)["error"]
-        return ["Unauthorized", "Forbidden"].contains(error?["name"]?.stringValue ?? "")
+        return ["Unauthorized", "Forbidden", "PageTokenOutsidePage"].contains(error?["name"]?.stringValue ?? "")
     }
 
     func testEveryRouteAdmitsExactlyTheCallersItsScopeNames() throws {
@@ -79,19 +79,47 @@ final class RouteScopeTests: XCTestCase {
         let other = "Bearer " + PageToken.derive(from: RouteScopeTests.token, kind: .profile, name: "someone-else")
         let guessed = "Bearer " + PageToken.derive(from: "not-the-token", kind: .profile, name: "zz-none")
         for route in APIServer.routes where route.scope != .public {
-            for caller in [Caller.noOrigin, .allowedPage] where caller.reaches(route.scope) {
+            for caller in [Caller.noOrigin, .console, .allowedPage] where caller.reaches(route.scope) {
                 XCTAssertFalse(try Self.refusedAtTheDoor(api.handle(request(route, caller, authorization: "Bearer " + RouteScopeTests.token))),
                                "the server's token opens \(route.template)")
                 XCTAssertTrue(try Self.refusedAtTheDoor(api.handle(request(route, caller))), "no token: \(route.template)")
                 XCTAssertTrue(try Self.refusedAtTheDoor(api.handle(request(route, caller, authorization: guessed))), "a guessed token: \(route.template)")
                 XCTAssertTrue(try Self.refusedAtTheDoor(api.handle(request(route, caller, authorization: other))), "another profile's page token: \(route.template)")
                 for kind in CeremonyTarget.Kind.allCases {
-                    let opens = route.scope == .page && route.targetKind == kind
+                    // Only for a page: the token is in the page, and gives no more than the page has (issue 31).
+                    let opens = route.scope == .page && route.targetKind == kind && caller == .allowedPage
                     XCTAssertEqual(!(try Self.refusedAtTheDoor(api.handle(request(route, caller, authorization: own(kind))))), opens,
                                    "a \(kind) page token on \(route.method) \(route.template)")
                 }
             }
         }
+    }
+
+    /// The attacker's request of issue 31: the page token read from a page, sent without an Origin (curl, a script
+    /// outside the browser), asking for every saved password in the clear.
+    func testAPageTokenWithoutThePagesOriginRevealsNoPassword() throws {
+        let (api, _d) = try makeAPI(token: RouteScopeTests.token)
+        _ = _d
+        _ = try api.operations.savePassword("default", origin: RouteScopeTests.allowed, username: "alice", password: "hunter2")
+        let pageToken = "Bearer " + PageToken.derive(from: RouteScopeTests.token, kind: .profile, name: "default")
+        for headers in [["authorization": pageToken], ["authorization": pageToken, "origin": "http://127.0.0.1:8765"]] {
+            let response = api.handle(HTTPRequest(method: "GET", path: "/profiles/default/passwords", query: ["reveal": "true"],
+                                                  headers: ["host": "127.0.0.1:8765"].merging(headers) { $1 }, body: [], bodyTooLarge: false))
+            let text = String(decoding: response.body, as: UTF8.self)
+            XCTAssertEqual(response.status, 403, text)
+            XCTAssertEqual(try JSONValue.parse(response.body)["error"]?["name"], "PageTokenOutsidePage")
+            XCTAssertFalse(text.contains("hunter2"))
+        }
+        // From the page itself the token lists the page's own passwords, never the secrets.
+        let page = api.handle(HTTPRequest(method: "GET", path: "/profiles/default/passwords", query: ["reveal": "true"],
+                                          headers: ["host": "127.0.0.1:8765", "authorization": pageToken, "origin": RouteScopeTests.allowed],
+                                          body: [], bodyTooLarge: false))
+        XCTAssertFalse(String(decoding: page.body, as: UTF8.self).contains("hunter2"))
+        // The server's own token still reveals them to the test code.
+        let operator_ = api.handle(HTTPRequest(method: "GET", path: "/profiles/default/passwords", query: ["reveal": "true"],
+                                               headers: ["host": "127.0.0.1:8765", "authorization": "Bearer " + RouteScopeTests.token],
+                                               body: [], bodyTooLarge: false))
+        XCTAssertTrue(String(decoding: operator_.body, as: UTF8.self).contains("hunter2"))
     }
 
     func testPageRoutesAreAProfilesOrADevicesAndPublicOnesAreReadOnly() {

@@ -166,5 +166,9 @@ def test_the_shim_carries_a_page_token_that_opens_only_its_own_page_routes(tmp_p
         for path in ("/profiles", "/profiles/default/events", "/clock"):
             assert call(s, "GET", path, origin=None, token=page_token)[0] == 401, "an operator route wants the server's token: " + path
             assert call(s, "GET", path, origin=None, token=TOKEN)[0] == 200
+        # Without the page's Origin (outside a browser) the page token is not the test code's: no secrets.
+        assert s.call("POST", "/profiles/default/passwords", {"origin": PAGE, "username": "me", "password": "hunter2"})[0] == 201
+        status, error, _ = call(s, "GET", "/profiles/default/passwords?reveal=true", origin=None, token=page_token)
+        assert status == 403 and error["error"]["name"] == "PageTokenOutsidePage" and "hunter2" not in json.dumps(error), error
     finally:
         assert s.stop() == 0
