@@ -98,7 +98,9 @@ def test_chrome_desktop_with_gpm_and_bitwarden_routes_each_page_call_where_chrom
     verify_authentication_response(credential=got, expected_challenge=base64url_to_bytes(CHALLENGE), expected_origin=site,
                                    expected_rp_id="localhost", credential_public_key=gpm_key.credential_public_key,
                                    credential_current_sign_count=0)
-    assert not chromium.execute_script("return JSON.stringify(window.__credemuShim.log).includes('two-')"), "the page never sees an account"
+    assert not chromium.execute_script("return JSON.stringify([window.__got, window.__credemuShim]).includes('two-')"), "the page never sees an account"
+    assert chromium.execute_script("return Object.isFrozen(window.__credemuShim) && Object.keys(window.__credemuShim).length") == 0, \
+        "nor the shim's answers: no log without the test code's debug=1"
 
     # signalUnknownCredential: Chrome sends it to its own manager; the extension does not override the signal methods.
     for credential in (bw_id, made["id"]):

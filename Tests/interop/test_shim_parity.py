@@ -112,11 +112,12 @@ class Session:
             relay = Relay(Client(server.url, token=given.get("token")), profile=given.get("profile"), device=given.get("device"))
             self.tab = ChromiumTab.of_selenium(self.driver)
             channel, reply = self.tab.add_channel(relay)
-            status, source = server.call("GET", f"/shim.js?{query}&channel={channel}&channelReply={reply}")
+            status, source = server.call("GET", f"/shim.js?{query}&debug=1&channel={channel}&channelReply={reply}")
             assert status == 200
             self.tab.add_preload_script(source.decode())
             return
-        status, source = server.call("GET", "/shim.js?" + query)
+        # debug=1: the checks read which calls reached credemu from the shim's log (no page can without it).
+        status, source = server.call("GET", "/shim.js?" + query + "&debug=1")
         assert status == 200
         self.driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
         self.scripts.append(self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source.decode()})["identifier"])

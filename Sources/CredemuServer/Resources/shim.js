@@ -2,10 +2,13 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, channel, channelReply, autofillEvents, token, signalMethods, immediateMediation, publicKeyMethod}) it
-// passes, so no global of credemu's is left for the page to find but the debug handle below, which holds the calls'
-// log and never the configuration: the token (a page token,
-// good for this profile's or device's page routes only) stays in this closure, out of reach of the page's scripts.
+// fillBinding, channel, channelReply, autofillEvents, debug, token, signalMethods, immediateMediation, publicKeyMethod}) it
+// passes, so no global of credemu's is left for the page to find but `window.__credemuShim`, the mark that stops a
+// second copy: an empty frozen object. Only with the test code's `debug=1` does it hold the calls' log and an
+// `autofill()` to run the fill again (a page's scripts see nothing of Chromium's traffic with its credential
+// manager, nor an autofill dropdown's entries, so they must not read credemu's answers either). It never holds the
+// configuration: the token (a page token, good for this profile's or device's page routes only) stays in this
+// closure, out of reach of the page's scripts.
 //
 // The browser is the reference: inside a page this must look like Chromium's own credential manager. Objects are
 // instances of the page's real interfaces with the attributes as getters on the prototypes; arguments go through
@@ -18,8 +21,8 @@ return (function () {
   'use strict';
   if (Object.prototype.hasOwnProperty.call(window, '__credemuShim')) return undefined;
   const config = __credemuConfig;
-  const debug = { log: [] };
-  Object.defineProperty(window, '__credemuShim', { value: debug, configurable: true });
+  const debug = config.debug ? { log: [] } : null;
+  Object.defineProperty(window, '__credemuShim', { value: debug || Object.freeze({}), configurable: true });
 
   // ---- what the page may replace later: captured now ----
   const nativeFetch = window.fetch.bind(window);
@@ -714,7 +717,7 @@ return (function () {
   }
   async function call(method, path, body, options) {
     const result = await (channel ? viaChannel : viaFetch)(method, path, body, options);
-    debug.log.push({ path: path, status: result.status, body: result.body });
+    if (debug) debug.log.push({ path: path, status: result.status, body: result.body });
     return result;
   }
   /** The answer of a failed call as the page sees it: a set-up failure, or the WebAuthn error a browser raises. */
@@ -1052,7 +1055,7 @@ return (function () {
       if (config.autofillEvents) document.dispatchEvent(new CustomEvent('credemu:autofilled', { detail: { username: result.body.username } }));
     }
   }
-  debug.autofill = autofill;
+  if (debug) debug.autofill = autofill;
   if (config.autofill) {
     if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', autofill);
     else autofill();
