@@ -2,8 +2,11 @@
 bypass, a page served with `default-src 'self'; script-src 'self' 'unsafe-inline'` registers and signs in
 through the shim while its own policy stays in force; a page script finds no channel to call; and the relay
 refuses every route but the shim's own, and any frame without an http(s) origin (docs/shim.md, "Transport")."""
+import concurrent.futures
 import contextlib
 import json
+import socket
+import threading
 import time
 
 import pytest
@@ -198,6 +201,52 @@ def test_the_relay_speaks_for_the_frames_origin_as_the_driver_reports_it(credemu
     assert relay.answer(json.dumps(message), "https://shop.example/sign-in")["status"] == 201
     assert [p["origin"] for p in credemu_profile.passwords()] == ["https://shop.example"]
     relay.close()
+
+
+def test_a_closed_relay_relays_nothing_submitted_after_it(credemu_server, credemu_profile):
+    """close() is final (issue 31.12): a message the driver's reader hands over after it is dropped, not sent on a new
+    worker pool."""
+    relay = Relay(credemu_profile, profile=credemu_profile.profile)
+    message = {"id": "late", "method": "POST", "path": "/passwords", "body": {"origin": "https://shop.example", "username": "a", "password": "p"}}
+    credemu_server.client().allow_origin("https://shop.example")
+    assert relay.answer(json.dumps(message), "https://shop.example")["status"] == 201
+    relay.close()
+    replies = []
+    assert relay.submit(json.dumps(dict(message, id="after")), "https://shop.example", replies.append) is None
+    time.sleep(0.3)
+    assert replies == [] and relay.pool is None
+    assert len(credemu_profile.passwords()) == 1
+
+
+def test_closing_the_relay_while_a_worker_connects_leaves_no_request_waiting(monkeypatch):
+    """A worker still connecting when close() runs must not then send its request to a server that never answers
+    (a conditional get may wait ten minutes): it is refused once connected, and the worker ends."""
+    import http.client
+    from credemu import Client
+    stuck = socket.socket()
+    stuck.bind(("127.0.0.1", 0))
+    stuck.listen(8)   # accepts, never answers
+    connecting, go_on = threading.Event(), threading.Event()
+    real_connect = http.client.HTTPConnection.connect
+
+    def slow_connect(connection):
+        connecting.set()
+        go_on.wait(10)
+        real_connect(connection)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", slow_connect)
+    relay = Relay(Client(f"http://127.0.0.1:{stuck.getsockname()[1]}"), profile="default")
+    replies = []
+    message = {"id": "c", "method": "POST", "path": "/credentials/get", "body": {"mediation": "conditional", "options": {}}}
+    future = relay.submit(json.dumps(message), "https://shop.example", replies.append)
+    assert connecting.wait(10)
+    relay.close()
+    go_on.set()
+    started = time.monotonic()
+    concurrent.futures.wait([future], timeout=20)
+    assert future.done() and time.monotonic() - started < 5, "the worker ended at once, not at the request's timeout"
+    assert replies and replies[0]["status"] == 0 and replies[0]["body"]["error"]["name"] == "ServerUnreachable", replies
+    stuck.close()
 
 
 

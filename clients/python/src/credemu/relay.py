@@ -83,6 +83,7 @@ class Relay:
         self._lock = threading.Lock()
         self._workers = workers
         self._connections = set()
+        self._closed = False
         self.timings = None   # a list to append (HTTP seconds) to, when measuring
 
     def answer(self, message, origin):
@@ -131,21 +132,30 @@ class Relay:
         return {"id": ident, "status": status, "body": parsed}
 
     def submit(self, message, origin, reply):
-        """`answer` on a worker thread (a conditional get may wait minutes), then `reply(answer)` on that thread."""
-        return self.pool.submit(lambda: reply(self.answer(message, origin)))
+        """`answer` on a worker thread (a conditional get may wait minutes), then `reply(answer)` on that thread.
+        After `close()` nothing is relayed: the message is dropped and None returned."""
+        pool = self.pool
+        if pool is None:
+            return None
+        try:
+            return pool.submit(lambda: reply(self.answer(message, origin)))
+        except RuntimeError:   # closed meanwhile: the executor takes nothing after shutdown
+            return None
 
     @property
     def pool(self):
-        """The worker threads the relay's requests run on (made on first use)."""
+        """The worker threads the relay's requests run on (made on first use); None once closed."""
         with self._lock:
-            if self._pool is None:
+            if self._pool is None and not self._closed:
                 self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="credemu-relay")
             return self._pool
 
     def close(self):
-        """Stops the workers: queued messages are dropped and a request in flight (a conditional get waiting for
-        its pick) is cut off, so no thread of the relay outlives the driver."""
+        """Stops the workers, for good: queued messages are dropped, a request in flight (a conditional get waiting
+        for its pick) is cut off, one still connecting is refused once connected, and a message submitted later is
+        not relayed, so no thread of the relay outlives the driver."""
         with self._lock:
+            self._closed = True
             pool, self._pool = self._pool, None
             connections, self._connections = self._connections, set()
         if pool is not None:
@@ -166,9 +176,17 @@ class Relay:
             fresh = connection is None
             if fresh:
                 connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-                self._local.connection = connection
+                # Connected before it is registered, and registered only while the relay is open: `close()` cuts
+                # off every connection it finds, and a worker that connected after it finds the relay closed.
+                connection.connect()
                 with self._lock:
-                    self._connections.add(connection)
+                    closed = self._closed
+                    if not closed:
+                        self._connections.add(connection)
+                if closed:
+                    connection.close()
+                    raise ConnectionAbortedError("the relay is closed")
+                self._local.connection = connection
             connection.timeout = timeout
             if connection.sock is not None:
                 connection.sock.settimeout(timeout)
