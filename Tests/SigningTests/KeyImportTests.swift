@@ -23,16 +23,17 @@ final class KeyImportTests: XCTestCase {
     // MARK: P-256
 
     func testImportRefusesP256KeyWhosePointIsNotItsScalarTimesG() throws {
-        let mine = try SigningKeys.generate(.es256).pkcs8, theirs = try SigningKeys.generate(.es256).pkcs8
-        let scalar = Array(mine[36..<68]), point = Array(theirs[73..<138])
+        let hostile = try HostileKeys.p256WithAnotherKeysPoint()
+        let scalar = Array(hostile[36..<68]), point = Array(hostile[73..<138])
         // credemu's own layout (the fast path), and OpenSSL's other layout (the curve named inside the ECPrivateKey).
-        assertRefused(OpenSSLKey.p256PKCS8(scalar: scalar, point: point), "not its scalar")
+        assertRefused(hostile, "not its scalar")
         let decoded = Self.p256PKCS8(scalar: scalar, point: point, parametersInside: true)
         XCTAssertNil(OpenSSLKey.p256Parts(decoded), "this layout takes OpenSSL's decoder")
         assertRefused(decoded, "not its scalar")
-        // The real key in either layout is still taken.
-        XCTAssertEqual(try SigningKeys.importPKCS8(Self.p256PKCS8(scalar: scalar, point: Array(mine[73..<138]), parametersInside: true)).publicKey,
-                       try SigningKeys.importPKCS8(mine).publicKey)
+        // A real key in either layout is still taken.
+        let real = try SigningKeys.generate(.es256)
+        let other = Self.p256PKCS8(scalar: Array(real.pkcs8[36..<68]), point: Array(real.pkcs8[73..<138]), parametersInside: true)
+        XCTAssertEqual(try SigningKeys.importPKCS8(other).publicKey, real.publicKey)
     }
 
     /// RFC 5915 lets the ECPrivateKey leave out its point: it is derived from the scalar, so it is the scalar's.
@@ -60,18 +61,17 @@ final class KeyImportTests: XCTestCase {
 
     func testImportRefusesRSAKeyWithExponentZeroOneOrEven() throws {
         for e: [UInt8] in [[0], [1], [0x01, 0x00, 0x00], [0x01, 0x00, 0x02]] {
-            assertRefused(try Self.rsa(Self.rsa2048, replacing: 2, with: e), "exponent")
+            assertRefused(try HostileKeys.rsa(Self.rsa2048, replacing: [2: e]), "exponent")
         }
-        XCTAssertEqual(try SigningKeys.importPKCS8(try Self.rsa(Self.rsa2048, replacing: 2, with: [0x01, 0x00, 0x01])).algorithm, .rs256,
+        XCTAssertEqual(try SigningKeys.importPKCS8(try HostileKeys.rsa(Self.rsa2048, replacing: [2: [0x01, 0x00, 0x01]])).algorithm, .rs256,
                        "the same key with its own e = 65537 is taken")
     }
 
     /// Another key's private half (d, the primes and the CRT values) under this key's n and e signs what n and e do
     /// not verify.
     func testImportRefusesRSAKeyWhosePrivateHalfIsNotItsPublicHalfs() throws {
-        let other = try Self.rsaFields(try SigningKeys.generate(.rs256).pkcs8)
-        var der = Self.rsa2048
-        for index in 3...8 { der = try Self.rsa(der, replacing: index, with: Array(other[index])) }
+        let other = try HostileKeys.rsaFields(try SigningKeys.generate(.rs256).pkcs8)
+        let der = try HostileKeys.rsa(Self.rsa2048, replacing: Dictionary(uniqueKeysWithValues: (3...8).map { ($0, other[$0]) }))
         assertRefused(der, "does not verify")
     }
 
@@ -101,42 +101,5 @@ final class KeyImportTests: XCTestCase {
         if let point { ecPrivateKey += DER.tagged(0xA1, DER.tagged(0x03, [0x00] + point)) }
         let algorithm = DER.sequence([0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01] + curve)
         return DER.sequence([0x02, 0x01, 0x00] + algorithm + DER.tagged(0x04, DER.sequence(ecPrivateKey)))
-    }
-
-    /// The nine INTEGERs' contents of an RSA PKCS#8's RSAPrivateKey (RFC 8017 A.1.2): version, n, e, d, p, q, dP, dQ, qInv.
-    static func rsaFields(_ pkcs8: [UInt8]) throws -> [ArraySlice<UInt8>] {
-        let info = try children(ArraySlice(pkcs8))[0].content
-        let octets = try children(info)[2].content
-        return try children(try children(octets)[0].content).map(\.content)
-    }
-
-    /// The RSA PKCS#8 with one RSAPrivateKey field replaced.
-    static func rsa(_ pkcs8: [UInt8], replacing index: Int, with magnitude: [UInt8]) throws -> [UInt8] {
-        var fields = try rsaFields(pkcs8).map { DER.integer(Array($0)) }
-        fields[index] = DER.integer(magnitude)
-        let algorithm = DER.sequence([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00])
-        return DER.sequence([0x02, 0x01, 0x00] + algorithm + DER.tagged(0x04, DER.sequence(fields.flatMap { $0 })))
-    }
-
-    struct Malformed: Error {}
-
-    /// The elements of DER content, each its tag and its content.
-    static func children(_ der: ArraySlice<UInt8>) throws -> [(tag: UInt8, content: ArraySlice<UInt8>)] {
-        var out: [(UInt8, ArraySlice<UInt8>)] = []
-        var i = der.startIndex
-        while i < der.endIndex {
-            guard i + 1 < der.endIndex else { throw Malformed() }
-            var length = Int(der[i + 1]), start = i + 2
-            if length & 0x80 != 0 {
-                let count = length & 0x7F
-                guard start + count <= der.endIndex else { throw Malformed() }
-                length = der[start..<start + count].reduce(0) { $0 << 8 | Int($1) }
-                start += count
-            }
-            guard start + length <= der.endIndex else { throw Malformed() }
-            out.append((der[i], der[start..<start + length]))
-            i = start + length
-        }
-        return out
     }
 }
