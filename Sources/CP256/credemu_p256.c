@@ -85,6 +85,31 @@ credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[
     return out;
 }
 
+credemu_p256_check_result credemu_p256_check(const uint8_t scalar[32], const uint8_t point[65]) {
+    pthread_once(&group_once, make_group);
+    if (group == NULL) return CREDEMU_P256_CHECK_FAILED;
+    BIGNUM *d = BN_new();
+    EC_POINT *given = EC_POINT_new(group), *derived = EC_POINT_new(group);
+    credemu_p256_check_result result = CREDEMU_P256_CHECK_FAILED;
+    if (d == NULL || given == NULL || derived == NULL) goto done;
+    BN_set_flags(d, BN_FLG_CONSTTIME);
+    if (BN_bin2bn(scalar, 32, d) == NULL) goto done;
+    if (BN_is_zero(d) || BN_cmp(d, EC_GROUP_get0_order(group)) >= 0) {
+        result = CREDEMU_P256_SCALAR_OUT_OF_RANGE;
+    } else if (EC_POINT_oct2point(group, given, point, 65, NULL) != 1) {
+        result = CREDEMU_P256_POINT_NOT_ON_CURVE;
+    } else if (EC_POINT_mul(group, derived, d, NULL, NULL, NULL) == 1) {
+        int cmp = EC_POINT_cmp(group, given, derived, NULL);
+        result = cmp == 0 ? CREDEMU_P256_KEY_PAIR : cmp == 1 ? CREDEMU_P256_POINT_NOT_THE_SCALARS : CREDEMU_P256_CHECK_FAILED;
+    }
+done:
+    BN_clear_free(d);
+    EC_POINT_free(given);
+    EC_POINT_free(derived);
+    ERR_clear_error();
+    return result;
+}
+
 credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t point[65]) {
     EC_KEY *key = key_from_parts(scalar, point, 1);
     if (key == NULL) return NULL;

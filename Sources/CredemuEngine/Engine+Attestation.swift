@@ -23,8 +23,10 @@ extension Engine {
         case .batch:
             guard ["direct", "indirect", "enterprise"].contains(conveyance) else { return .none }
             let aaguid = securityKey?.isU2F == true ? [UInt8](repeating: 0, count: 16) : knobs.aaguid
+            // The certificate's O: the pack's name cut as the name's bound counts it, or its ID when nothing of the name is left.
+            let vendor = [policy.name, policy.id].lazy.map(CertificateName.fitting).first { !$0.isEmpty } ?? AttestationCA.organization
             let batch = try store { () throws(VaultError) in
-                try vault.attestationBatch(aaguid: aaguid, vendor: String(policy.name.prefix(64)),
+                try vault.attestationBatch(aaguid: aaguid, vendor: vendor,
                                            transports: U2FTransports(webAuthnNames: knobs.transports))
             }
             if securityKey?.isU2F == true {

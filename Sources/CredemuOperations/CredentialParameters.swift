@@ -30,8 +30,8 @@ struct CredentialParameters {
 
     /// §11.5's remote end steps over `parameters` for the authenticator `key`: every refusal is `InvalidArgument`.
     ///
-    /// The private key may be ES256 (the only one §11.5 names), EdDSA or RS256, whichever `SigningKeys` imports; a
-    /// U2F-only key takes ES256 alone. A large blob is kept only when the key processes `largeBlob` (§11.5).
+    /// The private key may be ES256 (the only one §11.5 names), EdDSA or RS256, whichever `SigningKeys.importPKCS8`
+    /// imports, checked there as a fixture's key is (`KeyCheck`); a U2F-only key takes ES256 alone. A large blob is kept only when the key processes `largeBlob` (§11.5).
     static func read(_ parameters: JSONValue, for key: AuthenticatorOptions) throws(OperationError) -> CredentialParameters {
         try WebDriverArgument.reading { () throws(WebDriverArgument) in
             let fields = try JSONFields<WebDriverArgument>(parameters, path: "parameters")

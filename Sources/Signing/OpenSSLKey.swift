@@ -46,13 +46,13 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
         return try OpenSSLKey(pkey: pkey, algorithm: algorithm, pkcs8: nil)
     }
 
-    /// Reads PKCS#8; an Ed25519 key comes back as an `Ed25519Key` holding the same bytes.
+    /// Reads PKCS#8, checked by `KeyCheck`; an Ed25519 key comes back as an `Ed25519Key` holding the same bytes.
     static func importPKCS8(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
         if let (scalar, point) = p256Parts(der) { return try P256Key.importParts(scalar: scalar, point: point, pkcs8: der) }
         return try importDecoding(der)
     }
 
-    /// Any PKCS#8 through OpenSSL's decoder.
+    /// Any PKCS#8 through OpenSSL's decoder, then `KeyCheck`.
     static func importDecoding(_ der: [UInt8]) throws(SigningError) -> any SigningKey {
         var pkey: OpaquePointer?
         der.withUnsafeBufferPointer { buffer in
@@ -76,13 +76,15 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
                 EVP_PKEY_free(pkey)
                 throw SigningError(.invalidKey, "The EC private key is not on P-256; ES256 needs P-256.")
             }
-            return try OpenSSLKey(pkey: pkey, algorithm: .es256, pkcs8: der)
+            // OpenSSL derives a point the ECPrivateKey leaves out, and checks neither a given one nor the scalar.
+            let key = try OpenSSLKey(pkey: pkey, algorithm: .es256, pkcs8: der)
+            guard case let .ec2P256(x, y) = key.publicKey else { throw SigningError(.invalidKey, "The EC key has no P-256 point.") }
+            try KeyCheck.p256(scalar: try bnParam(pkey, "priv", pad: 32), point: [0x04] + x + y)
+            return key
         case EVP_PKEY_RSA:
-            guard EVP_PKEY_get_bits(pkey) >= 2048 else {
-                EVP_PKEY_free(pkey)
-                throw SigningError(.invalidKey, "The RSA private key is shorter than 2048 bits.")
-            }
-            return try OpenSSLKey(pkey: pkey, algorithm: .rs256, pkcs8: der)
+            let key = try OpenSSLKey(pkey: pkey, algorithm: .rs256, pkcs8: der)
+            try KeyCheck.rsa(key)
+            return key
         case EVP_PKEY_ED25519:
             var seed = [UInt8](repeating: 0, count: 32)
             var length = 32
@@ -133,20 +135,6 @@ final class OpenSSLKey: SigningKey, @unchecked Sendable {
 
     /// `p256PKCS8`'s bytes around the scalar (36..<68) and the point (73..<138).
     static let p256Layout = p256PKCS8Encoded(scalar: [UInt8](repeating: 0, count: 32), point: [UInt8](repeating: 0, count: 65))
-
-    /// The P-256 curve, set up once: building it (Montgomery constants) is most of what an imported key costs.
-    nonisolated(unsafe) static let p256Group: OpaquePointer? = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
-    /// Checks a P-256 key's uncompressed point as OpenSSL's import does (on the curve) and gives the COSE key.
-    /// Like OpenSSL's decoder, it checks neither the scalar's range nor that the point is the scalar's.
-    static func checkP256(scalar: [UInt8], point: [UInt8]) throws(SigningError) -> COSEKey {
-        guard let group = p256Group, let p = EC_POINT_new(group) else { throw failure(.invalidKey, "EC_POINT_new") }
-        defer { EC_POINT_free(p) }
-        guard point.withUnsafeBufferPointer({ EC_POINT_oct2point(group, p, $0.baseAddress, 65, nil) }) == 1 else {
-            ERR_clear_error()
-            throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
-        }
-        return .ec2P256(x: Array(point[1...32]), y: Array(point[33...64]))
-    }
 
     /// RFC 5208 PrivateKeyInfo around an RFC 5915 ECPrivateKey (version 1, the scalar, the public point): the
     /// scalar and the point copied into `p256Layout` (every new key's, so the DER is encoded once).

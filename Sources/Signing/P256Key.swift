@@ -41,8 +41,9 @@ final class P256Key: SigningKey, @unchecked Sendable {
         scalar.count == 32 && scalar.contains { $0 != 0 } && scalar.lexicographicallyPrecedes(order)
     }
 
-    /// A key pair from its parts; refuses a point off the curve or a scalar out of range.
+    /// A key pair from its parts, checked by `KeyCheck.p256` (the point on the curve and the scalar's).
     static func importParts(scalar: [UInt8], point: [UInt8], pkcs8: [UInt8]) throws(SigningError) -> P256Key {
+        try KeyCheck.p256(scalar: scalar, point: point)
         guard let key = credemu_p256_import(scalar, point) else {
             throw SigningError(.invalidKey, "The P-256 private key is not a valid key pair (its public point is not on the curve).")
         }

@@ -132,6 +132,22 @@ final class AttestationCertificateTests: XCTestCase {
         XCTAssertTrue(subject.contains("O=" + wide), subject)
     }
 
+    /// The cut and the bound count one unit (Unicode scalars, as OpenSSL counts): a name cut by `fitting` is always
+    /// taken, and the cut keeps a letter with its marks and an emoji sequence whole.
+    func testFittingCutsInTheUnitTheBoundCountsAtCharacterBoundaries() throws {
+        let root = try AttestationCA.make()
+        let decomposed = String(repeating: "e\u{301}", count: 70), family = String(repeating: "\u{1F469}\u{200D}\u{1F467}", count: 30)
+        XCTAssertThrowsError(try root.issueBatch(aaguid: Self.aaguid, vendor: String(decomposed.prefix(33))),
+                             "33 characters are 66 scalars: over the bound, though under 64 characters")
+        XCTAssertEqual(CertificateName.fitting(decomposed), String(repeating: "e\u{301}", count: 32))
+        XCTAssertEqual(CertificateName.fitting(family), String(repeating: "\u{1F469}\u{200D}\u{1F467}", count: 21))
+        XCTAssertEqual(CertificateName.fitting("Tab\there\u{7}"), "Tabhere")
+        XCTAssertEqual(CertificateName.fitting(String(repeating: "v", count: 64)), String(repeating: "v", count: 64))
+        for name in [decomposed, family, String(repeating: "\u{1F44D}\u{1F3FD}", count: 70), "Tab\there"] {
+            XCTAssertNoThrow(try root.issueBatch(aaguid: Self.aaguid, vendor: CertificateName.fitting(name)), name.debugDescription)
+        }
+    }
+
     func testAnIssuerKeyThatIsNotTheIssuerCertificatesIsRefused() throws {
         let root = try AttestationCA.make()
         let stranger = try SigningKeys.generate(.es256)

@@ -125,11 +125,12 @@ final class SigningKeyTests: XCTestCase {
         var bad = try SigningKeys.generate(.es256).pkcs8
         bad[bad.count - 1] ^= 0x01
         XCTAssertThrowsError(try SigningKeys.publicKey(pkcs8: bad)) { XCTAssertEqual(($0 as? SigningError)?.code, .invalidKey) }
-        // Neither checks the scalar (zero, or the group order, is no key): the fast check is not stricter.
+        // Both refuse a scalar of zero or the group order (`KeyCheck`), whichever way the bytes are read.
         let point = Array(try SigningKeys.generate(.es256).pkcs8[73..<138])
         for scalar in [[UInt8](repeating: 0, count: 32), Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!] {
             let der = OpenSSLKey.p256PKCS8(scalar: scalar, point: point)
-            XCTAssertEqual(try SigningKeys.publicKey(pkcs8: der), try OpenSSLKey.importDecoding(der).publicKey)
+            XCTAssertThrowsError(try SigningKeys.publicKey(pkcs8: der))
+            XCTAssertThrowsError(try OpenSSLKey.importDecoding(der))
         }
     }
 
