@@ -1,5 +1,6 @@
 """The interop suite's guard (a pytest plugin, registered by conftest.py): no credemu process outlives what
-started it. A test that leaves one of its own running fails at its teardown; one a module- or session-scoped
+started it, and no process it adopted as a subreaper stays a zombie past a test's teardown. A test that leaves one
+of its own running fails at its teardown; one a module- or session-scoped
 fixture started (even lazily, through getfixturevalue in a test) may live until that fixture is finalized, and no
 longer; whatever is left at the session's end fails the run. Each is stopped. The processes are found under /proc
 by process_leaks.py."""
@@ -44,6 +45,7 @@ def no_credemu_outlives_its_test(request):
     broader-scoped fixture started is checked when that fixture is finalized, and anything left at the session's end."""
     before = set(process_leaks.running_credemu())
     yield
+    process_leaks.reap_adopted()   # the browsers' orphaned helpers that ended: no zombie outlives its test
     left = {pid: command for pid, command in process_leaks.running_credemu().items() if pid not in before and pid not in _owned}
     if left:
         process_leaks.stop(left)

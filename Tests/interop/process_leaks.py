@@ -1,9 +1,13 @@
 """The credemu processes a test run started and left running: found under /proc among this process's
 descendants (orphans included: the run is made a child subreaper, so a credemu whose parent exited, a node
-script's say, is reparented here rather than to init), and stopped."""
+script's say, is reparented here rather than to init), and stopped. A subreaper must also wait for what it adopts:
+`reap_adopted` collects the orphans that ended (Chromium's and WebKit's helpers, whose parents exit first), which
+would otherwise stay zombies until the run ends."""
 import ctypes
 import os
 import signal
+import subprocess
+import threading
 import time
 
 NAMES = {"credemu", "credemu-bench"}
@@ -11,9 +15,51 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def become_subreaper():
-    """Orphaned descendants are reparented to this process (prctl(2)), so none escapes the check."""
+    """Orphaned descendants are reparented to this process (prctl(2)), so none escapes the check. From then on the
+    children this process starts itself are recorded (`subprocess.Popen`, which every driver and fixture uses), so
+    `reap_adopted` never takes an exit status that a Popen object waits for."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _record_own_children()
+
+
+_own_children = set()
+_own_lock = threading.Lock()
+
+
+def _record_own_children():
+    if getattr(subprocess.Popen, "_credemu_recorded", False):
+        return
+    started = subprocess.Popen._execute_child
+
+    def execute_child(self, *args, **kwargs):
+        # Recorded under the lock that `reap_adopted` takes, so a child cannot be reaped between fork and record.
+        with _own_lock:
+            started(self, *args, **kwargs)
+            _own_children.add(self.pid)
+
+    subprocess.Popen._execute_child = execute_child
+    subprocess.Popen._credemu_recorded = True
+
+
+def reap_adopted():
+    """Waits for every ended process reparented to this one that it did not start itself; returns their pids."""
+    me = os.getpid()
+    reaped = []
+    with _own_lock:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            pid = int(entry)
+            stat = _stat(pid)
+            if stat is None or stat[0] != me or stat[1] != "Z" or pid in _own_children:
+                continue
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    reaped.append(pid)
+            except ChildProcessError:
+                pass
+    return reaped
 
 
 def _stat(pid):

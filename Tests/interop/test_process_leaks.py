@@ -1,5 +1,6 @@
 """The suite's own guard: a credemu process a test leaves running fails that test and is stopped, and one that
 outlives every test fails the run (leak_guard.py over process_leaks.py)."""
+import os
 import shutil
 import subprocess
 import time
@@ -32,6 +33,22 @@ def test_an_orphaned_credemu_is_found_and_stopped(tmp_path):
     assert found, "the orphaned credemu serve was not found among the run's descendants"
     process_leaks.stop(found)
     assert not {pid for pid in process_leaks.running_credemu() if pid in found}
+
+
+def test_an_adopted_orphan_that_ends_is_reaped_and_an_own_childs_status_is_kept():
+    # A grandchild that outlives its parent is reparented to the run (the subreaper) and ends: a zombie until reaped.
+    subprocess.run(["sh", "-c", "(sleep 0.3; exit 0) >/dev/null 2>&1 &"], check=True)
+    own = subprocess.Popen(["sh", "-c", "exit 7"])
+
+    def zombies():
+        me = os.getpid()
+        return [int(e) for e in os.listdir("/proc") if e.isdigit() and (process_leaks._stat(int(e)) or (0, ""))[0] == me
+                and (process_leaks._stat(int(e)) or (0, ""))[1] == "Z" and int(e) != own.pid]
+
+    assert wait_for(zombies), "the orphan did not become this process's zombie"
+    reaped = process_leaks.reap_adopted()
+    assert reaped and not zombies(), reaped
+    assert own.pid not in reaped and own.wait(10) == 7, "a child the run started itself keeps its exit status"
 
 
 def test_a_test_that_leaves_credemu_running_fails_and_the_run_fails(pytester, tmp_path):
