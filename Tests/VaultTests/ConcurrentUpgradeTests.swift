@@ -27,20 +27,27 @@ final class ConcurrentUpgradeTests: XCTestCase {
         }
     }
 
-    func testServeAndACLICallOpeningASchema9VaultAtOnceBothSucceedAndItEndsCurrentWithEveryRow() throws {
+    /// `serve` always starts and answers; the CLI call succeeds, unless it reached the file only after the server
+    /// held it, which is refused as `locked` by design (a held vault is the server's alone). Both opened the old
+    /// vault in most rounds.
+    func testServeAndACLICallOpeningASchema9VaultAtOnceBothUpgradeItOrFindItUpgradedWithEveryRow() throws {
         let credemu = try Self.binary()
+        var bothOpened = 0
         for round in 0..<Self.rounds {
             let directory = TemporaryDirectory()
             let vault = directory.file("vault.db")
             let portFile = directory.file("port")
             let before = try Self.makeOldVault(vault)
-            // The CLI call first by a hair: one that came after the server held the vault would be refused as
-            // `locked`, by design; here both reach the old vault before either has upgraded it.
             let cli = Self.start(credemu, ["--vault", vault, "password", "list"], directory, "cli")
             let serve = Self.start(credemu, ["--vault", vault, "serve", "--port", "0", "--port-file", portFile], directory, "serve")
             defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
             cli.waitUntilExit()
-            XCTAssertEqual(cli.terminationStatus, 0, "round \(round), the CLI: \(Self.output(directory, "cli"))")
+            let said = Self.output(directory, "cli")
+            if cli.terminationStatus == 0 {
+                bothOpened += 1
+            } else {
+                XCTAssertTrue(cli.terminationStatus == 3 && said.contains("\"locked\""), "round \(round), the CLI: \(said)")
+            }
             let deadline = Date().addingTimeInterval(30)
             while serve.isRunning, !FileManager.default.fileExists(atPath: portFile), Date() < deadline { usleep(10_000) }
             let port = (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap { UInt16($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
@@ -51,6 +58,7 @@ final class ConcurrentUpgradeTests: XCTestCase {
             XCTAssertEqual(serve.terminationStatus, 0, "round \(round), serve: \(Self.output(directory, "serve"))")
             try Self.checkUpgraded(vault, keeps: before, round: round)
         }
+        XCTAssertGreaterThan(bothOpened, Self.rounds / 2, "the CLI call was refused as locked in most rounds")
     }
 
     // MARK: the old vault
