@@ -243,6 +243,20 @@ enum VaultMigrations {
         """
         CREATE INDEX passkeys_unshadowed_by_user ON passkeys (profile, rp_id, user_handle) WHERE shadowed_by IS NULL;
         """,
+        // 13: immediate mediation's request counts (issue 31.10), the browser's like the signal quotas, so every process
+        // on the vault counts the same: per browser (a device, else a profile) and top-frame registrable domain, each
+        // window's request times and when the last of them leaves its window (`Vault+ImmediateRequests`). Kept in
+        // process memory, they grew with every site a page named.
+        """
+        CREATE TABLE immediate_requests (
+            browser TEXT NOT NULL,
+            site TEXT NOT NULL,
+            times TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (browser, site)
+        ) WITHOUT ROWID;
+        CREATE INDEX immediate_requests_by_expiry ON immediate_requests (browser, expires_at);
+        """,
     ]
 
     /// Brings an opened vault to the current schema, or finds it there: one write transaction (`BEGIN IMMEDIATE`)

@@ -10,7 +10,7 @@ import XCTest
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
     static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
-                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions"]
+                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions", "immediate_requests"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -75,6 +75,9 @@ final class QueryPlanTests: XCTestCase {
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),
             ("passwordsBySite", "SEARCH passwords USING INDEX passwords_by_site (profile=? AND site=?)"),
             ("quota", "SEARCH signal_quota USING INDEX sqlite_autoindex_signal_quota_1 (profile=? AND key=?)"),
+            ("immediateRequests", "SEARCH immediate_requests USING PRIMARY KEY (browser=? AND site=?)"),
+            ("evictImmediateRequests", "SEARCH immediate_requests USING COVERING INDEX immediate_requests_by_expiry (browser=?)"),
+            ("pruneImmediateRequests", "SEARCH immediate_requests USING COVERING INDEX immediate_requests_by_expiry (browser=? AND expires_at<?)"),
             ("attestationRoot", "SEARCH attestation_root USING INTEGER PRIMARY KEY (rowid=?)"),
             ("attestationBatch", "SEARCH attestation_batches USING PRIMARY KEY (aaguid=?)"),
         ]
