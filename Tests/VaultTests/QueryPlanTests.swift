@@ -129,13 +129,15 @@ final class QueryPlanTests: XCTestCase {
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
 /// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs), 9 (a password's site),
-/// 10 (shadowing), 11 (a user's edit) and 12 (an account's unshadowed passkeys) on a vault made before them.
+/// 10 (shadowing), 11 (a user's edit), 12 (an account's unshadowed passkeys) and 13 (immediate mediation's request counts)
+/// on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TABLE immediate_requests;
             DROP INDEX passkeys_unshadowed_by_user;
             ALTER TABLE passkeys DROP COLUMN edited_by_user;
             ALTER TABLE staged_passkeys DROP COLUMN edited_by_user;
