@@ -102,7 +102,12 @@ final class ImmediateGetTests: XCTestCase {
         let before = residentBytes()
         try run(10_000..<100_000)
         let grown = residentBytes() - before
-        XCTAssertLessThan(grown, 16 << 20, "the process grew \(grown >> 20) MiB over 90,000 more sites")
+        // A sanitizer's build holds freed memory (AddressSanitizer's quarantine) or shadows it: its resident set says
+        // nothing about what the program keeps, so only the plain build measures it.
+        let environment = ProcessInfo.processInfo.environment
+        if environment["ASAN_OPTIONS"] == nil && environment["TSAN_OPTIONS"] == nil {
+            XCTAssertLessThan(grown, 16 << 20, "the process grew \(grown >> 20) MiB over 90,000 more sites")
+        }
         let rows = try s.vault.locked { () throws(VaultError) in
             var count: Int64 = 0
             try s.vault.db.query("SELECT count(*) FROM immediate_requests") { row in count = row.int(0) }
