@@ -1,35 +1,39 @@
 import Foundation
-import Synchronization
 import Vault
 import WebAuthn
 
-/// Immediate mediation's request counts (`immediateGet.rateLimit`): one sliding window of request times per
-/// (browser, top-frame registrable domain, window), in memory. One per server process (`Operations` shares it with
-/// every engine it makes), so the count dies with the process, as Chrome's `ImmediateRequestRateLimiter` dies with
-/// the browser; each CLI invocation starts with none.
-public final class ImmediateRequestLimiter: Sendable {
-    private struct Key: Hashable { var browser: String; var site: String; var window: Int }
-    private let times = Mutex([Key: [Int64]]())
+/// Immediate mediation's request counts for one browser and top-frame registrable domain
+/// (`immediateGet.rateLimit`): one sliding window of request times per window, kept in the vault
+/// (`Vault.countImmediateRequest`), so every process on it counts one browser's requests together, as the signal
+/// quotas are counted. Chrome's `ImmediateRequestRateLimiter` counts per top-frame site for the browser's life.
+struct ImmediateRequestCounts {
+    /// Each window's request times (ms), oldest first.
+    var times: [[Int64]]
 
-    public init() {}
+    /// The stored form, windows separated by `;`, times by `,`; a window missing or unreadable is empty.
+    init(stored: String?, windows: Int) {
+        let parts = (stored ?? "").split(separator: ";", omittingEmptySubsequences: false)
+        times = (0..<windows).map { i in i < parts.count ? parts[i].split(separator: ",").compactMap { Int64($0) } : [] }
+    }
+
+    var stored: String { times.map { $0.map(String.init).joined(separator: ",") }.joined(separator: ";") }
 
     /// Whether a request at `now` (ms) passes every window, in order; a window it passes counts it even when a
-    /// later one refuses it (Chrome acquires the long window, then the short one). Returns the refusing window.
-    func acquire(browser: String, site: String, now: Int64, windows: [(max: Int, seconds: Int)]) -> (max: Int, seconds: Int)? {
-        times.withLock { times in
-            for (index, window) in windows.enumerated() {
-                let key = Key(browser: browser, site: site, window: index)
-                let start = now - Int64(window.seconds) * 1000
-                var kept = (times[key] ?? []).filter { $0 > start }
-                guard kept.count < window.max else {
-                    times[key] = kept
-                    return window
-                }
-                kept.append(now)
-                times[key] = kept
-            }
-            return nil
+    /// later one refuses it (Chrome acquires the long window, then the short one). Returns the refusing window. A
+    /// window keeps at most its `max` times.
+    mutating func acquire(now: Int64, windows: [(max: Int, seconds: Int)]) -> (max: Int, seconds: Int)? {
+        for (index, window) in windows.enumerated() {
+            let start = now - Int64(window.seconds) * 1000
+            times[index].removeAll { $0 <= start }
+            guard times[index].count < window.max else { return window }
+            times[index].append(now)
         }
+        return nil
+    }
+
+    /// When the last time kept leaves its window: after it the counts say nothing, and the vault may drop them.
+    func expiry(windows: [(max: Int, seconds: Int)]) -> Int64 {
+        zip(times, windows).compactMap { kept, window in kept.last.map { $0 + Int64(window.seconds) * 1000 } }.max() ?? 0
     }
 }
 
@@ -67,8 +71,17 @@ extension Engine {
         if case .web(_, let host, _) = top, !(knobs.immediateGetRateLimit.exemptLocalhost && host == "localhost"),
            !knobs.immediateGetRateLimit.windows.isEmpty {
             let site = RelyingPartyID.registrableDomain(host)
-            if let over = immediateLimiter.acquire(browser: profile.device ?? profile.name, site: site, now: Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down)),
-                                                   windows: knobs.immediateGetRateLimit.windows) {
+            let windows = knobs.immediateGetRateLimit.windows
+            let now = Timestamp.millis(clock.now())
+            // Counted in a transaction of its own, before the ceremony's: a request refused later still counts.
+            let over = try store { () throws(VaultError) in
+                try vault.countImmediateRequest(browser: profile.device ?? profile.name, site: site, now: now) { stored in
+                    var counts = ImmediateRequestCounts(stored: stored, windows: windows.count)
+                    let over = counts.acquire(now: now, windows: windows)
+                    return (counts.stored, counts.expiry(windows: windows), over)
+                }
+            }
+            if let over {
                 throw refused(.rateLimited, "from \(site) is over \(over.max) in \(over.seconds) s (" + knobs.cite("immediateGet.rateLimit", knobs.immediateGetRateLimit.description) + ")")
             }
         }

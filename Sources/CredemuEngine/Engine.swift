@@ -19,17 +19,12 @@ public final class Engine: @unchecked Sendable {
     /// The user-verification knob as every create's event cites it.
     let userVerificationCitation: JSONValue
 
-    /// Immediate mediation's request counts, shared by the engines of one process (`ImmediateRequestLimiter`).
-    public let immediateLimiter: ImmediateRequestLimiter
-
     private let cacheLock = NSLock()
     private var keyCache: [CacheKey: any SigningKey] = [:]
     private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 
-    public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock(),
-                immediateLimiter: ImmediateRequestLimiter = ImmediateRequestLimiter()) {
-        self.immediateLimiter = immediateLimiter
+    public init(vault: Vault, profile: Profile? = nil, policy: any ProviderPolicy = SpecPolicy(), clock: any Clock = SystemClock()) {
         let profile = profile ?? Profile(name: vault.profile, pack: policy.id)
         self.vault = vault.profile == profile.name ? vault : vault.scoped(to: profile.name)
         self.clock = clock

@@ -40,8 +40,6 @@ public final class Operations: @unchecked Sendable {
     }
 
     private var engines: [EngineKey: Engine] = [:]
-    /// Immediate mediation's request counts for every engine this process makes (in memory only).
-    let immediateLimiter = ImmediateRequestLimiter()
     /// Profiles as last read, valid while no other process has written to the vault (`PRAGMA data_version`).
     private var profiles: [String: Profile] = [:]
     private var profilesVersion: Int64 = -1
@@ -173,8 +171,7 @@ public final class Operations: @unchecked Sendable {
         let cached = engines[key]
         cacheLock.unlock()
         if let cached, cached.profile == profile { return cached }
-        let engine = Engine(vault: vault.scoped(to: profile.name), profile: profile, policy: try policy(), clock: clock,
-                            immediateLimiter: immediateLimiter)
+        let engine = Engine(vault: vault.scoped(to: profile.name), profile: profile, policy: try policy(), clock: clock)
         cacheLock.lock()
         engines[key] = engine
         cacheLock.unlock()

@@ -20,8 +20,6 @@ public final class ProviderScenario {
     public private(set) var profile: Profile
     public let origin = "https://shop.example.com"
     public let rpID = "example.com"
-    /// Immediate mediation's request counts, shared by every engine of the scenario as a server process shares them.
-    public let immediateLimiter = ImmediateRequestLimiter()
 
     /// - Parameter held: the vault opened as `credemu serve` holds one (exclusive: registrations are staged).
     public init(pack: String, platform: Platform? = nil, held: Bool = false, configure: (inout Profile) -> Void = { _ in }) throws {
@@ -38,7 +36,7 @@ public final class ProviderScenario {
     public func engine(on platform: Platform? = nil) -> Engine {
         var p = profile
         if let platform { p.platform = platform }
-        return Engine(vault: vault, profile: p, policy: policy, clock: clock, immediateLimiter: immediateLimiter)
+        return Engine(vault: vault, profile: p, policy: policy, clock: clock)
     }
 
     public func update(_ change: (inout Profile) -> Void) { change(&profile) }

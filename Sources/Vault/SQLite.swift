@@ -50,11 +50,19 @@ final class SQLiteDatabase {
             throw VaultError(.storage, "Cannot open the vault at \(path): the password-site function did not register.")
         }
         handle = db
-        sqlite3_busy_timeout(db, 5000)
+        sqlite3_busy_timeout(db, SQLiteDatabase.busyTimeoutMillis)
         sqlite3_extended_result_codes(db, 1)
     }
 
     deinit { close() }
+
+    /// How long a statement waits for another process's lock before it fails as `locked`.
+    static let busyTimeoutMillis: Int32 = 5000
+
+    /// Waits up to `millis` for other processes' locks from now on (`busyTimeoutMillis` on opening).
+    func setBusyTimeout(_ millis: Int32) {
+        if let handle { sqlite3_busy_timeout(handle, millis) }
+    }
 
     /// The VFS every connection uses: the default one, with a WAL's writes gathered into one call per commit
     /// (the `CSQLiteVFS` target). Nil, should it not register: the default.

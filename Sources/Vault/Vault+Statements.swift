@@ -51,6 +51,11 @@ extension Vault {
         "otherDisplayName": otherDisplayNameSQL,
         "quota": quotaSQL,
         "setQuota": setQuotaSQL,
+        // Immediate mediation's request counts.
+        "immediateRequests": immediateRequestsSQL,
+        "setImmediateRequests": setImmediateRequestsSQL,
+        "evictImmediateRequests": evictImmediateRequestsSQL,
+        "pruneImmediateRequests": pruneImmediateRequestsSQL,
         // Passwords: save, autofill, use, the recent-password check of an automatic upgrade.
         "savePassword": savePasswordSQL,
         "passwordsByOrigin": passwordsByOriginSQL,

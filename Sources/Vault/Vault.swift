@@ -85,7 +85,7 @@ public final class Vault: @unchecked Sendable {
     /// The profile records belong to when none is named.
     public static let defaultProfile = "default"
 
-    private static let keyCheckPlaintext = Array("credemu vault key check".utf8)
+    static let keyCheckPlaintext = Array("credemu vault key check".utf8)
 
     private init(path: String, db: SQLiteDatabase, box: SecretBox) {
         self.path = path
@@ -139,8 +139,8 @@ public final class Vault: @unchecked Sendable {
 
     /// Puts a new, fully initialised vault at `path` (files 0600, directories 0700), unless another process
     /// puts one there first. Returns the key when the file at `path` is the one made here, so opening it derives
-    /// no key again; nil when another process's is there.
-    private static func create(path: String, source: VaultKeySource) throws(VaultError) -> [UInt8]? {
+    /// no key again; nil when another process's is there. `schema` is for tests: a vault as an older credemu made it.
+    static func create(path: String, source: VaultKeySource, schema: Int = schemaVersion) throws(VaultError) -> [UInt8]? {
         try VaultFiles.makeDirectories(VaultFiles.directory(of: path))
         var meta: [(String, [UInt8])] = [("key_kind", Array(source.kind.utf8))]
         let key: [UInt8]
@@ -171,7 +171,7 @@ public final class Vault: @unchecked Sendable {
             defer { db.close() }
             try db.execute(Vault.connectionPragmas)
             try db.transaction { () throws(VaultError) in
-                try VaultMigrations.migrate(db, from: 0)
+                try VaultMigrations.migrate(db, from: 0, to: schema)
                 for (k, v) in meta {
                     try db.query("INSERT INTO meta (key, value) VALUES (?, ?)", [.text(k), .blob(v)])
                 }
@@ -194,9 +194,7 @@ public final class Vault: @unchecked Sendable {
             // Read-only checks first: schema version, then the key.
             var version: Int64 = 0
             try db.query("PRAGMA user_version") { row in version = row.int(0) }
-            if version > Int64(schemaVersion) {
-                throw VaultError(.newerSchema, "The vault at \(path) has schema version \(version), newer than this credemu supports (\(schemaVersion)). Upgrade credemu to open it.")
-            }
+            try VaultMigrations.checkNotNewer(version, path: path)
             var meta: [String: [UInt8]] = [:]
             var hasMeta = false
             try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'") { _ in hasMeta = true }
@@ -211,9 +209,7 @@ public final class Vault: @unchecked Sendable {
             }
             try db.execute(Vault.connectionPragmas)
             db.startWALWriteback()
-            if version < Int64(schemaVersion) {
-                try db.transaction { () throws(VaultError) in try VaultMigrations.migrate(db, from: Int(version)) }
-            }
+            if version < Int64(schemaVersion) { try VaultMigrations.upgrade(db, path: path) }
             let vault = Vault(path: path, db: db, box: box)
             try vault.moveLeftoverStaged()
             try vault.loadEventLogLimit()

@@ -243,10 +243,52 @@ enum VaultMigrations {
         """
         CREATE INDEX passkeys_unshadowed_by_user ON passkeys (profile, rp_id, user_handle) WHERE shadowed_by IS NULL;
         """,
+        // 13: immediate mediation's request counts (issue 31.10), the browser's like the signal quotas, so every process
+        // on the vault counts the same: per browser (a device, else a profile) and top-frame registrable domain, each
+        // window's request times and when the last of them leaves its window (`Vault+ImmediateRequests`). Kept in
+        // process memory, they grew with every site a page named.
+        """
+        CREATE TABLE immediate_requests (
+            browser TEXT NOT NULL,
+            site TEXT NOT NULL,
+            times TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (browser, site)
+        ) WITHOUT ROWID;
+        CREATE INDEX immediate_requests_by_expiry ON immediate_requests (browser, expires_at);
+        """,
     ]
 
-    static func migrate(_ db: SQLiteDatabase, from version: Int) throws(VaultError) {
-        for (index, sql) in all.enumerated() where index >= version {
+    /// Brings an opened vault to the current schema, or finds it there: one write transaction (`BEGIN IMMEDIATE`)
+    /// reads the version and applies what is still missing, so any number of processes may open an old vault at
+    /// once; the first to take the write lock migrates and the others, once it commits, find nothing to do. Read
+    /// outside the transaction, the version was stale by then and a second process ran migration 10 again
+    /// ("duplicate column name: shadowed_by"). While it waits for another's migration the busy timeout is
+    /// `upgradeWaitMillis`: a migration over a large vault (migration 2 reads the whole event log) outlasts the
+    /// usual 5 s.
+    static func upgrade(_ db: SQLiteDatabase, path: String) throws(VaultError) {
+        db.setBusyTimeout(upgradeWaitMillis)
+        defer { db.setBusyTimeout(SQLiteDatabase.busyTimeoutMillis) }
+        try db.transaction { () throws(VaultError) in
+            var version: Int64 = 0
+            try db.query("PRAGMA user_version") { row in version = row.int(0) }
+            try checkNotNewer(version, path: path)
+            try migrate(db, from: Int(version))
+        }
+    }
+
+    /// How long an upgrade waits for another process's migration (or other write) to commit.
+    static let upgradeWaitMillis: Int32 = 120_000
+
+    /// Refuses a vault a newer credemu made or upgraded, before anything is written.
+    static func checkNotNewer(_ version: Int64, path: String) throws(VaultError) {
+        guard version > Int64(all.count) else { return }
+        throw VaultError(.newerSchema, "The vault at \(path) has schema version \(version), newer than this credemu supports (\(all.count)). Upgrade credemu to open it.")
+    }
+
+    /// Applies the migrations after `version` up to `target`, in the caller's transaction.
+    static func migrate(_ db: SQLiteDatabase, from version: Int, to target: Int = all.count) throws(VaultError) {
+        for (index, sql) in all.enumerated() where index >= version && index < target {
             try db.execute(sql)
             try db.execute("PRAGMA user_version = \(index + 1)")
         }

@@ -4,6 +4,7 @@ import Vault
 import WebAuthn
 import XCTest
 @testable import CredemuEngine
+@testable import Vault
 
 /// Immediate mediation (`mediation: "immediate"`, Chrome's kWebAuthnImmediateGet from M148; `immediateGet.*`):
 /// NotAllowedError at once in a private tab, over the rate limit or with no credential; a TypeError where the
@@ -68,6 +69,58 @@ final class ImmediateGetTests: XCTestCase {
         XCTAssertEqual(outcomes.suffix(6), [.rateLimited, .rateLimited, .rateLimited, .rateLimited, .rateLimited, .rateLimited], "\(outcomes)")
         s.advance(61)
         XCTAssertEqual(outcome(), .success, "the windows slide")
+    }
+
+    /// Two processes on one vault (two handles, each its own connection, as two CLI calls or a CLI call beside the
+    /// server) count one browser's requests together: the third immediate get in a second is over GPM's 2 per 5 s,
+    /// as the server would say. Kept in process memory, each process counted its own.
+    func testTwoProcessesOnOneVaultCountTheSameRateLimit() throws {
+        let s = try ProviderScenario(pack: "gpm")
+        _ = try register(s)
+        let other = try Vault.open(path: s.vault.path, key: .raw(Array(repeating: 7, count: 32)))
+        defer { other.close() }
+        let engines = [s.engine(), Engine(vault: other, profile: s.profile, policy: s.policy, clock: s.clock), s.engine()]
+        let caller = try Caller(origin: s.origin)
+        let outcomes = engines.map { engine in s.failure { try engine.get(try self.immediate(s), caller: caller) }?.reason ?? .success }
+        XCTAssertEqual(outcomes, [.success, .success, .rateLimited])
+    }
+
+    /// The attacker's input: one page naming 100,000 top-frame sites. The counts live in the vault, at most
+    /// `Vault.immediateRequestSites` sites a browser, and nothing in the process grows with them (kept in memory,
+    /// each site's entry stayed for ever, about 470 bytes).
+    func testAPageNamingAHundredThousandTopFrameSitesKeepsTheCountsBounded() throws {
+        let s = try ProviderScenario(pack: "gpm")
+        let engine = s.engine()
+        let options = try immediate(s)
+        func run(_ range: Range<Int>) throws {
+            for i in range {
+                let caller = try Caller(origin: s.origin, topOrigin: "https://site\(i).example")
+                XCTAssertEqual(s.failure { try engine.get(options, caller: caller) }?.reason, .noCredential)
+            }
+        }
+        try run(0..<10_000)
+        let before = residentBytes()
+        try run(10_000..<100_000)
+        let grown = residentBytes() - before
+        // A sanitizer's build holds freed memory (AddressSanitizer's quarantine) or shadows it: its resident set says
+        // nothing about what the program keeps, so only the plain build measures it.
+        let environment = ProcessInfo.processInfo.environment
+        if environment["ASAN_OPTIONS"] == nil && environment["TSAN_OPTIONS"] == nil {
+            XCTAssertLessThan(grown, 16 << 20, "the process grew \(grown >> 20) MiB over 90,000 more sites")
+        }
+        let rows = try s.vault.locked { () throws(VaultError) in
+            var count: Int64 = 0
+            try s.vault.db.query("SELECT count(*) FROM immediate_requests") { row in count = row.int(0) }
+            return count
+        }
+        XCTAssertLessThanOrEqual(rows, Int64(Vault.immediateRequestSites))
+    }
+
+    /// The process's resident set, from /proc/self/statm.
+    func residentBytes() -> Int {
+        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+        let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     func testLocalhostIsExempt() throws {

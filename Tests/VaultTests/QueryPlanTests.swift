@@ -10,7 +10,7 @@ import XCTest
 final class QueryPlanTests: XCTestCase {
     /// The tables a plan must never scan.
     static let tables = ["passkeys", "events", "event_marks", "passwords", "user_decisions", "signal_quota", "profiles", "meta", "large_blobs",
-                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions"]
+                         "staged_passkeys", "attestation_root", "attestation_batches", "credential_extensions", "immediate_requests"]
 
     /// The plan's lines (the `detail` column) for a statement, parameters unbound.
     static func plan(_ vault: Vault, _ sql: String) throws -> [String] {
@@ -75,6 +75,9 @@ final class QueryPlanTests: XCTestCase {
             ("passwordsByOrigin", "SEARCH passwords USING INDEX sqlite_autoindex_passwords_1 (profile=? AND origin=?)"),
             ("passwordsBySite", "SEARCH passwords USING INDEX passwords_by_site (profile=? AND site=?)"),
             ("quota", "SEARCH signal_quota USING INDEX sqlite_autoindex_signal_quota_1 (profile=? AND key=?)"),
+            ("immediateRequests", "SEARCH immediate_requests USING PRIMARY KEY (browser=? AND site=?)"),
+            ("evictImmediateRequests", "SEARCH immediate_requests USING COVERING INDEX immediate_requests_by_expiry (browser=?)"),
+            ("pruneImmediateRequests", "SEARCH immediate_requests USING COVERING INDEX immediate_requests_by_expiry (browser=? AND expires_at<?)"),
             ("attestationRoot", "SEARCH attestation_root USING INTEGER PRIMARY KEY (rowid=?)"),
             ("attestationBatch", "SEARCH attestation_batches USING PRIMARY KEY (aaguid=?)"),
         ]
@@ -126,13 +129,15 @@ final class QueryPlanTests: XCTestCase {
 
 /// Migrations 2 (indexes and event marks), 3 (extension state, a password's store), 4 (a retired password), 5 (devices),
 /// 6 (staged registrations), 7 (the attestation CA, batch attestation), 8 (a key's credProtect levels and credBlobs), 9 (a password's site),
-/// 10 (shadowing), 11 (a user's edit) and 12 (an account's unshadowed passkeys) on a vault made before them.
+/// 10 (shadowing), 11 (a user's edit), 12 (an account's unshadowed passkeys) and 13 (immediate mediation's request counts)
+/// on a vault made before them.
 final class VaultMigrationTests: XCTestCase {
     /// Turns a current vault file back into schema version 1, exactly as migration 1 leaves one.
     static func downgradeToVersion1(_ path: String) throws {
         let db = try SQLiteDatabase(path: path, create: false)
         defer { db.close() }
         try db.execute("""
+            DROP TABLE immediate_requests;
             DROP INDEX passkeys_unshadowed_by_user;
             ALTER TABLE passkeys DROP COLUMN edited_by_user;
             ALTER TABLE staged_passkeys DROP COLUMN edited_by_user;

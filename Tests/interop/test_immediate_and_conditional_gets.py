@@ -94,7 +94,23 @@ def test_an_immediate_get_through_the_cli_is_chrome_148s_or_a_type_error_as_the_
     assert (failure["name"], failure["reason"]) == ("NotAllowedError", "privateBrowsing"), failure
 
 
-# ---- immediate mediation's rate limit over HTTP (one server process keeps the counts) ----
+def test_three_immediate_gets_through_the_cli_meet_the_rate_limit_the_server_applies(tmp_path):
+    """Each CLI call is its own process; the counts are the vault's, so the third in a second is over 2 in 5 s."""
+    credemu = Credemu(tmp_path, profile="p")
+    credemu.run("profile", "create", "p", "--pack", "gpm", check_exit=0)
+    credemu.create(ORIGIN, text(registration()[1]))
+    credemu.run("clock", "set", "2030-01-01T00:00:00Z", check_exit=0)
+    _, body = request()
+    outcomes = []
+    for _ in range(3):
+        proc = credemu.run("get", "--origin", ORIGIN, "--mediation", "immediate", input=text(body))
+        outcomes.append("ok" if proc.returncode == 0 else json.loads(proc.stdout)["error"]["reason"])
+    assert outcomes == ["ok", "ok", "rateLimited"], outcomes
+    credemu.run("clock", "advance", "5s", check_exit=0)
+    assert credemu.get(ORIGIN, text(body), "--mediation", "immediate")["id"], "the short window slid"
+
+
+# ---- immediate mediation's rate limit over HTTP (the vault keeps the counts) ----
 
 def immediate(server, origin, rp_id, top=None):
     body = {"origin": origin, "options": request(rp_id)[1], "mediation": "immediate"}
