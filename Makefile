@@ -23,7 +23,7 @@ RELEASE_BIN := $(STATIC_BUILD)/release/credemu
 DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 PREFIX      ?= /usr/local
 
-.PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
+.PHONY: commit-stamp help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
 .PHONY: deps-clients deps-node test-clients
 
 help:
@@ -64,7 +64,13 @@ $(VENV)/.installed: Tests/interop/requirements.txt bench/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r bench/requirements.txt
 	touch $@
 
-build: deps-debian
+# The commit compiled into the binary (`credemu --version`, /health), rewritten only when it changes so SwiftPM
+# recompiles nothing else; shipped.c embeds it when present.
+commit-stamp:
+	@mkdir -p .build; c=$$(git describe --always --dirty --abbrev=12 2>/dev/null || true); \
+	[ "$$(cat .build/credemu-commit 2>/dev/null)" = "$$c" ] || printf '%s' "$$c" > .build/credemu-commit
+
+build: deps-debian commit-stamp
 	swift build
 
 run: build
@@ -75,7 +81,7 @@ run: build
 # SwiftPM decides whether to relink; make then sees the binary's time, so `make dist` repackages only a new one.
 release: $(RELEASE_BIN)
 
-$(RELEASE_BIN): FORCE | deps-debian
+$(RELEASE_BIN): FORCE commit-stamp | deps-debian
 	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD)
 
 FORCE:

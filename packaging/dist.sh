@@ -39,6 +39,7 @@ done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v
 
 # The package is named by the version the binary reports: both come from the repository's VERSION file.
 reported=$("$binary" --version)
+reported=${reported%% *}   # the version, without the commit in parentheses
 if [ "$reported" != "${version%%+*}" ]; then
     echo "dist: $binary reports version $reported, not ${version%%+*}; rebuild it (make release)" >&2
     exit 1

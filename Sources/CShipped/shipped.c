@@ -51,6 +51,16 @@ static const unsigned char version[] = {
 #embed "../../VERSION"
 };
 
+// The commit built from, which the Makefile writes before every build (`make commit-stamp`); a build without it
+// (plain `swift build` in a fresh tree) ships an empty one.
+#if __has_embed("../../.build/credemu-commit")
+static const unsigned char commit[] = {
+#embed "../../.build/credemu-commit"
+};
+#else
+static const unsigned char commit[] = { ' ' };
+#endif
+
 #define FILE_ENTRY(path, name) { path, name, sizeof name }
 
 static const credemu_shipped_file files[] = {
@@ -69,6 +79,7 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("Sources/CredemuServer/Resources/console.css", console_css),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.svg", console_svg),
     FILE_ENTRY("VERSION", version),
+    FILE_ENTRY("COMMIT", commit),
 };
 
 const credemu_shipped_file *credemu_shipped_files(size_t *count) {

@@ -67,7 +67,7 @@ final class Context {
         let (globals, rest) = try Arguments.leading(words[...], for: Commands.root)
         if globals.flag("help") { return help(Commands.root.help([])) }
         if globals.flag("version") {
-            terminal.write(CredemuVersion.current + "\n")
+            terminal.write(CredemuVersion.description + "\n")
             return .success
         }
         vaultPath = globals.value("vault") ?? vaultPath

@@ -217,7 +217,7 @@ extension APIServer {
 
     func health() -> JSONValue {
         let clock = operations.clockState()
-        return .object([("status", "ok"), ("version", .string(CredemuVersion.current)), ("vault", .string(operations.vault.path)),
+        return .object([("status", "ok"), ("version", .string(CredemuVersion.current)), ("commit", CredemuVersion.commit.map(JSONValue.string) ?? .null), ("vault", .string(operations.vault.path)),
                         ("clock", clock["now"] ?? .null), ("clockMode", clock["mode"] ?? .null)])
     }
 

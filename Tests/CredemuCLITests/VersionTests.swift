@@ -1,6 +1,7 @@
 import CredemuEngine
 import CredemuTestSupport
 import Foundation
+import Shipped
 import WebAuthn
 import XCTest
 @testable import CredemuServer
@@ -22,9 +23,12 @@ final class VersionTests: XCTestCase {
         XCTAssertNotNil(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+$"#, options: .regularExpression), "a dotted version: \(version)")
         let run = CLIHarness.run(["--version"])
         XCTAssertEqual(run.status, .success)
-        XCTAssertEqual(run.output, version + "\n")
+        // The version, then the commit built from in parentheses when the Makefile wrote it (`make commit-stamp`).
+        XCTAssertNotNil(run.output.range(of: "^" + NSRegularExpression.escapedPattern(for: version) + #"( \([0-9a-f]{7,40}(-dirty)?\))?\n$"#,
+                                         options: .regularExpression), run.output)
+        XCTAssertEqual(run.output, CredemuVersion.description + "\n")
         XCTAssertEqual(run.errors, "")
-        XCTAssertEqual(CLIHarness.run(["--vault", "/nonexistent/v.db", "--version"]).output, version + "\n", "no vault is opened")
+        XCTAssertEqual(CLIHarness.run(["--vault", "/nonexistent/v.db", "--version"]).output, run.output, "no vault is opened")
     }
 
     func testHealthReportsTheVersion() throws {
@@ -36,5 +40,6 @@ final class VersionTests: XCTestCase {
                                               bodyTooLarge: false))
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(try JSONValue.parse(response.body)["version"], .string(try theVersion()))
+        XCTAssertEqual(try JSONValue.parse(response.body)["commit"], CredemuVersion.commit.map(JSONValue.string) ?? .null)
     }
 }

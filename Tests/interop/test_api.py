@@ -37,7 +37,8 @@ def test_first_line_is_the_url_and_health_answers(server):
     assert server.first_line == server.url
     health = server.call("GET", "/health")[1]
     assert health["status"] == "ok"
-    assert health["version"] == subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    printed = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert printed == health["version"] + (f" ({health['commit']})" if health["commit"] else ""), (printed, health)
     status, doc = server.call("GET", "/openapi.json")
     assert status == 200 and doc["openapi"] == "3.1.0"
     status, providers = server.call("GET", "/providers")
