@@ -447,6 +447,16 @@ final class ServerChannelTests: XCTestCase {
         XCTAssertTrue(api.channels.all.isEmpty)
     }
 
+    func testAPeerThatLeavesAFrameUntakenForTheSendBoundLosesItsChannel() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, id) = try open(api, flood: .pings(duringSetUp: false))
+        XCTAssertTrue(devtools.floodBegan())
+        let deadline = Date().addingTimeInterval(WebSocketClient.sendSeconds + 2 * Self.prompt)
+        while api.channels.channel(id) != nil && Date() < deadline { usleep(50_000) }
+        XCTAssertNil(api.channels.channel(id), "a peer that stops reading is dropped, not waited on, and frees its slot")
+    }
+
     func testAPeerThatFloodsTheSetUpWithEventsOrPingsWithoutReadingGetsARefusalWithinTheSetUpsBound() throws {
         let (api, _d) = try makeAPI()
         _ = _d
