@@ -55,18 +55,19 @@ extension APIServer {
         if let fill = try body.string("fillBinding") { query["fillBinding"] = fill }
         if let token = configuration.token { query["token"] = token }
         let host = r.http.headers["host"] ?? "127.0.0.1"
-        guard let id = channels.reserve() else {
-            throw APIError(409, "Conflict", "The server holds \(ChannelBoard.limit) channels already; DELETE /channels/{id} one or close its tab.")
+        let channel = try channels.reserve { (id) throws(APIError) in
+            try DevToolsChannel(id: id, url: url, devtools: devtools, target: target, host: host, api: self) { (binding, reply) throws(APIError) in
+                var script = query
+                script["channel"] = binding
+                script["channelReply"] = reply
+                return try self.shim(HTTPRequest(method: "GET", path: "/shim.js", query: script, headers: ["host": host], body: [], bodyTooLarge: false)).body
+            }
         }
-        var channel: DevToolsChannel?
-        defer { channels.opened(channel) }
-        channel = try DevToolsChannel.open(id: id, url: url, devtools: devtools, target: target, host: host, api: self, timeout: 10) { (binding, reply) throws(APIError) in
-            var script = query
-            script["channel"] = binding
-            script["channelReply"] = reply
-            return try self.shim(HTTPRequest(method: "GET", path: "/shim.js", query: script, headers: ["host": host], body: [], bodyTooLarge: false)).body
-        }
-        return json(201, APIServer.channelJSON(channel!))
+        var opened = false
+        defer { channels.settled(channel, opened: opened) }
+        try channel.open(timeout: APIServer.channelSetUpSeconds)
+        opened = true
+        return json(201, APIServer.channelJSON(channel))
     }
 
     /// A channel's message as the front door sees it: a request from a page of `origin` (the execution
@@ -85,8 +86,16 @@ extension APIServer {
         return request
     }
 
-    /// Ends every channel (the server is stopping).
+    /// Seconds a channel's set-up may take (connect, handshake, the set-up commands' answers), whatever the peer
+    /// sends meanwhile.
+    static let channelSetUpSeconds = 10.0
+
+    /// Ends every channel, open or in its set-up, at once, and refuses new ones (the server is stopping); waits
+    /// up to 2 s in all for their readers to go.
     public func closeChannels() {
-        for channel in channels.all { channel.close() }
+        let all = channels.stop()
+        for channel in all { channel.end() }
+        let deadline = DispatchTime.now() + 2
+        for channel in all { channel.waitEnded(until: deadline) }
     }
 }

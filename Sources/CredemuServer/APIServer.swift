@@ -155,10 +155,12 @@ public final class APIServer: @unchecked Sendable {
         return response
     }
 
-    /// The caller's kind, from its `Origin` alone: none or the server's own is an operator, an allowed one a page.
+    /// The caller's kind, from its `Origin` alone: none is an operator, the server's own the console, an allowed one
+    /// a page. A request relayed from a frame (`isRelayed`) is a page of the frame's origin whatever that origin is,
+    /// the server's own included: a browser gives no page the rights of the server's console, nor does a channel.
     func callerKind(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) -> CallerKind {
         guard let origin else { return .operator }
-        if origin == hosts.ownOrigin(request) { return .console }
+        if origin == hosts.ownOrigin(request) && !request.isRelayed { return .console }
         return corsAllowed ? .page(origin) : .foreignPage(origin)
     }
 
@@ -184,10 +186,10 @@ public final class APIServer: @unchecked Sendable {
         let (route, parameters): (Route, [String])
         do {
             (route, parameters) = try APIServer.route(for: request)
-        } catch where request.viaChannel || request.headers["x-credemu-channel"] != nil {
+        } catch where request.isRelayed {
             throw APIError.notRelayed(request.method, request.path)
         }
-        if (request.viaChannel || request.headers["x-credemu-channel"] != nil) && !route.relayed {
+        if request.isRelayed && !route.relayed {
             throw APIError.notRelayed(route.method, route.template)
         }
         guard route.scope.admits(caller) else { throw APIError.outOfScope(route, caller) }
@@ -323,6 +325,12 @@ public final class APIServer: @unchecked Sendable {
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: data)
     }
+}
+
+extension HTTPRequest {
+    /// A request relayed from a page's frame through a shim's channel: the server's own (`viaChannel`) or a
+    /// client's relay that says it is one (`X-Credemu-Channel`).
+    var isRelayed: Bool { viaChannel || headers["x-credemu-channel"] != nil }
 }
 
 extension APIError {

@@ -54,17 +54,23 @@ final class DevToolsChannel: @unchecked Sendable {
     static let maxWaiting = 8
     static let functionDeclaration = "function (r) { %@(r); }"
 
-    private init(id: String, target: CeremonyTarget, devtools: String, host: String, socket: WebSocketClient, api: APIServer,
-                 binding: String, reply: String, source: String) {
+    /// A channel about to open, not connected yet (no network wait): its binding and receiver names, the shim
+    /// served for them (`script(binding, reply)`), its socket.
+    init(id: String, url: WebSocketURL, devtools: String, target: CeremonyTarget, host: String, api: APIServer,
+         script: (String, String) throws(APIError) -> [UInt8]) throws(APIError) {
+        binding = "__credemuChannel_" + DevToolsChannel.randomHex(16)
+        reply = "__credemuReply_" + DevToolsChannel.randomHex(16)
+        source = String(decoding: try script(binding, reply), as: UTF8.self)
+        do {
+            socket = try WebSocketClient(url, maxMessage: APIServer.channelMaxMessage(api.configuration.maxBodyBytes))
+        } catch {
+            throw APIError(502, "DevToolsUnreachable", "Cannot open a DevTools connection to \(devtools): \(error.description).")
+        }
         self.id = id
         self.target = target
         self.devtools = devtools
         self.host = host
-        self.socket = socket
         self.api = api
-        self.binding = binding
-        self.reply = reply
-        self.source = source
     }
 
     /// An execution context of one session: the page's (`session` nil) or an attached iframe's.
@@ -95,21 +101,17 @@ final class DevToolsChannel: @unchecked Sendable {
         }
     }
 
-    /// Connects, enables the Page and Runtime domains, adds the binding and the shim (`script(binding, reply)`),
-    /// all within `timeout`; then starts the reader thread.
-    static func open(id: String, url: WebSocketURL, devtools: String, target: CeremonyTarget, host: String, api: APIServer, timeout: Double,
-                     script: (String, String) throws(APIError) -> [UInt8]) throws(APIError) -> DevToolsChannel {
-        let binding = "__credemuChannel_" + randomHex(16), reply = "__credemuReply_" + randomHex(16)
-        let source = try script(binding, reply)
-        let socket: WebSocketClient
+    /// Connects, enables the Page and Runtime domains, adds the binding and the shim, all within `timeout`
+    /// whatever the peer sends meanwhile; then starts the reader thread. `end` cuts it short.
+    func open(timeout: Double) throws(APIError) {
+        let deadline = Date().addingTimeInterval(timeout)
         do {
-            socket = try WebSocketClient.connect(url, timeout: timeout, maxMessage: APIServer.channelMaxMessage(api.configuration.maxBodyBytes))
+            try socket.connect(timeout: timeout)
         } catch {
+            failed()
             throw APIError(502, "DevToolsUnreachable", "Cannot open a DevTools connection to \(devtools): \(error.description).")
         }
-        let text = String(decoding: source, as: UTF8.self)
-        let channel = DevToolsChannel(id: id, target: target, devtools: devtools, host: host, socket: socket, api: api, binding: binding, reply: reply, source: text)
-        let commands = frameSetUp(binding: binding, source: text)
+        let commands = DevToolsChannel.frameSetUp(binding: binding, source: source)
         do throws(WebSocketError) {
             var pending = Set<Int>()
             for (index, (method, params)) in commands.enumerated() {
@@ -117,11 +119,10 @@ final class DevToolsChannel: @unchecked Sendable {
                 try socket.send(text: Array(message.serialized().utf8))
                 pending.insert(index + 1)
             }
-            let deadline = Date().addingTimeInterval(timeout)
             while !pending.isEmpty {
                 let text = try socket.receive(deadline: deadline)
                 guard let message = try? JSONValue.parse(text), let number = message["id"]?.numberValue, let answered = Int(exactly: number), pending.contains(answered) else {
-                    channel.received(text)
+                    received(text)
                     continue
                 }
                 if let error = message["error"] {
@@ -130,11 +131,17 @@ final class DevToolsChannel: @unchecked Sendable {
                 pending.remove(answered)
             }
         } catch {
-            socket.close()
+            failed()
             throw APIError(502, "DevToolsUnreachable", "The DevTools connection to \(devtools) did not take the channel: \(error.description).")
         }
-        Thread.detachNewThread { channel.readLoop() }
-        return channel
+        Thread.detachNewThread { self.readLoop() }
+    }
+
+    /// A set-up that failed closes the socket and counts as the channel's end.
+    private func failed() {
+        lock.withLock { closed = true }
+        socket.close()
+        ended.signal()
     }
 
     private static func randomHex(_ bytes: Int) -> String {
@@ -164,12 +171,22 @@ final class DevToolsChannel: @unchecked Sendable {
     var answers: (count: Int, seconds: Double) { lock.withLock { (answered, answeringSeconds) } }
     var openContexts: Int { lock.withLock { contextCount } }
 
-    /// Ends the channel: the reader wakes, closes the socket (Chromium then drops the session's binding and
-    /// script) and leaves the board; waits up to `seconds` for that.
-    func close(waiting seconds: Double = 2) {
+    /// Ends the channel without waiting: a set-up in progress fails, the reader wakes, closes the socket
+    /// (Chromium then drops the session's binding and script) and leaves the board.
+    func end() {
         lock.withLock { closed = true }
         socket.shutdown()
-        if ended.wait(timeout: .now() + seconds) == .success { ended.signal() }
+    }
+
+    /// Waits until the channel has ended (its reader gone, or its set-up failed), at most until `deadline`.
+    func waitEnded(until deadline: DispatchTime) {
+        if ended.wait(timeout: deadline) == .success { ended.signal() }
+    }
+
+    /// `end`, then waits up to `seconds` for it.
+    func close(waiting seconds: Double = 2) {
+        end()
+        waitEnded(until: .now() + seconds)
     }
 
     /// One message of the DevTools connection: context bookkeeping, the channel's binding calls; anything else
@@ -343,33 +360,49 @@ enum ChannelMessage {
     }
 }
 
-/// The channels the server holds open, bounded.
+/// The channels the server holds open or is opening, bounded; once the server stops, it opens no more.
 final class ChannelBoard: @unchecked Sendable {
     static let limit = 16
     private let lock = NSLock()
     private var open: [String: DevToolsChannel] = [:]
-    private var reserved = 0
+    /// Channels in their set-up, which `stop` must reach too.
+    private var opening: [String: DevToolsChannel] = [:]
     private var counter = 0
+    private var stopping = false
 
-    /// A slot and an ID for a channel about to open, nil when `limit` are open or opening.
-    func reserve() -> String? {
-        lock.withLock {
-            guard open.count + reserved < ChannelBoard.limit else { return nil }
-            reserved += 1
+    /// A channel about to open, made by `make` with a new ID in a free slot and held as opening; refused when
+    /// `limit` are open or opening (409) or the server is stopping (503). `make` must not wait on the network.
+    func reserve(_ make: (String) throws(APIError) -> DevToolsChannel) throws(APIError) -> DevToolsChannel {
+        try lock.locked { () throws(APIError) -> DevToolsChannel in
+            guard !stopping else { throw APIError(503, "ServerStopping", "The server is stopping: it opens no channel.") }
+            guard open.count + opening.count < ChannelBoard.limit else {
+                throw APIError(409, "Conflict", "The server holds \(ChannelBoard.limit) channels already; DELETE /channels/{id} one or close its tab.")
+            }
             counter += 1
-            return "ch" + String(counter)
+            let channel = try make("ch" + String(counter))
+            opening[channel.id] = channel
+            return channel
         }
     }
 
-    func opened(_ channel: DevToolsChannel?) {
+    /// The end of `channel`'s set-up: it joins the board if it opened and nothing has ended it since.
+    func settled(_ channel: DevToolsChannel, opened: Bool) {
         lock.withLock {
-            reserved -= 1
-            if let channel, !channel.isClosed { open[channel.id] = channel }
+            opening[channel.id] = nil
+            if opened && !channel.isClosed && !stopping { open[channel.id] = channel }
         }
     }
 
     func remove(_ channel: DevToolsChannel) {
         lock.withLock { if open[channel.id] === channel { open[channel.id] = nil } }
+    }
+
+    /// The server stops: no channel opens from now on; every channel open or opening, for the caller to end.
+    func stop() -> [DevToolsChannel] {
+        lock.withLock {
+            stopping = true
+            return Array(open.values) + Array(opening.values)
+        }
     }
 
     func channel(_ id: String) -> DevToolsChannel? { lock.withLock { open[id] } }

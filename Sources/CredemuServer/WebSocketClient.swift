@@ -8,86 +8,113 @@ import Glibc
 /// `HTTPClient`. No `Origin` header is sent (Chromium refuses a DevTools handshake that carries one it was not
 /// told to allow). Everything the peer sends is hostile: a frame the RFC forbids ends the connection, a message
 /// over `maxMessage` bytes is read past and dropped (never buffered), and nothing it sends can make it crash.
+///
+/// Nothing the peer does can hold a thread, and `shutdown` cuts every wait short. The socket is non-blocking and
+/// the only wait is the reading thread's `poll`, on the socket and on a pipe `shutdown` writes to, with no lock
+/// held across it. A send never waits: it queues its frame whole and writes what the socket takes at once; the
+/// reading thread writes the rest as the socket takes it. Each frame must be taken within `sendSeconds` of being
+/// queued, else the connection ends: a peer that stops reading is dropped, not waited on. One thread reads
+/// (`connect`, then `receive`); any thread may send.
 final class WebSocketClient: @unchecked Sendable {
+    /// Seconds the peer has to take each frame queued to it.
+    static let sendSeconds = 10.0
+
+    private let url: WebSocketURL
+    private let lock = NSLock()
     private var fd: Int32
+    /// The pipe every wait polls beside the socket: `shutdown` makes it readable for good; a send that leaves bytes
+    /// queued writes a byte to wake the reading thread, which drains it.
+    private var wake: (read: Int32, write: Int32)
+    /// Why the connection ended, once it has: every call after it throws this.
+    private var ended: WebSocketError?
+    /// The reading thread is in `poll` with the descriptors: `close` leaves them to it.
+    private var polling = false
+    private var woken = false
+    private var closeWanted = false
+    /// Bytes queued and not yet taken by the socket, from `outboxStart`.
+    private var outbox: [UInt8] = []
+    private var outboxStart = 0
+    /// Bytes ever queued and ever taken; for each frame not wholly taken, where it ends in that count and by when.
+    private var queued = 0
+    private var taken = 0
+    private var due: [(end: Int, deadline: Date)] = []
+    /// Untaken bytes past which a peer counts as not reading (a frame into an empty queue is always taken).
+    private let maxOutbox: Int
+    /// The reading thread's.
     private var frames: WebSocketFrames
-    private let sendLock = NSLock()
 
-    private init(fd: Int32, maxMessage: Int) {
-        self.fd = fd
-        frames = WebSocketFrames(maxMessage: maxMessage)
-    }
-
-    /// Connects to `url` and completes the opening handshake within `timeout` seconds.
-    static func connect(_ url: WebSocketURL, timeout: Double, maxMessage: Int) throws(WebSocketError) -> WebSocketClient {
-        let deadline = Date().addingTimeInterval(timeout)
-        let fd = try openSocket(url, deadline)
-        let client = WebSocketClient(fd: fd, maxMessage: maxMessage)
-        do {
-            try client.handshake(url, deadline)
-        } catch {
-            client.close()
-            throw error
-        }
-        return client
-    }
-
-    private static func openSocket(_ url: WebSocketURL, _ deadline: Date) throws(WebSocketError) -> Int32 {
+    /// A socket for `url`, not yet connected (`connect`): no network wait here.
+    init(_ url: WebSocketURL, maxMessage: Int) throws(WebSocketError) {
         let family = url.address.contains(":") ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw WebSocketError("cannot make a socket: \(String(cString: strerror(errno)))") }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw WebSocketError("cannot make a pipe: \(reason)")
+        }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        // A peer that stops reading cannot hold a sender past this.
-        var sendTimeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-        var result: Int32
-        if family == AF_INET6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = url.port.bigEndian
-            inet_pton(AF_INET6, url.address, &address.sin6_addr)
-            result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
-        } else {
+        self.url = url
+        self.fd = fd
+        wake = (ends[0], ends[1])
+        frames = WebSocketFrames(maxMessage: maxMessage)
+        maxOutbox = 4 * maxMessage
+    }
+
+    deinit { release() }
+
+    /// Connects and completes the opening handshake within `timeout` seconds (reading thread).
+    func connect(timeout: Double) throws(WebSocketError) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var (result, failure) = try lock.locked { () throws(WebSocketError) -> (Int32, Int32) in
+            if let ended { throw ended }
+            if url.address.contains(":") {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = url.port.bigEndian
+                inet_pton(AF_INET6, url.address, &address.sin6_addr)
+                let result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+                return (result, errno)
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = url.port.bigEndian
             inet_pton(AF_INET, url.address, &address.sin_addr)
-            result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            let result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            return (result, errno)
         }
-        if result != 0 && errno == EINPROGRESS {
-            var target = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            if poll(&target, 1, WebSocketClient.milliseconds(until: deadline)) == 1 {
-                var failure: Int32 = 0
-                var size = socklen_t(MemoryLayout<Int32>.size)
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size)
-                result = failure == 0 ? 0 : -1
-                errno = failure
-            } else {
-                errno = ETIMEDOUT
+        if result != 0 && failure == EINPROGRESS {
+            do {
+                _ = try wait(for: Int16(POLLOUT), until: deadline)
+            } catch {
+                throw WebSocketError("cannot connect to \(url.hostHeader): \(error.description)")
             }
+            lock.withLock {
+                var size = socklen_t(MemoryLayout<Int32>.size)
+                if fd < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size) != 0 { failure = ECONNABORTED }
+            }
+            result = failure == 0 ? 0 : -1
         }
-        guard result == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw WebSocketError("cannot connect to \(url.hostHeader): \(reason)")
-        }
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        return fd
+        guard result == 0 else { throw WebSocketError("cannot connect to \(url.hostHeader): \(String(cString: strerror(failure)))") }
+        try handshake(deadline)
     }
 
     static func milliseconds(until deadline: Date) -> Int32 {
-        Int32(max(0, min(Double(Int32.max), deadline.timeIntervalSinceNow * 1000)))
+        Int32(max(0, min(Double(Int32.max), (deadline.timeIntervalSinceNow * 1000).rounded(.up))))
     }
 
-    private func handshake(_ url: WebSocketURL, _ deadline: Date) throws(WebSocketError) {
+    private func handshake(_ deadline: Date) throws(WebSocketError) {
         var generator = SystemRandomNumberGenerator()
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
         let request = "GET \(url.path) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        try write(Array(request.utf8))
+        try queue(Array(request.utf8))
         var head: [UInt8] = []
         let end: [UInt8] = [13, 10, 13, 10]
         var headEnd: Int?
@@ -127,24 +154,31 @@ final class WebSocketClient: @unchecked Sendable {
         Data(SHA1.digest(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
-    /// Sends one text message (a frame written whole under a lock, so several threads may send).
+    /// Queues one text message, whole (several threads may send), and writes what the socket takes; never waits.
+    /// Throws when the connection has ended, or ends it when the peer has left too much untaken.
     func send(text payload: [UInt8]) throws(WebSocketError) {
-        try write(WebSocketFrames.frame(opcode: 0x1, payload, mask: WebSocketFrames.randomMask()))
+        try queue(WebSocketFrames.frame(opcode: 0x1, payload, mask: WebSocketFrames.randomMask()))
     }
 
-    /// The next text message; pings are answered, pongs and dropped messages skipped. Throws at the close or at
-    /// a frame the RFC forbids; with `deadline`, also when it passes.
+    /// The next text message; pings are answered, pongs and dropped messages skipped (reading thread). Throws at
+    /// the close, at a frame the RFC forbids, when the connection ends; with `deadline`, once it passes, whatever
+    /// the peer is still sending.
     func receive(deadline: Date? = nil) throws(WebSocketError) -> [UInt8] {
         while true {
-            while let event = try frames.next() {
+            if let deadline, Date() >= deadline { throw WebSocketError("no answer in time") }
+            if let ended = lock.withLock({ self.ended }) { throw ended }
+            if let event = try frames.next() {
                 switch event {
                 case .text(let bytes): return bytes
-                case .ping(let bytes): try? write(WebSocketFrames.frame(opcode: 0xA, bytes, mask: WebSocketFrames.randomMask()))
+                // RFC 6455 §5.5.3 lets an endpoint answer only the latest ping: a peer that leaves bytes untaken
+                // gets no pile of pongs.
+                case .ping(let bytes): try queue(WebSocketFrames.frame(opcode: 0xA, bytes, mask: WebSocketFrames.randomMask()), onlyIfIdle: true)
                 case .pong, .dropped: continue
                 case .close:
-                    try? write(WebSocketFrames.frame(opcode: 0x8, [], mask: WebSocketFrames.randomMask()))
+                    try? queue(WebSocketFrames.frame(opcode: 0x8, [], mask: WebSocketFrames.randomMask()))
                     throw WebSocketError("the peer closed the connection")
                 }
+                continue
             }
             let chunk = try read(deadline: deadline)
             guard !chunk.isEmpty else { throw WebSocketError("the connection closed") }
@@ -152,56 +186,161 @@ final class WebSocketClient: @unchecked Sendable {
         }
     }
 
+    /// What the socket has, once it is readable (reading thread).
     private func read(deadline: Date?) throws(WebSocketError) -> [UInt8] {
-        let fd = sendLock.withLock { self.fd }
-        guard fd >= 0 else { throw WebSocketError("the connection is closed") }
+        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            var target = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&target, 1, deadline.map(WebSocketClient.milliseconds(until:)) ?? -1)
-            if ready == 0 { throw WebSocketError("no answer in time") }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw WebSocketError("waiting on the connection failed: \(String(cString: strerror(errno)))")
+            _ = try wait(for: Int16(POLLIN), until: deadline)
+            // Not a wait: the socket is non-blocking. The lock keeps `close` from closing it meanwhile.
+            let (n, failure) = lock.withLock { () -> (Int, Int32) in
+                guard fd >= 0 else { return (-1, EBADF) }
+                // ACK at once: a peer's two small writes would otherwise wait on this end's delayed ACK (Nagle).
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                return (n, errno)
             }
-            // ACK at once: a peer's two small writes would otherwise wait on this end's delayed ACK (Nagle).
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n >= 0 { return Array(chunk[0..<n]) }
-            if errno == EINTR || errno == EAGAIN { continue }
-            throw WebSocketError("reading the connection failed: \(String(cString: strerror(errno)))")
+            if failure == EINTR || failure == EAGAIN { continue }
+            throw WebSocketError("reading the connection failed: \(String(cString: strerror(failure)))")
         }
     }
 
-    private func write(_ bytes: [UInt8]) throws(WebSocketError) {
-        sendLock.lock()
-        defer { sendLock.unlock() }
-        guard fd >= 0 else { throw WebSocketError("the connection is closed") }
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    /// The reading thread's one wait: until the socket is ready for `events`, writing queued bytes as it takes
+    /// them meanwhile. Throws when the connection ends (shut down, a write failed, a frame not taken in time) or
+    /// `deadline` passes, whatever else `poll` reports.
+    private func wait(for events: Int16, until deadline: Date?) throws(WebSocketError) -> Int16 {
+        while true {
+            let (socket, wakeRead, writing, due) = try lock.locked { () throws(WebSocketError) in
+                flush()
+                if let ended { throw ended }
+                polling = true
+                return (fd, wake.read, outboxStart < outbox.count, self.due.first?.deadline)
+            }
+            var targets = [pollfd(fd: socket, events: events | (writing ? Int16(POLLOUT) : 0), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let limit = [deadline, due].compactMap { $0 }.min()
+            let ready = poll(&targets, 2, limit.map(WebSocketClient.milliseconds(until:)) ?? -1)
+            let failure = errno
+            try lock.locked { () throws(WebSocketError) in
+                polling = false
+                if closeWanted { release() }
+                if targets[1].revents != 0 && ended == nil { drain() }
+                if let ended { throw ended }
+            }
+            if let deadline, Date() >= deadline { throw WebSocketError("no answer in time") }
+            if ready < 0 && failure != EINTR { throw WebSocketError("waiting on the connection failed: \(String(cString: strerror(failure)))") }
+            let revents = targets[0].revents
+            if revents & (events | Int16(POLLERR) | Int16(POLLHUP)) != 0 { return revents }
+            // Writable only, the wake pipe, or a frame's deadline: write, check, wait again.
+        }
+    }
+
+    /// Queues `frame` and writes what the socket takes now; with `onlyIfIdle`, only when nothing is left untaken.
+    private func queue(_ frame: [UInt8], onlyIfIdle: Bool = false) throws(WebSocketError) {
+        try lock.locked { () throws(WebSocketError) in
+            if let ended { throw ended }
+            let backlog = outbox.count - outboxStart
+            if onlyIfIdle && backlog > 0 { return }
+            if backlog > 0 && backlog + frame.count > maxOutbox {
+                end(WebSocketError("the peer left \(backlog) bytes untaken: it is not reading"))
+                throw ended!
+            }
+            outbox += frame
+            queued += frame.count
+            due.append((queued, Date().addingTimeInterval(WebSocketClient.sendSeconds)))
+            flush()
+            if let ended { throw ended }
+            // Bytes left for the reading thread, which may be in a poll that does not ask for POLLOUT: wake it.
+            if outboxStart < outbox.count && polling && !woken {
+                woken = true
+                var byte: UInt8 = 1
+                _ = Glibc.write(wake.write, &byte, 1)
+            }
+        }
+    }
+
+    /// Writes what the socket takes without waiting; ends the connection on a write's failure or when a frame's
+    /// deadline has passed untaken (under the lock).
+    private func flush() {
+        guard ended == nil else { return }
+        while outboxStart < outbox.count {
+            let n = outbox[outboxStart...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n > 0 {
-                sent += n
+                outboxStart += n
+                taken += n
             } else if n < 0 && errno == EINTR {
                 continue
+            } else if n < 0 && errno == EAGAIN {
+                break
             } else {
-                throw WebSocketError("sending failed: \(String(cString: strerror(errno)))")
+                return end(WebSocketError("sending failed: \(String(cString: strerror(errno)))"))
             }
         }
-    }
-
-    /// Wakes a thread blocked in `receive` (it throws); the socket stays open until `close`.
-    func shutdown() {
-        sendLock.withLock { if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) } }
-    }
-
-    /// Closes the socket, once; a send after it throws.
-    func close() {
-        sendLock.withLock {
-            if fd >= 0 { Glibc.close(fd) }
-            fd = -1
+        if outboxStart == outbox.count {
+            outbox = []
+            outboxStart = 0
+        } else if outboxStart > 64 * 1024 && outboxStart > outbox.count / 2 {
+            outbox.removeFirst(outboxStart)
+            outboxStart = 0
         }
+        due.removeAll { $0.end <= taken }
+        if let first = due.first, first.deadline <= Date() {
+            end(WebSocketError("the peer took no frame for \(Int(WebSocketClient.sendSeconds)) s: it is not reading"))
+        }
+    }
+
+    /// Ends the connection with `reason`, once: every wait wakes and every call throws it; the peer sees the
+    /// close at once (under the lock).
+    private func end(_ reason: WebSocketError) {
+        guard ended == nil else { return }
+        ended = reason
+        outbox = []
+        outboxStart = 0
+        due = []
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        if wake.write >= 0 {
+            var byte: UInt8 = 0
+            _ = Glibc.write(wake.write, &byte, 1)
+        }
+    }
+
+    /// Empties the wake pipe of a send's byte, so the next poll sleeps again (under the lock; never once the
+    /// connection has ended, so `end`'s byte stays).
+    private func drain() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(wake.read, &bytes, bytes.count) > 0 {}
+        woken = false
+    }
+
+    /// Closes the descriptors, once (under the lock, or from `deinit`).
+    private func release() {
+        for descriptor in [fd, wake.read, wake.write] where descriptor >= 0 { Glibc.close(descriptor) }
+        fd = -1
+        wake = (-1, -1)
+    }
+
+    /// Ends the connection: every wait wakes at once and throws; the descriptors stay open until `close`.
+    func shutdown() {
+        lock.withLock { end(WebSocketError("the connection was shut down")) }
+    }
+
+    /// Ends the connection and closes its descriptors (once the reading thread is out of its wait); a send after
+    /// it throws.
+    func close() {
+        lock.withLock {
+            end(WebSocketError("the connection is closed"))
+            closeWanted = true
+            if !polling { release() }
+        }
+    }
+}
+
+extension NSLock {
+    /// `withLock` for a body with a typed error, which Foundation's would rethrow as `any Error`.
+    func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 }
 

@@ -11,10 +11,26 @@ import Glibc
 /// A DevTools endpoint played by the test: a loopback listener that completes one websocket handshake, answers
 /// the channel's set-up commands, records what the server sends, and sends whatever the test gives it.
 final class FakeDevTools: @unchecked Sendable {
+    /// A hostile peer: from the handshake on (`duringSetUp`) or once it answered the set-up, it stops reading and
+    /// sends `frame` without pause for `seconds`, then closes.
+    struct Flood {
+        var frame: [UInt8]
+        var duringSetUp: Bool
+        var seconds: Double = 40
+
+        /// Pings of 125 bytes (each asks for a pong).
+        static func pings(duringSetUp: Bool) -> Flood { Flood(frame: WebSocketClientTests.frame(0x9, [UInt8](repeating: 0x70, count: 125)), duringSetUp: duringSetUp) }
+        /// Events the channel does not wait for.
+        static let events = Flood(frame: WebSocketClientTests.frame(0x1, Array("{\"method\":\"Page.frameNavigated\",\"params\":{}}".utf8)), duringSetUp: true)
+    }
+
     let port: UInt16
     private let listener: Int32
+    private let flood: Flood?
     private var peer: Int32 = -1
     private let lock = NSCondition()
+    /// Whether the flood has begun.
+    private var flooding = false
     private var received: [JSONValue] = []
     /// Every command the server sent, as (its session, or nil for the page's; its method).
     private var commands: [(String?, String)] = []
@@ -22,8 +38,14 @@ final class FakeDevTools: @unchecked Sendable {
     private(set) var script: String?
     var answersSetUp = true
 
-    init() throws {
+    init(flood: Flood? = nil) throws {
+        self.flood = flood
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if flood != nil {
+            // A small window, so a server that writes to a peer that does not read has to wait at once.
+            var small: Int32 = 4096
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
@@ -52,6 +74,8 @@ final class FakeDevTools: @unchecked Sendable {
         let key = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
             .first { $0.lowercased().hasPrefix("sec-websocket-key:") }!.dropFirst(18).trimmingCharacters(in: .whitespaces)
         sendRaw(Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(WebSocketClient.accept(for: key))\r\n\r\n".utf8))
+        if let flood, flood.duringSetUp { return pour(flood, fd) }
+        var setUp = DevToolsChannel.frameSetUp(binding: "", source: "").count
         while let message = readMessage(fd) {
             guard let value = try? JSONValue.parse(message) else { continue }
             let method = value["method"]?.stringValue ?? ""
@@ -63,6 +87,8 @@ final class FakeDevTools: @unchecked Sendable {
             }
             if method != "Runtime.callFunctionOn" {
                 if answersSetUp, let id = value["id"]?.numberValue { sendText("{\"id\":\(Int(id)),\"result\":{}}") }
+                setUp -= 1
+                if setUp == 0, let flood { return pour(flood, fd) }
                 continue
             }
             lock.withLock {
@@ -71,6 +97,36 @@ final class FakeDevTools: @unchecked Sendable {
             }
         }
         lock.withLock { lock.broadcast() }
+    }
+
+    /// Sends `flood.frame` without pause and reads nothing, for `flood.seconds`; then closes.
+    private func pour(_ flood: Flood, _ fd: Int32) {
+        lock.withLock {
+            flooding = true
+            lock.broadcast()
+        }
+        let deadline = Date().addingTimeInterval(flood.seconds)
+        var offset = 0   // into the frame: one written in part is finished before the next
+        while Date() < deadline && lock.withLock({ peer }) == fd {
+            let n = flood.frame[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if n > 0 {
+                offset = (offset + n) % flood.frame.count
+                continue
+            }
+            guard n < 0 && (errno == EAGAIN || errno == EINTR) else { break }
+            var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&writable, 1, 10)
+        }
+        closePeer()
+    }
+
+    /// Waits up to `seconds` for the flood to begin.
+    func floodBegan(within seconds: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while !flooding && lock.wait(until: deadline) {}
+        return flooding
     }
 
     /// One masked client message (the server's frames are always masked).
@@ -138,6 +194,11 @@ final class FakeDevTools: @unchecked Sendable {
 /// as a page of the execution context's origin, and reads everything the socket sends as hostile.
 final class ServerChannelTests: XCTestCase {
     static let origin = "http://localhost:8000"
+    /// The `Host` the test code's requests name: the server's own origin is `http://` + this.
+    static let host = "127.0.0.1:8765"
+    /// Seconds within which the server answers where a hostile peer used to hold it (16 s and more): generous, for
+    /// sanitizer builds on a loaded machine.
+    static let prompt = 5.0
 
     func makeAPI(token: String? = nil) throws -> (APIServer, TemporaryDirectory) {
         let (vault, directory) = try makeTestVault()
@@ -145,18 +206,23 @@ final class ServerChannelTests: XCTestCase {
     }
 
     func request(_ method: String, _ path: String, _ body: String = "", headers: [String: String] = [:]) -> HTTPRequest {
-        var all = ["host": "127.0.0.1:8765"]
+        var all = ["host": Self.host]
         if method != "GET" && !body.isEmpty { all["content-type"] = "application/json" }
         all.merge(headers) { $1 }
         return HTTPRequest(method: method, path: path, query: [:], headers: all, body: Array(body.utf8), bodyTooLarge: false)
     }
 
-    /// A channel opened on a fake DevTools page with one main-world context of `origin` (id 7).
-    func open(_ api: APIServer, token: String? = nil, origin: String = origin) throws -> (FakeDevTools, String) {
-        let devtools = try FakeDevTools()
-        let response = api.handle(request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\"}", headers: token.map { ["authorization": "Bearer " + $0] } ?? [:]))
+    /// A channel opened (by a request naming `host`) on a fake DevTools page with one main-world context of
+    /// `origin` (id 7); with `flood`, on a hostile page that floods once the set-up is answered, and no context.
+    func open(_ api: APIServer, token: String? = nil, origin: String = origin, host: String = host, flood: FakeDevTools.Flood? = nil) throws -> (FakeDevTools, String) {
+        let devtools = try FakeDevTools(flood: flood)
+        var headers = ["host": host]
+        if let token { headers["authorization"] = "Bearer " + token }
+        let response = api.handle(request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\"}", headers: headers))
         XCTAssertEqual(response.status, 201, String(decoding: response.body, as: UTF8.self))
-        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":7,\"origin\":\"\(origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+        if flood == nil {
+            devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":7,\"origin\":\"\(origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+        }
         return (devtools, try JSONValue.parse(response.body)["id"]?.stringValue ?? "")
     }
 
@@ -364,6 +430,88 @@ final class ServerChannelTests: XCTestCase {
         _ = open
     }
 
+    func testAPeerThatPingsAndNeverReadsHoldsNeitherDeleteNorTheServersStop() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (first, firstID) = try open(api, flood: .pings(duringSetUp: false))
+        let (second, _) = try open(api, flood: .pings(duringSetUp: false))
+        XCTAssertTrue(first.floodBegan() && second.floodBegan())
+        Thread.sleep(forTimeInterval: 2)   // the peers' windows and the server's send buffers fill with pongs
+        var started = Date()
+        XCTAssertEqual(api.handle(request("DELETE", "/channels/\(firstID)")).status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(started), Self.prompt, "DELETE answers at once (it waited out pong after pong)")
+        XCTAssertNil(api.channels.channel(firstID))
+        started = Date()
+        api.closeChannels()
+        XCTAssertLessThan(Date().timeIntervalSince(started), Self.prompt, "the server's stop ends the channel at once")
+        XCTAssertTrue(api.channels.all.isEmpty)
+    }
+
+    func testAPeerThatLeavesAFrameUntakenForTheSendBoundLosesItsChannel() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, id) = try open(api, flood: .pings(duringSetUp: false))
+        XCTAssertTrue(devtools.floodBegan())
+        let deadline = Date().addingTimeInterval(WebSocketClient.sendSeconds + 2 * Self.prompt)
+        while api.channels.channel(id) != nil && Date() < deadline { usleep(50_000) }
+        XCTAssertNil(api.channels.channel(id), "a peer that stops reading is dropped, not waited on, and frees its slot")
+    }
+
+    func testAPeerThatFloodsTheSetUpWithEventsOrPingsWithoutReadingGetsARefusalWithinTheSetUpsBound() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        for flood in [FakeDevTools.Flood.events, .pings(duringSetUp: true)] {
+            let devtools = try FakeDevTools(flood: flood)
+            let started = Date()
+            let response = api.handle(request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\"}"))
+            XCTAssertEqual(response.status, 502, String(decoding: response.body, as: UTF8.self))
+            XCTAssertLessThan(Date().timeIntervalSince(started), 10 + 2 * Self.prompt, "the set-up's 10 s bound holds whatever the peer sends")
+            XCTAssertTrue(api.channels.all.isEmpty)
+        }
+    }
+
+    func testTheServersStopCutsAChannelsSetUpShortAndRefusesNewOnes() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let devtools = try FakeDevTools(flood: .events)
+        let answered = DispatchSemaphore(value: 0)
+        let post = request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\"}")
+        nonisolated(unsafe) var status = 0   // written before the semaphore's signal, read after its wait
+        Thread.detachNewThread {
+            status = api.handle(post).status
+            answered.signal()
+        }
+        XCTAssertTrue(devtools.floodBegan())
+        api.closeChannels()
+        XCTAssertEqual(answered.wait(timeout: .now() + Self.prompt), .success, "the set-up ends with the server's stop")
+        XCTAssertEqual(status, 502)
+        let late = try FakeDevTools()
+        let refused = api.handle(request("POST", "/channels", "{\"devtools\": \"\(late.url)\"}"))
+        XCTAssertEqual(refused.status, 503, "no channel opens once the server is stopping")
+        XCTAssertEqual(try JSONValue.parse(refused.body)["error"]?["name"], "ServerStopping")
+    }
+
+    func testAFrameOfTheServersOwnOriginActsThroughTheChannelAsAPageNeverAsTheConsole() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        func save(_ origin: String, _ user: String) -> String {
+            "{\"id\":\"\(user)\",\"method\":\"POST\",\"path\":\"/passwords\",\"body\":{\"origin\":\"\(origin)\",\"username\":\"\(user)\",\"password\":\"p\"}}"
+        }
+        // The origin the console has (http:// + the Host the channel's opener named), not allowed as a page's.
+        let (own, _) = try open(api, origin: "http://" + Self.host)
+        call(own, save(Self.origin, "console-claim"))
+        XCTAssertEqual(own.replies(1).map(reply).first?["status"], 403)
+        XCTAssertEqual(own.replies(1).map(reply).first?["body"]?["error"]?["name"], "Forbidden")
+        // Allowed as a page's: it acts for its own origin, never for another.
+        XCTAssertEqual(api.handle(request("POST", "/origins", "{\"origin\":\"http://localhost:8765\"}")).status, 200)
+        let (allowed, _) = try open(api, origin: "http://localhost:8765", host: "localhost:8765")
+        call(allowed, save(Self.origin, "other-site"))
+        call(allowed, save("http://localhost:8765", "own-site"))
+        XCTAssertEqual(allowed.replies(2).map { reply($0)["status"]?.numberValue ?? -1 }, [403, 201], "\(allowed.replies(2).map(reply))")
+        let saved = try JSONValue.parse(api.handle(request("GET", "/profiles/default/passwords")).body)
+        XCTAssertEqual(saved["passwords"]?.arrayValue?.compactMap { $0["username"]?.stringValue }, ["own-site"])
+    }
+
     func testABadDevToolsURLOrTargetOrAnEndpointThatNeverAnswersIsANamedRefusal() throws {
         let (api, _d) = try makeAPI()
         _ = _d
@@ -380,7 +528,8 @@ final class ServerChannelTests: XCTestCase {
                        "a page cannot open a channel")
         // Port 1 on loopback: nothing listens.
         XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:1/devtools/page/X\"}"), 502, "DevToolsUnreachable")
-        XCTAssertTrue(api.channels.all.isEmpty && api.channels.reserve() != nil, "a failed open frees its slot")
+        XCTAssertTrue(api.channels.all.isEmpty, "a failed open frees its slot")
+        XCTAssertEqual(post("{\"devtools\": \"ws://127.0.0.1:1/devtools/page/X\"}"), 502, "DevToolsUnreachable")
     }
 }
 
@@ -395,8 +544,9 @@ final class ChannelHeaderTests: XCTestCase {
         let (vault, _d) = try makeTestVault()
         _ = _d
         let api = try APIServer(vault: vault, registry: try PolicyRegistry(), configuration: .init(allowedOrigins: [ServerChannelTests.origin]))
+        var origin = ServerChannelTests.origin
         func status(_ method: String, _ path: String, _ body: String = "") -> (Int, String) {
-            var headers = ["host": "127.0.0.1:8765", "origin": ServerChannelTests.origin, "x-credemu-channel": "relay"]
+            var headers = ["host": "127.0.0.1:8765", "origin": origin, "x-credemu-channel": "relay"]
             if !body.isEmpty { headers["content-type"] = "application/json" }
             let response = api.handle(HTTPRequest(method: method, path: path, query: [:], headers: headers, body: Array(body.utf8), bodyTooLarge: false))
             return (response.status, (try? JSONValue.parse(response.body))?["error"]?["name"]?.stringValue ?? "")
@@ -405,5 +555,9 @@ final class ChannelHeaderTests: XCTestCase {
         XCTAssertEqual(status("GET", "/profiles/default/passkeys"), 403, "RouteNotRelayed")
         XCTAssertEqual(status("GET", "/profiles/default/nope"), 403, "RouteNotRelayed")
         XCTAssertEqual(status("POST", "/profiles/default/user", "{\"decisions\":[\"accept\"]}"), 403, "RouteNotRelayed")
+        // A relayed frame of the server's own origin is a page of that origin, never the console.
+        origin = "http://127.0.0.1:8765"
+        XCTAssertEqual(status("POST", "/profiles/default/passwords", "{\"origin\":\"\(ServerChannelTests.origin)\",\"username\":\"u\",\"password\":\"p\"}"),
+                       403, "Forbidden")
     }
 }

@@ -6,11 +6,13 @@
 Starts the server on a free port over a fresh vault, drives every route group (profiles, passwords and
 autofill, create and get ceremonies with py_webauthn-shaped options, the three signals, the clock, holds (pruned
 around waiting ceremonies, timed out, abandoned by their clients), user decisions, events and findings, a scenario
-run abandoned mid-way), some malformed and extreme input, and a few concurrent clients; then
+run abandoned mid-way), some malformed and extreme input, a few concurrent clients, and the server's DevTools
+channel against fake DevTools peers that flood it and never read (one left open at the stop); then
 stops it with SIGTERM and reopens the vault with the CLI. Fails when the server dies, answers 5xx, does not
 exit cleanly, or when its stderr (or the CLI's) carries a sanitizer report. Python's standard library only.
 """
 import base64
+import hashlib
 import json
 import os
 import select
@@ -342,6 +344,122 @@ def holds_pruned_and_abandoned(s):
         raise Failure(f"holds under pruning failed: {errors[0]}")
 
 
+class HostileDevTools:
+    """A DevTools page endpoint on loopback that attacks the server's own channel (`POST /channels`): it completes
+    the websocket handshake, then sends `frame` without pause and reads nothing, from the start (`during_setup`:
+    the set-up's attacker) or once it has answered the channel's set-up commands; for `seconds` at most."""
+
+    SET_UP_COMMANDS = 5  # DevToolsChannel.frameSetUp
+
+    def __init__(self, frame, during_setup, seconds=180):
+        self.frame, self.during_setup, self.seconds = frame, during_setup, seconds
+        self.stopped = threading.Event()
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A small window: a server that writes to a peer that does not read has to wait at once.
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.listener.settimeout(60)
+        self.url = f"ws://127.0.0.1:{self.listener.getsockname()[1]}/devtools/page/HOSTILE"
+        threading.Thread(target=self.run, daemon=True).start()
+
+    @staticmethod
+    def frame_of(opcode, payload):
+        """A server frame (unmasked), payload under 126 bytes."""
+        return bytes([0x80 | opcode, len(payload)]) + payload
+
+    def run(self):
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        with connection:
+            connection.settimeout(30)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = connection.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            key = next(line.split(b":", 1)[1].strip() for line in head.split(b"\r\n") if line.lower().startswith(b"sec-websocket-key:"))
+            accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+            connection.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                               b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+            if not self.during_setup:
+                for _ in range(self.SET_UP_COMMANDS):
+                    command = json.loads(self.read_message(connection))
+                    connection.sendall(self.frame_of(0x1, json.dumps({"id": command["id"], "result": {}}).encode()))
+            self.flood(connection)
+
+    @staticmethod
+    def read_message(connection):
+        def exactly(n):
+            data = b""
+            while len(data) < n:
+                chunk = connection.recv(n - len(data))
+                if not chunk:
+                    raise ConnectionError("closed")
+                data += chunk
+            return data
+        first, second = exactly(2)
+        length = second & 0x7F
+        if length == 126:
+            length = int.from_bytes(exactly(2), "big")
+        elif length == 127:
+            length = int.from_bytes(exactly(8), "big")
+        mask = exactly(4)
+        return bytes(b ^ mask[i % 4] for i, b in enumerate(exactly(length)))
+
+    def flood(self, connection):
+        connection.setblocking(False)
+        deadline = time.time() + self.seconds
+        offset = 0  # into the frame: one written in part is finished before the next
+        while not self.stopped.is_set() and time.time() < deadline:
+            try:
+                offset = (offset + connection.send(self.frame[offset:])) % len(self.frame)
+            except BlockingIOError:
+                select.select([], [connection], [], 0.01)
+            except OSError:
+                return
+
+    def stop(self):
+        self.stopped.set()
+        self.listener.close()
+
+
+EVENTS = HostileDevTools.frame_of(0x1, b'{"method":"Page.frameNavigated","params":{}}')
+PINGS = HostileDevTools.frame_of(0x9, b"p" * 125)
+
+
+def hostile_devtools(s):
+    """The server's own DevTools channel against peers that flood it and never read: the set-up ends within its
+    10 s bound, the server stays responsive, DELETE answers at once, and one such channel is left open for SIGTERM,
+    which must stop the server cleanly all the same."""
+    def timed(what, bound, method, path, body=None, expect=None):
+        started = time.time()
+        answer = s.call(method, path, body, expect=expect)[1]
+        if time.time() - started > bound:
+            raise Failure(f"{what} took {time.time() - started:.1f} s, over {bound} s")
+        return answer
+    for name, frame in (("events", EVENTS), ("pings", PINGS)):
+        peer = HostileDevTools(frame, during_setup=True)
+        try:
+            timed(f"POST /channels to a peer that floods its set-up with {name}", 30, "POST", "/channels", {"devtools": peer.url}, expect=502)
+        finally:
+            peer.stop()
+    peer = HostileDevTools(PINGS, during_setup=False)
+    try:
+        channel = s.call("POST", "/channels", {"devtools": peer.url}, expect=201)[1]["id"]
+        time.sleep(2)  # the peer's window and the server's send buffer fill with pongs
+        timed("GET /channels beside a peer that pings and never reads", 10, "GET", "/channels", expect=200)
+        timed("DELETE of a channel whose peer pings and never reads", 10, "DELETE", f"/channels/{channel}", expect=200)
+    finally:
+        peer.stop()
+    # Left open: the server's stop ends it (this peer pings for three minutes, past Server.stop's 60 s).
+    s.hostile_peer = HostileDevTools(PINGS, during_setup=False)
+    s.call("POST", "/channels", {"devtools": s.hostile_peer.url}, expect=201)
+
+
 def waiting_ceremonies(s):
     """Conditional gets that wait on other threads for the user's pick or the page's abort, and one left waiting
     for the server's stop to end (the suspended-connection paths)."""
@@ -533,7 +651,8 @@ def main():
         failure = None
         try:
             for step in (documents_and_profiles, passwords_and_upgrade, ceremonies_signals_and_decisions, holds,
-                         holds_pruned_and_abandoned, devices, malformed_input, concurrent_clients, waiting_ceremonies):
+                         holds_pruned_and_abandoned, devices, malformed_input, concurrent_clients, hostile_devtools,
+                         waiting_ceremonies):
                 step(server)
                 if server.process.poll() is not None:
                     raise Failure(f"the server died during {step.__name__} (exit {server.process.returncode})")
