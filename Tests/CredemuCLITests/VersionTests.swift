@@ -31,6 +31,14 @@ final class VersionTests: XCTestCase {
         XCTAssertEqual(CLIHarness.run(["--vault", "/nonexistent/v.db", "--version"]).output, run.output, "no vault is opened")
     }
 
+    func testTheChangelogLeadsWithTheVersion() throws {
+        let changelog = URL(fileURLWithPath: Self.versionFile).deletingLastPathComponent().appendingPathComponent("CHANGELOG.md").path
+        let text = try String(contentsOfFile: changelog, encoding: .utf8)
+        let first = text.split(separator: "\n").first { $0.hasPrefix("## ") }
+        XCTAssertEqual(first?.dropFirst(3).split(separator: " ").first.map(String.init), try theVersion(),
+                       "CHANGELOG.md's newest entry is the VERSION file's")
+    }
+
     func testHealthReportsTheVersion() throws {
         let (vault, directory) = try makeTestVault()
         _ = directory
