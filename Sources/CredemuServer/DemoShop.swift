@@ -54,6 +54,12 @@ final class DemoShop: Sendable {
     enum Purpose: Equatable, Sendable {
         case register(session: String, conditional: Bool)
         case signIn
+
+        /// The session a registration is for.
+        var session: String? {
+            if case .register(let session, _) = self { return session }
+            return nil
+        }
     }
 
     struct Pending: Sendable {
@@ -103,7 +109,7 @@ final class DemoShop: Sendable {
 
     private func end(_ id: String, in state: inout State) {
         state.sessions.removeAll { $0.id == id }
-        state.challenges.removeAll { $0.pending.purpose == .register(session: id, conditional: true) || $0.pending.purpose == .register(session: id, conditional: false) }
+        state.challenges.removeAll { $0.pending.purpose.session == id }
     }
 
     func session(_ id: String) throws(DemoError) -> Session {
@@ -144,7 +150,7 @@ final class DemoShop: Sendable {
         let challenge = SecureRandom.bytes(32)
         let now = Date()
         state.withLock { state in
-            state.challenges.removeAll { $0.pending.expires < now || (purpose != .signIn && $0.pending.purpose == purpose) }
+            state.challenges.removeAll { $0.pending.expires < now || ($0.pending.purpose.session != nil && $0.pending.purpose.session == purpose.session) }
             if state.challenges.count >= DemoShop.challengeLimit { state.challenges.removeFirst() }
             state.challenges.append((Base64URL.encode(challenge), Pending(purpose: purpose, expires: now.addingTimeInterval(DemoShop.challengeSeconds))))
         }
@@ -198,7 +204,7 @@ final class DemoShop: Sendable {
         let clientDataJSON = try DemoShop.bytes(credential["response"]?["clientDataJSON"], "response.clientDataJSON")
         let attestationBytes = try DemoShop.bytes(credential["response"]?["attestationObject"], "response.attestationObject")
         let challenge = try clientData(clientDataJSON, type: "webauthn.create")
-        let purpose = try redeem(challenge) { $0 == .register(session: id, conditional: true) || $0 == .register(session: id, conditional: false) }
+        let purpose = try redeem(challenge) { $0.session == id }
         guard case .register(_, let conditional) = purpose else { throw DemoError(400, "UnknownChallenge", "The challenge was not issued for a registration.") }
         let attestation: CBOR
         do { attestation = try CBOR.decode(attestationBytes) } catch { throw DemoError(400, "BadAttestationObject", "response.attestationObject is not CBOR: \(error).") }

@@ -19,13 +19,13 @@
     return Object.assign(new Error(error.message), {name: error.name, server: true, detail: error});
   }
 
-  // The log outlives the reload of a sign-out (kept for the tab, the last 60 lines).
+  // The log outlives the reload of a sign-out (kept for the tab, the last 60 lines), newest first.
   const logged = JSON.parse(sessionStorage.getItem('demo-shop-log') || '[]');
   function append([text, kind]) {
     const item = document.createElement('li');
     item.textContent = text;
     if (kind) item.className = kind;
-    $('server-log').append(item);
+    $('server-log').prepend(item);   // newest first
   }
   logged.forEach(append);
   function log(text, kind) {
