@@ -21,7 +21,7 @@ final class DemoBoard: Sendable {
         var preferredPort: UInt16
     }
 
-    private struct State: @unchecked Sendable {
+    private struct State: Sendable {
         var offer: Offer?
         var refusal = "This server does not serve the demo shop: `credemu serve` does, on a loopback address without --token."
         var shop: DemoShop?
