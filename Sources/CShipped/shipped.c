@@ -47,6 +47,18 @@ static const unsigned char console_css[] = {
 static const unsigned char console_svg[] = {
 #embed "../CredemuServer/Resources/console.svg"
 };
+static const unsigned char demo_shop_html[] = {
+#embed "../CredemuServer/Resources/demo-shop.html"
+};
+static const unsigned char demo_shop_js[] = {
+#embed "../CredemuServer/Resources/demo-shop.js"
+};
+static const unsigned char demo_shop_css[] = {
+#embed "../CredemuServer/Resources/demo-shop.css"
+};
+static const unsigned char demo_shop_svg[] = {
+#embed "../CredemuServer/Resources/demo-shop.svg"
+};
 static const unsigned char version[] = {
 #embed "../../VERSION"
 };
@@ -78,6 +90,10 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("Sources/CredemuServer/Resources/console.js", console_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.css", console_css),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.svg", console_svg),
+    FILE_ENTRY("Sources/CredemuServer/Resources/demo-shop.html", demo_shop_html),
+    FILE_ENTRY("Sources/CredemuServer/Resources/demo-shop.js", demo_shop_js),
+    FILE_ENTRY("Sources/CredemuServer/Resources/demo-shop.css", demo_shop_css),
+    FILE_ENTRY("Sources/CredemuServer/Resources/demo-shop.svg", demo_shop_svg),
     FILE_ENTRY("VERSION", version),
     FILE_ENTRY("COMMIT", commit),
 };

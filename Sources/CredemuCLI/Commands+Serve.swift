@@ -16,7 +16,8 @@ extension Commands {
         loopback host (or the --host address, or an --allow-host name). A page (a request with an Origin header) is
         served only when its origin is given with --allow-origin ("*" for any) or later with POST /origins (from a caller
         that is not a page), and then acts only for that origin. POST and PATCH take Content-Type: application/json only.
-        SIGTERM or SIGINT stops it cleanly.
+        The console's 'Try the demo shop' (POST /demo) starts a demo relying party on the next port (on a loopback address,
+        without --token). SIGTERM or SIGINT stops it cleanly.
         """,
         options: [
             Option("host", .text("ADDRESS"), "The address to listen on (default 127.0.0.1)."),
@@ -73,6 +74,8 @@ extension Context {
             throw UsageError("\(error)")
         }
         let url = "http://\(host):\(bound)"
+        // The console's demo shop (POST /demo), on the next port when the API's is fixed: the same origin every run.
+        api.offerDemo(host: host, apiPort: bound, preferredPort: port == 0 || bound == UInt16.max ? 0 : bound + 1)
         if let file = args.value("port-file") {
             do {
                 try "\(bound)\n".write(toFile: file, atomically: true, encoding: .utf8)
@@ -85,10 +88,11 @@ extension Context {
         terminal.write("\(url)\n")
         // The console reads the token from the fragment, which the browser never sends.
         let console = url + "/" + (configuration.token.map { "#token=" + $0 } ?? "")
-        terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Console: \(console) ; try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
+        terminal.write("credemu is serving \(vaultPath) (profile 'default': GPM on Chrome desktop). Console: \(console) (its 'Try the demo shop' opens a shop to sign in to) ; try: curl \(url)/profiles/default/capabilities ; browser pages load \(url)/shim.js ; API: \(url)/openapi.json ; Ctrl-C stops.\n")
         termination.wait()
         api.closeChannels()
         ops.endWaits()
+        api.stopDemo()
         server.stop()
         vault.close()
         terminal.writeError("credemu: stopped; the vault is closed.\n")

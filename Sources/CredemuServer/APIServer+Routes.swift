@@ -118,7 +118,7 @@ extension APIServer {
             let timeout = try r.body(allowEmpty: true).number("timeoutMs")
             return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
-    ] + ceremonyRoutes + passwordRoutes + userRoutes + webDriverRoutes + channelRoutes
+    ] + ceremonyRoutes + passwordRoutes + userRoutes + webDriverRoutes + channelRoutes + demoRoutes
 
     /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.

@@ -44,6 +44,8 @@ public final class APIServer: @unchecked Sendable {
     let origins: AllowedOrigins
     /// The shim's channels the server relays itself (`POST /channels`).
     let channels = ChannelBoard()
+    /// The demo shop `POST /demo` starts (offered by `credemu serve`: `offerDemo`).
+    let demo = DemoBoard()
     private let hosts: HostCheck
 
     /// Serves `operations`; `bindAddress` is the address the server listens on, whose name requests may use.

@@ -383,7 +383,8 @@ WRITE_OPERATIONS = {"POST /profiles/{profile}/passwords", "POST /profiles/{profi
                     "POST /profiles/{profile}/credentials/get", "POST /profiles/{profile}/signals/{kind}",
                     "DELETE /profiles/{profile}/passkeys/{id}", "POST /devices/{device}/credentials/create",
                     "POST /devices/{device}/credentials/get", "POST /devices/{device}/signals/{kind}",
-                    "POST /devices/{device}/passwords", "POST /devices/{device}/passwords/use", "POST /devices/{device}/autofill"}
+                    "POST /devices/{device}/passwords", "POST /devices/{device}/passwords/use", "POST /devices/{device}/autofill",
+                    "POST /demo"}  # it saves the demo shop's password in the profile
 
 
 class ApiFuzz:

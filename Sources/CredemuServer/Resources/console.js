@@ -429,6 +429,32 @@
              {'aria-label': 'Release hold ' + h.id + ' as cancelled by the user'}))));
   }
 
+  // MARK: the demo shop
+
+  /** The demo shop, where the server offers it: its link once it runs. */
+  async function loadDemo() {
+    const demo = await api('GET', '/demo');
+    $('demo').hidden = !demo.available;
+    $('demo-nav').hidden = !demo.available;
+    if (demo.running) showDemo(demo, 'Running at');
+  }
+
+  function showDemo(demo, words) {
+    $('demo-status').replaceChildren(`${words} `, el('a', {href: demo.url, target: 'credemu-demo-shop', id: 'demo-link', text: demo.url}),
+      ` (profile ${demo.profile}; its account ${demo.username}, whose password is in the vault).`);
+  }
+
+  /** One click: the server starts the shop for the open profile and saves its account's password here; the shop
+   *  opens in a window of its own, beside this one, where the notification will show. */
+  async function openDemo() {
+    await act(async () => {
+      const demo = await api('POST', '/demo', {profile: state.profile});
+      const opened = window.open(demo.url, 'credemu-demo-shop');
+      showDemo(demo, opened ? 'Opened' : 'Open');
+      await loadVault();
+    });
+  }
+
   // MARK: reports
 
   function renderMatrix(m) {
@@ -524,6 +550,7 @@
     $('decisions-clear').addEventListener('click', () => act(async () => { await api('DELETE', p() + '/user'); await loadControls(); }));
     $('hold-arm').addEventListener('click', () => act(async () => { await api('POST', p() + '/holds', {timeoutMs: 120000}); await loadControls(); }));
     $('scenario-form').addEventListener('submit', runScenario);
+    $('demo-open').addEventListener('click', openDemo);
     window.addEventListener('hashchange', () => {
       if (takeToken()) { $('auth').hidden = true; start(); }
     });
@@ -541,6 +568,7 @@
       await loadProviders();
       await loadProfiles();
       await refresh();
+      await loadDemo();
       $('main').hidden = false;
     });
   }
