@@ -89,7 +89,9 @@ final class VaultWALTests: XCTestCase {
         try insertPasskeys(vault, count: 12_000)
         let walSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db-wal"))[.size] as? Int) ?? 0
         let databaseSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db"))[.size] as? Int) ?? 0
-        XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 1000) * (4096 + 24))
+        // Slack for the batch move that carries the WAL past the threshold: a move of 4,096 staged rows (a slow build,
+        // ThreadSanitizer's, moves by count rather than by time) took it to 9,140 frames; unbounded it would be 20,000.
+        XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 2000) * (4096 + 24))
         XCTAssertGreaterThan(databaseSize, 500_000, "a checkpoint copied passkeys into the database file")
         vault.close()
         let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
