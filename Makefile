@@ -11,13 +11,16 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsodium-dev libssl-dev libmicrohttpd
 BROWSER_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver gir1.2-webkit2-4.1 python3-gi python3-gi-cairo xvfb
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
-# make dist: dpkg-shlibdeps derives the .deb's Depends; binutils strips and reads the binary.
-DIST_PACKAGES := dpkg-dev binutils
+# make release: curl, xz-utils and patch fetch and build the static C libraries (packaging/static-deps.sh); make
+# dist: dpkg-shlibdeps derives the .deb's Depends, binutils strips and reads the binary.
+DIST_PACKAGES := dpkg-dev binutils curl xz-utils patch
 # The one version (VERSION, also compiled into the binary: `credemu --version`, GET /health).
 VERSION     := $(strip $(file < VERSION))
 GIT_STAMP   := $(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null)
 DEB_VERSION := $(VERSION)$(if $(GIT_STAMP),+git$(GIT_STAMP))
 STATIC_BUILD := .build/static
+# The C libraries the release binary links statically, and pkg-config files naming them (packaging/static-deps.sh).
+STATIC_DEPS := .build/deps
 DIST_DIR    := .build/dist
 RELEASE_BIN := $(STATIC_BUILD)/release/credemu
 DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
@@ -70,24 +73,32 @@ build: deps-debian
 run: build
 	$(CREDEMU) serve
 
-# The release binary with the Swift runtime and Foundation linked in, and no $$ORIGIN run path: what `make
-# install` and `make dist` ship. Its own scratch path, so `make bench`'s .build/release keeps its flags.
+# The release binary with the Swift runtime, Foundation and the C libraries linked in (libsqlite3, libsodium and
+# libcrypto from Debian's archives, libmicrohttpd without HTTPS and libpsl without IDNA built from Debian's source:
+# docs/install.md), and no $$ORIGIN run path: what `make install` and `make dist` ship, needing only glibc,
+# libstdc++ and libgcc_s (packaging/runtime-libraries). `--pkg-config-path` puts the static libraries' directory
+# first on the link line. Its own scratch path, so `make bench`'s .build/release keeps its flags.
 # SwiftPM decides whether to relink; make then sees the binary's time, so `make dist` repackages only a new one.
 release: $(RELEASE_BIN)
 
-$(RELEASE_BIN): FORCE | deps-debian
-	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD)
+$(STATIC_DEPS)/.built: packaging/static-deps.sh | deps-debian deps-dist
+	packaging/static-deps.sh $(STATIC_DEPS)
+	touch $@
+
+$(RELEASE_BIN): FORCE $(STATIC_DEPS)/.built | deps-debian
+	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD) \
+	  --pkg-config-path $(STATIC_DEPS)/pkgconfig
 
 FORCE:
 
 install: release deps-dist
 	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/credemu
-	strip --strip-debug $(DESTDIR)$(PREFIX)/bin/credemu
+	strip --strip-all $(DESTDIR)$(PREFIX)/bin/credemu
 
 # .build/dist/: credemu-VERSION-linux-ARCH.tar.gz and credemu_VERSION_ARCH.deb (packaging/dist.sh).
 dist: $(DEB)
 
-$(DEB): $(RELEASE_BIN) packaging/dist.sh README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json | deps-dist
+$(DEB): $(RELEASE_BIN) packaging/dist.sh packaging/runtime-libraries README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json | deps-dist
 	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
 
 test: deps build test-swift dist test-interop test-clients sanitize
