@@ -27,16 +27,17 @@ DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architect
 PREFIX      ?= /usr/local
 
 .PHONY: help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
-.PHONY: deps-clients deps-node test-clients
+.PHONY: deps-clients deps-node deps-npm test-clients dist-check
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
-	@echo "make test   install missing packages, build, run the Swift tests, make dist, the interop tests, then make sanitize"
+	@echo "make test   install missing packages, build, run the Swift tests, make dist and dist-check, the interop tests, then make sanitize"
 	@echo "make bench  ceremonies/s per algorithm, then credemu beside soft-webauthn, Chromium's virtual authenticator and the raw floors"
 	@echo "make bench-scale  each operation's cost at 10k, 100k and 1M passkeys, in-process and served, and the server's memory"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
 	@echo "make install PREFIX=/usr/local  the release binary into PREFIX/bin (it needs no other file)"
-	@echo "make dist   .build/dist/: a tar.gz and a .deb of the release binary, Swift runtime linked statically"
+	@echo "make dist   .build/dist/: the stripped, self-contained release binary as a tar.gz, a .deb, a Python wheel and an npm tarball, and its .debug"
+	@echo "make dist-check  the wheel and the npm tarball installed in clean Debian 12 and 13 roots, the README's quickstarts run there"
 
 deps: deps-debian deps-browser deps-python
 
@@ -95,13 +96,29 @@ install: release deps-dist
 	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/credemu
 	strip --strip-all $(DESTDIR)$(PREFIX)/bin/credemu
 
-# .build/dist/: credemu-VERSION-linux-ARCH.tar.gz and credemu_VERSION_ARCH.deb (packaging/dist.sh).
+# .build/dist/ (packaging/dist.sh): credemu-VERSION-linux-ARCH.tar.gz, credemu_VERSION_ARCH.deb,
+# credemu-VERSION-py3-none-manylinux_2_N_ARCH.whl (hatchling from the venv), credemu-VERSION.tgz (npm pack) and
+# credemu-VERSION-linux-ARCH.debug, the binary's debug information.
 dist: $(DEB)
 
-$(DEB): $(RELEASE_BIN) packaging/dist.sh packaging/runtime-libraries README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json | deps-dist
-	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
+DIST_INPUTS := $(wildcard packaging/*) README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json \
+  clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py) clients/python/hatch_build.py clients/js/package.json clients/js/credemu.mjs clients/js/bin/credemu.mjs
 
-test: deps build test-swift dist test-interop test-clients sanitize
+$(DEB): $(RELEASE_BIN) $(DIST_INPUTS) | deps-dist deps-python deps-npm
+	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION) $(abspath $(PYTHON))
+
+test: deps build test-swift dist dist-check test-interop test-clients sanitize
+
+# The wheel and the npm tarball in clean roots of Debian 12 (bookworm) and 13 (trixie), made by debootstrap with only
+# python3, Chromium, Node and npm from apt and cached in .build/roots (about 3 minutes each the first time, then
+# about 20 s per root): ldd of the shipped binary, the README's pytest and JS quickstarts against the example RP
+# (packaging/dist-check.sh). chroot and mount need root.
+ROOTS := .build/roots
+DIST_CHECK_SUITES ?= bookworm trixie
+
+dist-check: dist
+	@$(MAKE) --no-print-directory apt-install PACKAGES="debootstrap"
+	$(SUDO) packaging/dist-check.sh $(DIST_DIR) $(ROOTS) $(DIST_CHECK_SUITES)
 
 test-swift:
 	swift test --disable-swift-testing
@@ -126,6 +143,10 @@ $(VENV)/.credemu-client: $(VENV)/.installed $(CLIENT_PYTHON)
 
 deps-node:
 	@command -v node >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="nodejs"
+
+# make dist's npm pack (Debian's nodejs comes without npm).
+deps-npm: deps-node
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="npm"
 
 test-clients: deps-clients build
 	CREDEMU=$(abspath $(CREDEMU)) $(PYTHON) -m pytest clients/python/tests -q -p no:cacheprovider

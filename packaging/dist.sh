@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # make dist: the release binary, stripped, as a tar.gz, a Debian package, a Python wheel and an npm tarball, and
 # its debug information apart, in OUT_DIR.
-# Usage: packaging/dist.sh BINARY OUT_DIR VERSION (the VERSION file's, with a +gitDATE.HASH suffix or none)
+# Usage: packaging/dist.sh BINARY OUT_DIR VERSION PYTHON (VERSION: the VERSION file's, with a +gitDATE.HASH suffix
+# or none; PYTHON: an interpreter with hatchling, for the wheel)
 # BINARY is built by `make release` (Swift runtime and C libraries linked statically); this refuses one that needs a
 # shared library packaging/runtime-libraries does not list, or that has a run path. The .deb's Depends: is what
 # dpkg-shlibdeps derives from the binary (libc6, libgcc-s1, libstdc++6).
 set -euo pipefail
 
-binary=$1 out=$2 version=$3
+binary=$1 out=$2 version=$3 python=$4
 root=$(cd "$(dirname "$0")/.." && pwd)
 arch=$(dpkg --print-architecture)
 name="credemu-$version-linux-$(uname -m)"
@@ -85,5 +86,10 @@ Description: credential-provider emulator for WebAuthn and password tests
  Swift runtime and the C libraries are linked statically.
 EOF
 dpkg-deb --root-owner-group --build "$package" "$out/credemu_${version}_${arch}.deb" >/dev/null
+
+# The wheel (packaging/wheel.sh) and the npm tarball (packaging/npm.sh), each with the same stripped binary, named
+# by the VERSION file's version (the binary's).
+"$root/packaging/wheel.sh" "$stripped" "$out" "$python"
+"$root/packaging/npm.sh" "$stripped" "$out" "${version%%+*}"
 rm -rf "$work"
 ls -l "$out"
