@@ -11,29 +11,33 @@ DEB_PACKAGES := pkg-config libsqlite3-dev libsodium-dev libssl-dev libmicrohttpd
 BROWSER_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver gir1.2-webkit2-4.1 python3-gi python3-gi-cairo xvfb
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
-# make dist: dpkg-shlibdeps derives the .deb's Depends; binutils strips and reads the binary.
-DIST_PACKAGES := dpkg-dev binutils
+# make release: curl, xz-utils and patch fetch and build the static C libraries (packaging/static-deps.sh); make
+# dist: dpkg-shlibdeps derives the .deb's Depends, binutils strips and reads the binary.
+DIST_PACKAGES := dpkg-dev binutils curl xz-utils patch
 # The one version (VERSION, also compiled into the binary: `credemu --version`, GET /health).
 VERSION     := $(strip $(file < VERSION))
 GIT_STAMP   := $(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null)
 DEB_VERSION := $(VERSION)$(if $(GIT_STAMP),+git$(GIT_STAMP))
 STATIC_BUILD := .build/static
+# The C libraries the release binary links statically, and pkg-config files naming them (packaging/static-deps.sh).
+STATIC_DEPS := .build/deps
 DIST_DIR    := .build/dist
 RELEASE_BIN := $(STATIC_BUILD)/release/credemu
 DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 PREFIX      ?= /usr/local
 
 .PHONY: commit-stamp help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
-.PHONY: deps-clients deps-node test-clients
+.PHONY: deps-clients deps-node deps-npm test-clients dist-check
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
-	@echo "make test   install missing packages, build, run the Swift tests, make dist, the interop tests, then make sanitize"
+	@echo "make test   install missing packages, build, run the Swift tests, make dist and dist-check, the interop tests, then make sanitize"
 	@echo "make bench  ceremonies/s per algorithm, then credemu beside soft-webauthn, Chromium's virtual authenticator and the raw floors"
 	@echo "make bench-scale  each operation's cost at 10k, 100k and 1M passkeys, in-process and served, and the server's memory"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
 	@echo "make install PREFIX=/usr/local  the release binary into PREFIX/bin (it needs no other file)"
-	@echo "make dist   .build/dist/: a tar.gz and a .deb of the release binary, Swift runtime linked statically"
+	@echo "make dist   .build/dist/: the stripped, self-contained release binary as a tar.gz, a .deb, a Python wheel and an npm tarball, and its .debug"
+	@echo "make dist-check  the wheel and the npm tarball installed in clean Debian 12 and 13 roots, the README's quickstarts run there"
 
 deps: deps-debian deps-browser deps-python
 
@@ -76,27 +80,51 @@ build: deps-debian commit-stamp
 run: build
 	$(CREDEMU) serve
 
-# The release binary with the Swift runtime and Foundation linked in, and no $$ORIGIN run path: what `make
-# install` and `make dist` ship. Its own scratch path, so `make bench`'s .build/release keeps its flags.
+# The release binary with the Swift runtime, Foundation and the C libraries linked in (libsqlite3, libsodium and
+# libcrypto from Debian's archives, libmicrohttpd without HTTPS and libpsl without IDNA built from Debian's source:
+# docs/install.md), and no $$ORIGIN run path: what `make install` and `make dist` ship, needing only glibc,
+# libstdc++ and libgcc_s (packaging/runtime-libraries). `--pkg-config-path` puts the static libraries' directory
+# first on the link line. Its own scratch path, so `make bench`'s .build/release keeps its flags.
 # SwiftPM decides whether to relink; make then sees the binary's time, so `make dist` repackages only a new one.
 release: $(RELEASE_BIN)
 
-$(RELEASE_BIN): FORCE commit-stamp | deps-debian
-	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD)
+$(STATIC_DEPS)/.built: packaging/static-deps.sh | deps-debian deps-dist
+	packaging/static-deps.sh $(STATIC_DEPS)
+	touch $@
+
+$(RELEASE_BIN): FORCE commit-stamp $(STATIC_DEPS)/.built | deps-debian
+	swift build -c release --static-swift-stdlib --disable-local-rpath --product credemu --scratch-path $(STATIC_BUILD) \
+	  --pkg-config-path $(STATIC_DEPS)/pkgconfig
 
 FORCE:
 
 install: release deps-dist
 	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/credemu
-	strip --strip-debug $(DESTDIR)$(PREFIX)/bin/credemu
+	strip --strip-all $(DESTDIR)$(PREFIX)/bin/credemu
 
-# .build/dist/: credemu-VERSION-linux-ARCH.tar.gz and credemu_VERSION_ARCH.deb (packaging/dist.sh).
+# .build/dist/ (packaging/dist.sh): credemu-VERSION-linux-ARCH.tar.gz, credemu_VERSION_ARCH.deb,
+# credemu-VERSION-py3-none-manylinux_2_N_ARCH.whl (hatchling from the venv), credemu-VERSION.tgz (npm pack) and
+# credemu-VERSION-linux-ARCH.debug, the binary's debug information.
 dist: $(DEB)
 
-$(DEB): $(RELEASE_BIN) packaging/dist.sh README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json | deps-dist
-	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION)
+DIST_INPUTS := $(wildcard packaging/*) README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json \
+  clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py) clients/python/hatch_build.py clients/js/package.json clients/js/credemu.mjs clients/js/bin/credemu.mjs
 
-test: deps build test-swift dist test-interop test-clients sanitize
+$(DEB): $(RELEASE_BIN) $(DIST_INPUTS) | deps-dist deps-python deps-npm
+	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION) $(abspath $(PYTHON))
+
+test: deps build test-swift dist dist-check test-interop test-clients sanitize
+
+# The wheel and the npm tarball in clean roots of Debian 12 (bookworm) and 13 (trixie), made by debootstrap with only
+# python3, Chromium, Node and npm from apt and cached in .build/roots (about 3 minutes each the first time, then
+# about 20 s per root): ldd of the shipped binary, the README's pytest and JS quickstarts against the example RP
+# (packaging/dist-check.sh). chroot and mount need root.
+ROOTS := .build/roots
+DIST_CHECK_SUITES ?= bookworm trixie
+
+dist-check: dist
+	@$(MAKE) --no-print-directory apt-install PACKAGES="debootstrap"
+	$(SUDO) packaging/dist-check.sh $(DIST_DIR) $(ROOTS) $(DIST_CHECK_SUITES)
 
 test-swift:
 	swift test --disable-swift-testing
@@ -121,6 +149,10 @@ $(VENV)/.credemu-client: $(VENV)/.installed $(CLIENT_PYTHON)
 
 deps-node:
 	@command -v node >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="nodejs"
+
+# make dist's npm pack (Debian's nodejs comes without npm).
+deps-npm: deps-node
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory apt-install PACKAGES="npm"
 
 test-clients: deps-clients build
 	CREDEMU=$(abspath $(CREDEMU)) $(PYTHON) -m pytest clients/python/tests -q -p no:cacheprovider

@@ -15,6 +15,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // The public suffix list compiled in (C23 #embed of Debian's publicsuffix DAFSA), loaded into a libpsl context.
+        .target(name: "CPublicSuffix", dependencies: ["CPSL"]),
         // The vault's "credemu" SQLite VFS, in C: the default VFS with a WAL's writes gathered into one call per commit.
         .target(name: "CSQLiteVFS", dependencies: ["CSQLite"]),
         // The packs, the shim and the OpenAPI document compiled in (C23 #embed), so the binary runs from anywhere.
@@ -26,7 +28,7 @@ let package = Package(
         .target(name: "CX509", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("crypto")]),
 
         // WebAuthn data model: CBOR, COSE, authenticator data, attestation, client data, JSON forms, RP ID rules.
-        .target(name: "WebAuthn", dependencies: ["CPSL"]),
+        .target(name: "WebAuthn", dependencies: ["CPSL", "CPublicSuffix"]),
         // Keys and signatures: ES256 and RS256 over OpenSSL, EdDSA over libsodium; the attestation CA's certificates.
         .target(name: "Signing", dependencies: ["COpenSSL", "CP256", "CX509", "CSodium", "WebAuthn"]),
         // The encrypted SQLite vault: passwords, passkeys, fixtures.

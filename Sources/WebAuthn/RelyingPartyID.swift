@@ -1,4 +1,5 @@
 import CPSL
+import CPublicSuffix
 import Synchronization
 
 /// RP ID rules (WebAuthn L3 §5.1.3 step 8, §5.1.4 step 8, and the HTML "is a registrable domain suffix of or
@@ -99,7 +100,6 @@ public enum RelyingPartyID {
     }
 }
 
-/// The public suffix list, loaded once from Debian's `publicsuffix` package (libpsl's built-in list otherwise).
 /// (RP ID, host) pairs that passed `validate`: the suffix list does not change while the process runs, and an
 /// RP asks with the same pair again and again.
 final class AcceptedPairs: Sendable {
@@ -124,30 +124,33 @@ final class AcceptedPairs: Sendable {
     }
 }
 
+/// The public suffix list compiled into the executable (CPublicSuffix: Debian's `publicsuffix` package at build
+/// time), loaded once. It never falls back: with no list every domain would pass as registrable (`com` as an RP
+/// ID), so a list libpsl cannot load stops the process at the first RP ID check instead of weakening it.
 final class PublicSuffixList: @unchecked Sendable {
     static let shared = PublicSuffixList()
-    private let context: OpaquePointer?
+    private let context: OpaquePointer
 
     private init() {
-        context = psl_latest(nil) ?? psl_builtin()
+        guard let context = credemu_public_suffix_list() else {
+            fatalError("the compiled-in public suffix list does not load (CPublicSuffix): RP ID checks cannot run without it")
+        }
+        self.context = context
     }
 
     func isPublicSuffix(_ domain: String) -> Bool {
-        guard let context else { return false }
         return psl_is_public_suffix2(context, domain, PSL_TYPE_ICANN | PSL_TYPE_PRIVATE | PSL_TYPE_NO_STAR_RULE) != 0
     }
 
     /// libpsl answers with a pointer into `domain`'s bytes, so the answer is copied while they are alive: a String
     /// passed straight to the call would be bridged to a temporary C string, freed before `String(cString:)` ran.
     func registrableDomain(_ domain: String) -> String? {
-        guard let context else { return nil }
         return domain.withCString { input in
             psl_registrable_domain(context, input).map { String(cString: $0) }
         }
     }
 
     func isCookieDomainAcceptable(host: String, domain: String) -> Bool {
-        guard let context else { return false }
         return psl_is_cookie_domain_acceptable(context, host, domain) != 0
     }
 }

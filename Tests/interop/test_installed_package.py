@@ -128,7 +128,7 @@ def test_the_package_holds_the_binary_and_its_docs(installed):
     assert installed.field("Package") == "credemu"
     arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
     assert installed.field("Architecture") == arch
-    assert {"libc6", "libsqlite3-0", "libsodium23", "libmicrohttpd12", "libpsl5", "publicsuffix"} <= depends(installed)
+    assert depends(installed) == {"libc6", "libgcc-s1", "libstdc++6"}, installed.field("Depends")
 
 
 def test_the_package_is_named_by_the_version_the_binary_reports(installed):
@@ -158,6 +158,57 @@ def test_its_depends_are_installed_packages_that_own_every_library_it_needs(inst
     for package in depends(installed):
         status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True).stdout
         assert status == "install ok installed", f"{package} from Depends: is not an installed Debian package here"
+
+
+def runtime_libraries():
+    """packaging/runtime-libraries: the sonames the shipped binary may need (glibc's, libstdc++, libgcc_s)."""
+    lines = (ROOT / "packaging" / "runtime-libraries").read_text().splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def test_the_binary_needs_only_glibc_libstdcxx_and_libgcc_s(installed):
+    dynamic = subprocess.run(["readelf", "-d", str(installed.binary)], capture_output=True, text=True, check=True).stdout
+    needed = {line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line}
+    assert needed <= runtime_libraries(), f"linked to more than glibc, libstdc++ and libgcc_s: {sorted(needed - runtime_libraries())}"
+    ldd = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "ldd", str(installed.binary)], capture_output=True, text=True, check=True).stdout
+    loaded = {line.split()[0].rsplit("/", 1)[-1] for line in ldd.splitlines() if line.strip()}
+    assert loaded - {"linux-vdso.so.1"} <= runtime_libraries(), ldd
+
+
+def test_the_binary_is_stripped_and_its_debug_information_is_beside_the_package(installed):
+    sections = subprocess.run(["readelf", "-S", "-W", str(installed.binary)], capture_output=True, text=True, check=True).stdout
+    assert ".symtab" not in sections and ".debug_info" not in sections, "the shipped binary is stripped"
+    link = subprocess.run(["readelf", "-p", ".gnu_debuglink", str(installed.binary)], capture_output=True, check=True).stdout.decode(errors="replace")
+    [debug] = installed.deb.parent.glob("credemu-*.debug")
+    assert debug.name in link, link
+    kept = subprocess.run(["readelf", "-S", "-W", str(debug)], capture_output=True, text=True, check=True).stdout
+    assert ".debug_info" in kept and ".symtab" in kept
+    ids = [subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True, check=True).stdout.split("Build ID:")[1].split()[0]
+           for path in (installed.binary, debug)]
+    assert ids[0] == ids[1], "the debug file is this binary's (the same build ID)"
+
+
+def test_the_binary_checks_rp_ids_with_the_public_suffix_list_it_carries(installed, tmp_path):
+    """With /usr/share/publicsuffix hidden (a clean root has none), a public suffix is still refused as an RP ID
+    and a registrable domain still accepted: the list is compiled in, and a missing one never weakens the check."""
+    if not can_hide(Path("/usr/share/publicsuffix")):
+        pytest.skip("unshare cannot mount here to hide /usr/share/publicsuffix")
+    options = {"rp": {"id": "github.io", "name": "Pages"}, "challenge": "c2VlZC0wMDAtY2hhbGxlbmdl",
+               "user": {"id": "YWxpY2U", "name": "alice", "displayName": "Alice"}, "pubKeyCredParams": [{"type": "public-key", "alg": -7}]}
+
+    def create(rp_id, origin):
+        (tmp_path / "options.json").write_text(json.dumps(dict(options, rp={"id": rp_id, "name": "Pages"})))
+        hide = 'mount -t tmpfs -o size=1m tmpfs /usr/share/publicsuffix && ls -A /usr/share/publicsuffix && exec "$@"'
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", hide, "sh", str(installed.binary),
+                               "--vault", str(tmp_path / "vault.db"), "create", "--origin", origin, "--options", str(tmp_path / "options.json")],
+                              capture_output=True, text=True, timeout=60)
+
+    refused = create("github.io", "https://alice.github.io")
+    assert refused.returncode != 0 and json.loads(refused.stdout)["error"]["name"] == "SecurityError", refused
+    assert "public suffix" in json.loads(refused.stdout)["error"]["message"]
+    assert create("co.uk", "https://shop.co.uk").returncode != 0
+    accepted = create("alice.github.io", "https://alice.github.io")
+    assert accepted.returncode == 0 and accepted.stdout.startswith("{"), accepted
 
 
 def test_the_toolchain_is_out_of_reach(installed):

@@ -12,9 +12,10 @@
 // The same routes, names (in camelCase) and error as the Python package (clients/python).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Every route of the API (openapi.json) and the Client methods that call it; a test checks both ways. */
 export const ROUTES = {
@@ -502,10 +503,22 @@ function parameters(value) {
   throw new TypeError('parameters must be an object');
 }
 
-/** The credemu executable: `binary` when given, else $CREDEMU, else credemu on PATH. */
-export function findBinary(binary) {
-  const candidate = binary || process.env.CREDEMU || searchPath('credemu');
-  if (!candidate) throw new CredemuError('BinaryNotFound', 'no credemu binary: pass one, set $CREDEMU, or put credemu on PATH');
+/**
+ * The binary an npm package from `make dist` carries for this platform (bin/linux-x64/credemu beside this module),
+ * or null: the source tree has none.
+ */
+export function bundledBinary() {
+  const path = fileURLToPath(new URL(`./bin/${process.platform}-${process.arch}/credemu`, import.meta.url));
+  return executable(path) ? path : null;
+}
+
+/**
+ * The credemu executable: `binary` when given, else $CREDEMU, else the one this package carries (an npm package
+ * from `make dist`), else credemu on PATH (`skip`: a path to pass over there, the `credemu` command itself).
+ */
+export function findBinary(binary, { skip } = {}) {
+  const candidate = binary || process.env.CREDEMU || bundledBinary() || searchPath('credemu', skip);
+  if (!candidate) throw new CredemuError('BinaryNotFound', 'no credemu binary: pass one, set $CREDEMU, install the credemu npm package, or put credemu on PATH');
   const path = candidate.includes(sep) ? candidate : searchPath(candidate);
   if (!path || !executable(path)) throw new CredemuError('BinaryNotFound', `${candidate} is not an executable credemu binary`);
   return path;
@@ -515,11 +528,16 @@ function executable(path) {
   try { accessSync(path, constants.X_OK); return true; } catch { return false; }
 }
 
-function searchPath(name) {
+function searchPath(name, skip) {
   for (const dir of (process.env.PATH || '').split(delimiter)) {
-    if (dir && executable(join(dir, name))) return join(dir, name);
+    const path = dir && join(dir, name);
+    if (path && executable(path) && !(skip && sameFile(path, skip))) return path;
   }
   return null;
+}
+
+function sameFile(a, b) {
+  try { return realpathSync(a) === realpathSync(b); } catch { return false; }
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,7 +3,6 @@
 the command line's in an empty directory with the binary on PATH."""
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -14,16 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-PLACEHOLDER = "http://localhost:8000"
-
-
-def quickstart(marker, language, placeholder=PLACEHOLDER):
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(rf"<!-- {marker}:[^>]*-->\n```{language}\n(.*?)```", readme, re.S)
-    assert match, f"README.md has no {marker} block"
-    assert placeholder is None or placeholder in match.group(1)
-    assert len(match.group(1).strip().splitlines()) <= 12, f"the {marker} block is no ten-line quickstart"
-    return match.group(1)
+# packaging/quickstart.py takes the blocks out of the README, for this test and for make dist-check's clean roots.
+sys.path.insert(0, str(ROOT / "packaging"))
+from quickstart import PLACEHOLDER, quickstart  # noqa: E402
 
 
 @pytest.fixture
@@ -47,7 +39,7 @@ def test_the_python_quickstart_gives_a_first_automatic_upgrade(pytester, example
                 yield browser.new_page()
                 browser.close()
     ''')
-    pytester.makepyfile(test_quickstart=quickstart("quickstart-python", "python").replace(PLACEHOLDER, example_rp))
+    pytester.makepyfile(test_quickstart=quickstart("python").replace(PLACEHOLDER, example_rp))
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
@@ -55,9 +47,9 @@ def test_the_python_quickstart_gives_a_first_automatic_upgrade(pytester, example
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node (make test installs Debian's nodejs)")
 def test_the_javascript_quickstart_gives_a_first_automatic_upgrade(tmp_path, example_rp):
     core = Path(playwright.__file__).parent / "driver" / "package" / "index.mjs"
-    script = quickstart("quickstart-js", "js").replace(PLACEHOLDER, example_rp)
+    script = quickstart("js").replace(PLACEHOLDER, example_rp)
     script = script.replace("from 'playwright'", f"from {str(core)!r}")
-    script = script.replace("from './clients/js/credemu.mjs'", f"from {str(ROOT / 'clients' / 'js' / 'credemu.mjs')!r}")
+    script = script.replace("from 'credemu'", f"from {str(ROOT / 'clients' / 'js' / 'credemu.mjs')!r}")
     script = script.replace("chromium.launch()", f"chromium.launch({{ executablePath: {CHROMIUM!r}, args: ['--no-sandbox'] }})")
     (tmp_path / "quickstart.mjs").write_text(script)
     done = subprocess.run(["node", str(tmp_path / "quickstart.mjs")], capture_output=True, text=True, timeout=120)
@@ -69,7 +61,7 @@ def test_the_command_line_quickstart_gives_a_silent_passkey(tmp_path):
     binary = Path(os.environ["CREDEMU"]).resolve()
     env = dict(os.environ, PATH=f"{binary.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("CREDEMU_VAULT", None)
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", quickstart("quickstart-cli", "sh", placeholder=None)],
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", quickstart("cli")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 

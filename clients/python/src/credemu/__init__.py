@@ -5,10 +5,15 @@
         client = server.client()
         client.save_password("alice@example.com", "pw", origin="https://shop.example.com")
 """
+from importlib.metadata import PackageNotFoundError, version
+
 from .client import ROUTES, Answer, Client, origin_of
 from .errors import CredemuError
 from .server import Server, find_binary
 from .shim import install_shim
 
 __all__ = ["Answer", "Client", "CredemuError", "ROUTES", "Server", "find_binary", "install_shim", "origin_of"]
-__version__ = "0.1.0"
+try:
+    __version__ = version("credemu")  # the repository's VERSION file, through pyproject.toml
+except PackageNotFoundError:  # imported from the source tree, not installed
+    __version__ = None

@@ -29,11 +29,34 @@ def _stop_every_server():
         server.stop(timeout=5)
 
 
-def find_binary(binary=None):
-    """The credemu executable: `binary` when given, else `$CREDEMU`, else `credemu` on `PATH`."""
-    candidate = binary or os.environ.get("CREDEMU") or shutil.which("credemu")
+# Where a wheel from `make dist` puts the binary (clients/python/hatch_build.py); a wheel built from the source tree
+# has none.
+BUNDLED_BINARY = Path(__file__).resolve().parent / "bin" / "credemu"
+
+
+def bundled_binary():
+    """The binary this package carries, if it was installed from a wheel that has one."""
+    return str(BUNDLED_BINARY) if os.access(BUNDLED_BINARY, os.X_OK) else None
+
+
+def _on_path(skip=None):
+    """`credemu` on PATH, passing over `skip` (the `credemu` command itself, which would only find itself again)."""
+    for directory in os.get_exec_path():
+        path = os.path.join(directory, "credemu")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            continue
+        if skip and os.path.exists(skip) and os.path.samefile(path, skip):
+            continue
+        return path
+    return None
+
+
+def find_binary(binary=None, *, skip=None):
+    """The credemu executable: `binary` when given, else `$CREDEMU`, else the one this package carries (a wheel from
+    `make dist`), else `credemu` on `PATH` (`skip`: a path to pass over there)."""
+    candidate = binary or os.environ.get("CREDEMU") or bundled_binary() or _on_path(skip)
     if not candidate:
-        raise CredemuError("BinaryNotFound", "no credemu binary: pass one, set $CREDEMU, or put credemu on PATH")
+        raise CredemuError("BinaryNotFound", "no credemu binary: pass one, set $CREDEMU, install the credemu wheel, or put credemu on PATH")
     path = shutil.which(candidate) if os.sep not in str(candidate) else str(candidate)
     if not path or not os.access(path, os.X_OK):
         raise CredemuError("BinaryNotFound", f"{candidate} is not an executable credemu binary")
