@@ -26,9 +26,10 @@ stage() {
     local prefix=$1
     install -D -m 0755 "$stripped" "$prefix/bin/credemu"
     install -D -m 0644 "$root/README.md" "$prefix/share/doc/credemu/README.md"
-    for page in "$root"/docs/*.md; do
-        install -D -m 0644 "$page" "$prefix/share/doc/credemu/docs/$(basename "$page")"
+    for page in "$root"/docs/*.md "$root"/docs/modules/*.md; do
+        install -D -m 0644 "$page" "$prefix/share/doc/credemu/${page#"$root"/}"
     done
+    install -D -m 0644 "$root/CHANGELOG.md" "$prefix/share/doc/credemu/CHANGELOG.md"
     install -D -m 0644 "$root/providers/README.md" "$prefix/share/doc/credemu/providers/README.md"
     install -D -m 0644 "$root/providers/policy-pack.schema.json" "$prefix/share/doc/credemu/providers/policy-pack.schema.json"
 }

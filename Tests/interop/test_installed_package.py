@@ -122,9 +122,9 @@ def depends(installed):
 def test_the_package_holds_the_binary_and_its_docs(installed):
     listed = subprocess.run(["dpkg-deb", "-c", str(installed.deb)], capture_output=True, text=True, check=True).stdout
     files = sorted(line.split()[-1] for line in listed.splitlines() if not line.startswith("d"))
-    pages = sorted(f"./usr/share/doc/credemu/docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))
-    assert files == ["./usr/bin/credemu", "./usr/share/doc/credemu/README.md", *pages, "./usr/share/doc/credemu/providers/README.md",
-                     "./usr/share/doc/credemu/providers/policy-pack.schema.json"]
+    pages = sorted(f"./usr/share/doc/credemu/{p.relative_to(ROOT)}" for p in [*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "modules").glob("*.md")])
+    assert files == sorted(["./usr/bin/credemu", "./usr/share/doc/credemu/CHANGELOG.md", "./usr/share/doc/credemu/README.md", *pages,
+                            "./usr/share/doc/credemu/providers/README.md", "./usr/share/doc/credemu/providers/policy-pack.schema.json"]), files
     assert installed.field("Package") == "credemu"
     arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
     assert installed.field("Architecture") == arch
