@@ -13,7 +13,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CREDEMU     := .build/debug/credemu
 # make release: curl, xz-utils and patch fetch and build the static C libraries (packaging/static-deps.sh); make
 # dist: dpkg-shlibdeps derives the .deb's Depends, binutils strips and reads the binary.
-DIST_PACKAGES := dpkg-dev binutils curl xz-utils patch
+DIST_PACKAGES := dpkg-dev binutils curl xz-utils patch buildah
 # The one version (VERSION, also compiled into the binary: `credemu --version`, GET /health).
 VERSION     := $(strip $(file < VERSION))
 GIT_STAMP   := $(shell git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null)
@@ -104,14 +104,19 @@ install: release deps-dist
 
 # .build/dist/ (packaging/dist.sh): credemu-VERSION-linux-ARCH.tar.gz, credemu_VERSION_ARCH.deb,
 # credemu-VERSION-py3-none-manylinux_2_N_ARCH.whl (hatchling from the venv), credemu-VERSION.tgz (npm pack) and
-# credemu-VERSION-linux-ARCH.debug, the binary's debug information.
-dist: $(DEB)
+# credemu-VERSION-linux-ARCH.debug, the binary's debug information; and credemu-VERSION-oci.tar, the OCI image
+# (packaging/image.sh: buildah from scratch, the binary and the libraries it may load, nothing else).
+IMAGE := $(DIST_DIR)/credemu-$(VERSION)-oci.tar
+dist: $(DEB) $(IMAGE)
 
-DIST_INPUTS := $(wildcard packaging/*) README.md $(wildcard docs/*.md) providers/README.md providers/policy-pack.schema.json \
+DIST_INPUTS := $(wildcard packaging/*) README.md CHANGELOG.md $(wildcard docs/*.md) $(wildcard docs/modules/*.md) providers/README.md providers/policy-pack.schema.json \
   clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py) clients/python/hatch_build.py clients/js/package.json clients/js/credemu.mjs clients/js/bin/credemu.mjs
 
 $(DEB): $(RELEASE_BIN) $(DIST_INPUTS) | deps-dist deps-python deps-npm
 	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION) $(abspath $(PYTHON))
+
+$(IMAGE): $(DEB) packaging/image.sh packaging/runtime-libraries | deps-dist
+	$(SUDO) packaging/image.sh $(RELEASE_BIN) $(DIST_DIR) $(VERSION)
 
 test: deps build test-swift dist dist-check test-interop test-clients sanitize
 
@@ -134,7 +139,7 @@ test-swift:
 # credemu pytest plugin, once per pack: the run ends with the test-by-pack matrix. test_engines.py runs them in
 # Chromium, Firefox and WebKitGTK (screenshots in .build/artifacts/engines/).
 test-interop: deps-python deps-clients deps-browser
-	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) $(PYTHON) -m pytest Tests/interop -q
+	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) CREDEMU_IMAGE=$(abspath $(IMAGE)) $(PYTHON) -m pytest Tests/interop -q
 
 # ---- The clients: clients/python (the credemu package and its pytest plugin) and clients/js (credemu.mjs) ----
 # The package goes into the venv (its build backend, hatchling, is pinned in requirements.txt: no build isolation,
