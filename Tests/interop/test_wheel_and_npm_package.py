@@ -17,6 +17,8 @@ import pytest
 from conftest import ROOT
 
 VERSION = (ROOT / "VERSION").read_text().strip()
+# What `credemu --version` prints: the version, and the commit built from when the Makefile stamped it.
+PRINTED = re.compile(re.escape(VERSION) + r"( \([0-9a-f]{7,40}(-dirty)?\))?\n")
 
 
 def dist_directory():
@@ -80,8 +82,8 @@ def test_the_installed_client_and_command_use_the_wheels_binary_unless_told_othe
                            capture_output=True, text=True, check=True, env=clean_env(PATH="/usr/bin:/bin"), cwd=tmp_path).stdout.split()
     assert Path(found[0]).parent.parent == next((venv / "lib").glob("python3*/site-packages/credemu"))
     assert found[1] == VERSION
-    assert subprocess.run([str(command), "--version"], capture_output=True, text=True, env=clean_env(PATH="/usr/bin:/bin"),
-                          cwd=tmp_path).stdout == VERSION + "\n"
+    assert PRINTED.fullmatch(subprocess.run([str(command), "--version"], capture_output=True, text=True, env=clean_env(PATH="/usr/bin:/bin"),
+                                            cwd=tmp_path).stdout)
     told = subprocess.run([str(python), "-c", "import credemu; print(credemu.find_binary())"], capture_output=True, text=True,
                           check=True, env=clean_env(CREDEMU="/bin/true"), cwd=tmp_path).stdout.strip()
     assert told == "/bin/true"
@@ -131,4 +133,4 @@ def test_the_npm_package_carries_the_binary_and_finds_it_without_configuration(d
     assert found == str(package / "bin" / "linux-x64" / "credemu")
     version = subprocess.run([str(project / "node_modules" / ".bin" / "credemu"), "--version"], cwd=project, capture_output=True, text=True,
                              env=clean_env(), timeout=30)
-    assert version.stdout == VERSION + "\n", version
+    assert PRINTED.fullmatch(version.stdout), version

@@ -1,4 +1,4 @@
-// credemu for Node (20 or later): the API client, `credemu serve` as a child process, and the browser shim in a
+// credemu for Node (18 or later): the API client, `credemu serve` as a child process, and the browser shim in a
 // Playwright page, context or browser. No dependencies: global fetch and node: modules only.
 //
 //   import { Server, installShim } from './credemu.mjs';

@@ -29,7 +29,7 @@ PLUGIN = "credemu-session"
 
 def pytest_addoption(parser):
     group = parser.getgroup("credemu", "credemu, the credential-provider emulator")
-    group.addoption("--credemu-binary", help="the credemu executable (default: $CREDEMU, else credemu on PATH)")
+    group.addoption("--credemu-binary", help="the credemu executable (default: $CREDEMU, else the wheel's own, else credemu on PATH)")
     group.addoption("--credemu-providers", help="a directory of policy packs, passed as --providers")
     group.addoption("--credemu-packs", help="run the tests marked @pytest.mark.credemu once per pack: 'all' or a comma list")
     group.addoption("--credemu-allow-origin", action="append", default=[],
