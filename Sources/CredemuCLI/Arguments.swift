@@ -65,6 +65,12 @@ struct Arguments {
             if case .json = option.value, let value, value != "null", (try? JSONValue.parse(value)) == nil {
                 throw UsageError("--\(name) takes JSON.")
             }
+            // Given twice, an option would silently keep its last value (`--allow-origin A --allow-origin B` allowed B
+            // alone): refused, naming the list form where the option takes one.
+            guard arguments.values[name] == nil else {
+                let list = if case .text(let placeholder) = option.value { placeholder.contains(",") } else { false }
+                throw UsageError("--\(name) is given twice" + (list ? "; give one comma-separated list." : "."))
+            }
             arguments.values[name] = value
         }
         return (arguments, rest)

@@ -54,7 +54,8 @@ final class CommandDeclarationTests: XCTestCase {
             XCTAssertNoThrow(try Arguments(minimalWords(command)[...], for: command, path: path), where_)
             for option in command.options {
                 XCTAssertTrue(help.contains("\n  " + option.label), "\(where_) --help does not list \(option.label)")
-                let words = minimalWords(command) + ["--" + option.name] + acceptedValue(option)
+                // A required option is in the minimal words already (and once is all a command takes).
+                let words = minimalWords(command) + (option.required ? [] : ["--" + option.name] + acceptedValue(option))
                 XCTAssertNoThrow(try Arguments(words[...], for: command, path: path), "\(where_) refuses its own \(option.label)")
             }
             for positional in command.positionals {
@@ -76,7 +77,7 @@ final class CommandDeclarationTests: XCTestCase {
             guard command.action != nil else { continue }
             for name in mentionedOptions(help).subtracting(globals) {
                 let option = try XCTUnwrap(command.option(name), "\(where_) documents --\(name), which \(path.joined(separator: " ")) does not accept")
-                let words = minimalWords(command) + ["--" + name] + acceptedValue(option)
+                let words = minimalWords(command) + (option.required ? [] : ["--" + name] + acceptedValue(option))
                 XCTAssertNoThrow(try Arguments(words[...], for: command, path: path), "\(where_) documents --\(name) but refuses it")
             }
         }

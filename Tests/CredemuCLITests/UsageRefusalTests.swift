@@ -21,6 +21,13 @@ final class UsageRefusalTests: XCTestCase {
         assertRefused(["--bogus", "vault", "list"], "Unknown global option --bogus.")
     }
 
+    func testAnOptionGivenTwiceIsRefusedNotSilentlyOverwritten() {
+        assertRefused(["serve", "--allow-origin", "https://a.test", "--allow-origin", "https://b.test"],
+                      "--allow-origin is given twice; give one comma-separated list.")
+        assertRefused(["get", "--origin", "https://a.test", "--origin=https://b.test"], "--origin is given twice.")
+        assertRefused(["--vault", "a.db", "--vault", "b.db", "vault", "list"], "--vault is given twice.")
+    }
+
     func testMissingValuesAndValuesOnFlagsAreRefused() {
         assertRefused(["create", "--origin"], "--origin needs a value.")
         assertRefused(["--vault"], "--vault needs a value.")
