@@ -93,15 +93,15 @@ struct CredentialParameters {
         return bytes
     }
 
-    /// §11.6's object for a stored credential, its private key as PKCS#8 in base64url; `signCount` null for a
-    /// credential without a counter; no `userHandle` for a server-side credential injected without one.
-    static func json(_ record: PasskeyRecord, privateKey: [UInt8], largeBlob: [UInt8]?) -> JSONValue {
+    /// §11.6's object for a stored credential, its private key as PKCS#8 in base64url; `signCount` `noCounter` (null)
+    /// for a credential without a counter; no `userHandle` for a server-side credential injected without one.
+    static func json(_ record: PasskeyRecord, privateKey: [UInt8], largeBlob: [UInt8]?, noCounter: JSONValue = .null) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("credentialId", .string(record.id)),
             ("isResidentCredential", .bool(record.settings.discoverable)),
             ("rpId", .string(record.rpID)),
             ("privateKey", .string(Base64URL.encode(privateKey))),
-            ("signCount", record.settings.counter == .zero ? .null : .number(Double(record.signCount))),
+            ("signCount", record.settings.counter == .zero ? noCounter : .number(Double(record.signCount))),
             ("backupEligibility", .bool(record.settings.backupEligible)),
             ("backupState", .bool(record.settings.backupState)),
             ("userName", .string(record.userName)),

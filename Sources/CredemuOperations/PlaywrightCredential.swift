@@ -75,9 +75,13 @@ struct PlaywrightCredential {
             credential = PlaywrightCredential(rpID: rpID, credentialID: credentialID, userHandle: userHandle, key: key,
                                               signCount: signCount, userName: "", displayName: displayName)
         }
-        credential.userName = userNameText ?? Base64URL.encode(credential.userHandle)
+        credential.userName = userNameText ?? defaultUserName(credential.userHandle)
         return credential
     }
+
+    /// The user name of a passkey brought in without one (Playwright keeps none): its user handle in base64url, so a
+    /// provider's account list tells accounts apart.
+    static func defaultUserName(_ userHandle: [UInt8]) -> String { Base64URL.encode(userHandle) }
 
     /// A base64url member, required (padding allowed, as Playwright's `Buffer.from(s, "base64url")` reads it).
     private static func bytes(_ fields: JSONFields<OperationError>, _ key: String) throws(OperationError) -> [UInt8] {

@@ -27,14 +27,7 @@ final class PlaywrightCredentialRoutesTests: XCTestCase {
 
     func json(_ response: HTTPResponse) throws -> JSONValue { try JSONValue.parse(response.body) }
 
-    /// A get's answer, read as an RP reads the JSON a page posts.
-    func assertion(_ response: HTTPResponse) throws -> AuthenticationResponse {
-        let answer = try json(response)
-        func bytes(_ value: JSONValue?) throws -> [UInt8] { try XCTUnwrap(Base64URL.decode(value?.stringValue ?? "")) }
-        return AuthenticationResponse(credentialID: try bytes(answer["rawId"]), clientDataJSON: try bytes(answer["response"]?["clientDataJSON"]),
-                                      authenticatorData: try bytes(answer["response"]?["authenticatorData"]),
-                                      signature: try bytes(answer["response"]?["signature"]), userHandle: nil)
-    }
+    func assertion(_ response: HTTPResponse) throws -> AuthenticationResponse { try AuthenticationResponse(answer: json(response)) }
 
     func credentials(_ api: APIServer, _ profile: String = "default", query: [String: String] = [:]) throws -> [JSONValue] {
         let response = api.handle(request("GET", "/profiles/\(profile)/credentials", query: query))
