@@ -82,7 +82,8 @@ extension Commands {
                     and a storage state's credentials take; with --storage-state FILE, that storage state with its credentials
                     member replaced); --format webdriver as WebDriver's Get Credentials list (what Selenium's add_credential takes;
                     CDP's WebAuthn.addCredential takes the same members with the byte strings in standard base64). Both always
-                    hold the private keys, in the clear: they are of no use without them.
+                    hold the private keys, in the clear: they are of no use without them. Playwright's file leaves out EdDSA
+                    passkeys, which its authenticator cannot sign with, and standard error names them.
                     """,
                     options: [.flag("include-secrets", "Include the private keys and passwords, in the clear (--format fixture)."), format,
                               Option("storage-state", .text("FILE"), "With --format playwright: a Playwright storage state to write with these credentials.")]) { context, args in
@@ -104,7 +105,10 @@ extension Commands {
                     }
                     state = object
                 }
-                let list = try context.perform { (ops) throws(OperationError) in try ops.exportCredentials(context.profileName, format: format) }
+                let (list, leftOut) = try context.perform { (ops) throws(OperationError) in try ops.exportCredentials(context.profileName, format: format) }
+                if !leftOut.isEmpty {
+                    context.terminal.writeError("credemu: left out \(leftOut.count) EdDSA passkey(s) Playwright's authenticator cannot sign with (it signs SHA-256: ES256, RS256): \(leftOut.joined(separator: ", ")).\n")
+                }
                 guard let state else {
                     context.printJSON(list)
                     return .success

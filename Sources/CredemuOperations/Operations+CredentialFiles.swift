@@ -56,15 +56,30 @@ extension Operations {
 
     /// The profile's passkeys as a credential file, oldest first: Playwright's list, or WebDriver's Get Credentials
     /// list (with `signCount` 0, not null, for a passkey without a counter: CDP's `addCredential` takes an integer only).
-    public func exportCredentials(_ name: String, format: CredentialFileFormat) throws(OperationError) -> JSONValue {
+    ///
+    /// Playwright's authenticator signs every assertion with `crypto.sign("sha256", ...)` (credentials.ts
+    /// `_handleGet`), which an Ed25519 key refuses ("invalid digest"): its file leaves EdDSA passkeys out, and
+    /// `leftOut` names them, rather than hand over a passkey that cannot sign in there.
+    public func exportCredentials(_ name: String, format: CredentialFileFormat) throws(OperationError) -> (file: JSONValue, leftOut: [String]) {
         _ = try profile(name)
-        return .array(try storedCredentials(name).map { record, pkcs8, largeBlob in
+        var file: [JSONValue] = [], leftOut: [String] = []
+        for (record, pkcs8, largeBlob) in try storedCredentials(name) {
             switch format {
-            case .playwright: return PlaywrightCredential.json(record, privateKey: pkcs8)
-            case .webdriver: return CredentialParameters.json(record, privateKey: pkcs8, largeBlob: largeBlob, noCounter: .number(0))
+            case .playwright:
+                guard Operations.playwrightSigns(record.algorithm) else {
+                    leftOut.append(record.id)
+                    continue
+                }
+                file.append(PlaywrightCredential.json(record, privateKey: pkcs8))
+            case .webdriver:
+                file.append(CredentialParameters.json(record, privateKey: pkcs8, largeBlob: largeBlob, noCounter: .number(0)))
             }
-        })
+        }
+        return (.array(file), leftOut)
     }
+
+    /// Whether Playwright's authenticator can sign with a key of the algorithm: SHA-256 with ECDSA or RSA, not Ed25519.
+    static func playwrightSigns(_ algorithm: COSEAlgorithm) -> Bool { algorithm != .edDSA }
 
     /// The file's list of credentials and the name its path takes in errors: a bare array, or the member a
     /// Playwright storage state (`credentials`), a WebDriver response (`value`) or a CDP result (`credentials`) holds it in.

@@ -50,14 +50,14 @@ final class CredentialFileTests: XCTestCase {
         let (ops, _d) = try makeOperations()
         _ = _d
         try seedThree(ops)
-        let exported = try ops.exportCredentials("default", format: .playwright)
+        let exported = try ops.exportCredentials("default", format: .playwright).file
         XCTAssertEqual(exported.arrayValue?.count, 3)
         XCTAssertEqual(exported, .array(try ops.playwrightCredentials("default", rpID: nil, id: nil)), "the file is what get() lists")
 
         let (other, _e) = try makeOperations()
         _ = _e
         XCTAssertEqual(try other.importCredentials("default", format: .playwright, text(exported))["imported"]?["passkeys"], 3)
-        XCTAssertEqual(byID(try other.exportCredentials("default", format: .playwright)), byID(exported))
+        XCTAssertEqual(byID(try other.exportCredentials("default", format: .playwright).file), byID(exported))
         let exampleOne = try XCTUnwrap(exported.arrayValue?.first { $0["rpId"] == "example.com" })
         XCTAssertEqual(try signsIn(other, "default", exampleOne), 0, "the GPM default profile's counter stays zero")
 
@@ -73,14 +73,14 @@ final class CredentialFileTests: XCTestCase {
         let (ops, _d) = try makeOperations()
         _ = _d
         try seedThree(ops, "key1")
-        let exported = try ops.exportCredentials("key1", format: .webdriver)
+        let exported = try ops.exportCredentials("key1", format: .webdriver).file
         XCTAssertEqual(exported.arrayValue?.count, 3)
         XCTAssertEqual(Set(exported.arrayValue?.compactMap { $0["signCount"]?.numberValue } ?? []), [0, 4], "numbers, never null")
 
         let (other, _e) = try makeOperations()
         _ = _e
         _ = try other.importCredentials("key1", format: .webdriver, text(.object([("value", exported)])))
-        XCTAssertEqual(byID(try other.exportCredentials("key1", format: .webdriver)), byID(exported))
+        XCTAssertEqual(byID(try other.exportCredentials("key1", format: .webdriver).file), byID(exported))
         let seeded = try XCTUnwrap(exported.arrayValue?.first { $0["signCount"] == 4 })
         XCTAssertEqual(try signsIn(other, "key1", seeded), 5)
 
@@ -94,7 +94,18 @@ final class CredentialFileTests: XCTestCase {
         let (third, _f) = try makeOperations()
         _ = _f
         _ = try third.importCredentials("key1", format: .webdriver, text(.object([("credentials", cdp)])))
-        XCTAssertEqual(byID(try third.exportCredentials("key1", format: .webdriver)), byID(exported))
+        XCTAssertEqual(byID(try third.exportCredentials("key1", format: .webdriver).file), byID(exported))
+    }
+
+    func testPlaywrightsFileLeavesOutTheEdDSAPasskeysItsAuthenticatorCannotSignWith() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        try seedThree(ops, "key1")
+        let eddsa = try ops.exportCredentials("key1", format: .webdriver).file.arrayValue?.filter { $0["privateKey"]?.stringValue?.hasPrefix("MC4C") == true } ?? []
+        XCTAssertEqual(eddsa.count, 1, "the ceremony's passkey is Ed25519")
+        let (file, leftOut) = try ops.exportCredentials("key1", format: .playwright)
+        XCTAssertEqual(file.arrayValue?.count, 2)
+        XCTAssertEqual(leftOut, [eddsa[0]["credentialId"]?.stringValue ?? ""])
     }
 
     func testWebDriversNullCounterStaysZero() throws {
@@ -112,11 +123,11 @@ final class CredentialFileTests: XCTestCase {
         let (ops, _d) = try makeOperations()
         _ = _d
         try seedThree(ops)
-        let good = try ops.exportCredentials("default", format: .playwright).arrayValue ?? []
+        let good = try ops.exportCredentials("default", format: .playwright).file.arrayValue ?? []
         let (other, _e) = try makeOperations()
         _ = _e
         _ = try other.createPlaywrightCredential("default", good[0])
-        let before = try other.exportCredentials("default", format: .playwright)
+        let before = try other.exportCredentials("default", format: .playwright).file
         let events = try other.events("default", kind: "vault", after: 0, limit: 100).count
 
         var hostile = good[1].objectValue ?? []
@@ -137,7 +148,7 @@ final class CredentialFileTests: XCTestCase {
             XCTAssertEqual(error?.name, name, file)
         }
         XCTAssertEqual(refusal { _ = try other.importCredentials("nobody", format: .playwright, "[]") }?.name, .notFound)
-        XCTAssertEqual(try other.exportCredentials("default", format: .playwright), before, "nothing was stored")
+        XCTAssertEqual(try other.exportCredentials("default", format: .playwright).file, before, "nothing was stored")
         XCTAssertEqual(try other.events("default", kind: "vault", after: 0, limit: 100).count, events, "nor logged")
     }
 }
