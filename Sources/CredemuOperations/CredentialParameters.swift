@@ -43,7 +43,7 @@ struct CredentialParameters {
             }
             guard let resident = try fields.bool("isResidentCredential") else { throw fields.invalid("isResidentCredential", "is required: true or false") }
             let rpID = try fields.requiredString("rpId")
-            guard RelyingPartyID.isValidDomain(rpID), rpID == rpID.lowercased() else {
+            guard isRPID(rpID) else {
                 throw fields.invalid("rpId", "must be a valid RP ID: a lower-case domain, not \"\(rpID.prefix(80))\"")
             }
             let pkcs8 = try bytes(fields, "privateKey", required: true)!
@@ -82,6 +82,9 @@ struct CredentialParameters {
                 userName: userName, userDisplayName: displayName)
         }
     }
+
+    /// An RP ID a credential brought in may have: a valid domain in lower case (`localhost` is one).
+    static func isRPID(_ text: String) -> Bool { RelyingPartyID.isValidDomain(text) && text == text.lowercased() }
 
     /// A base64url member (padding allowed, `WebDriverArgument.base64URL`).
     private static func bytes(_ fields: JSONFields<WebDriverArgument>, _ key: String, required: Bool) throws(WebDriverArgument) -> [UInt8]? {

@@ -35,7 +35,7 @@ struct PlaywrightCredential {
         let fields = try JSONFields<OperationError>(value, path: path)
         try fields.onlyKeys(keys)
         let rpID = try fields.requiredString("rpId")
-        guard RelyingPartyID.isValidDomain(rpID), rpID == rpID.lowercased() else {
+        guard CredentialParameters.isRPID(rpID) else {
             throw fields.invalid("rpId", "must be a valid RP ID: a lower-case domain, not \"\(rpID.prefix(80))\"")
         }
         let given = importKeys.filter { fields.present($0) != nil }
