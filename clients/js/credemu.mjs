@@ -823,8 +823,11 @@ export function sharedServer(options) {
  * gives the same object. Options: `pack` (default webauthn-spec), `platform`, the profile's other settings in the
  * API's names, `server` (a Server or Client; default sharedServer()), `origin` (allowed up front; the origin of
  * every frame that calls is allowed anyway, as Playwright answers every page), `profile` (its name; default a
- * random one). What differs from Playwright's own authenticator is the pack's: its counter mode (GPM's stays 0),
- * its BE/BS flags, AAGUID and user prompts.
+ * random one), `keepProfile` (default false: the profile is removed when the context closes). What differs from
+ * Playwright's own authenticator is the pack's (its counter mode: GPM's stays 0; its BE/BS flags, AAGUID and user
+ * prompts) and the vault's: a credential ID is the vault's once, so two open contexts on one server cannot hold
+ * the same credential (409 Conflict), and create() imports only with id, userHandle, privateKey and publicKey all
+ * four (Playwright's documented rule; Playwright itself fills in what is missing).
  */
 export function credentials(context, options = {}) {
   if (!context || typeof context.addInitScript !== 'function' || typeof context.newPage !== 'function') {
@@ -840,7 +843,7 @@ export function credentials(context, options = {}) {
 
 /** Playwright's Credentials class (types.d.ts, "interface Credentials") over one credemu profile; see credentials(). */
 export class Credentials {
-  constructor(context, { pack = 'webauthn-spec', server, origin, profile, ...settings } = {}) {
+  constructor(context, { pack = 'webauthn-spec', server, origin, profile, keepProfile = false, ...settings } = {}) {
     this.context = context;
     this.pack = pack;
     this.origin = origin ?? null;
@@ -856,6 +859,17 @@ export class Credentials {
     context.credentials = this;
     context.storageState = (opts) => this.storageState(opts);
     context.setStorageState = (state) => this.setStorageState(state);
+    if (!keepProfile) {
+      const close = context.close.bind(context);
+      context.close = async (opts) => { await close(opts); await this.removeProfile(); };
+      context.once('close', () => { this.removeProfile(); });
+    }
+  }
+
+  /** The profile goes with its context (a credential ID is the vault's once, so its passkeys can be seeded again elsewhere); never throws. */
+  removeProfile() {
+    this.removed ??= this.made ? this.made.then((client) => client.removeProfile(this.profile)).then(() => undefined, () => undefined) : Promise.resolve();
+    return this.removed;
   }
 
   /** The profile, made on first use (POST /profiles); the Client acting for it. */
