@@ -53,27 +53,71 @@ extension Commands {
                 context.terminal.write(root["pem"]?.stringValue ?? "")
                 return .success
             },
-            Command("import", summary: "Seed the vault from a fixture (format: vault-fixtures/README.md); all or nothing.",
-                    positionals: [Positional("FILE", "a fixture file ('-' for standard input)")]) { context, args in
+            Command("import", summary: "Seed the vault from a fixture, or the profile from a Playwright or WebDriver credential file; all or nothing.",
+                    discussion: """
+                    --format fixture (the default) reads vault-fixtures/README.md's format into the vault. --format playwright
+                    reads Playwright's credential list (context.credentials.get()) or a storage state whose credentials member
+                    is one (storage_state(credentials=True), Playwright 1.62+); --format webdriver reads WebDriver's Get
+                    Credentials list (Selenium's get_credentials; also {"value": [...]} and CDP's WebAuthn.getCredentials
+                    {"credentials": [...]}). Those two go into the --profile's passkeys with its pack's settings (a pack whose
+                    counter stays zero keeps it zero). Every credential is checked first, its key as a fixture's; then all are
+                    stored, or none.
+                    """,
+                    positionals: [Positional("FILE", "the file ('-' for standard input)")],
+                    options: [format]) { context, args in
                 let file = args.argument("FILE")
                 let text = try context.readInput(file: file == "-" ? nil : file)
-                context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.importFixture(text) })
+                let format = args.value("format").flatMap(CredentialFileFormat.init(rawValue:))
+                context.printJSON(try context.perform { (ops) throws(OperationError) in
+                    guard let format else { return try ops.importFixture(text) }
+                    return try ops.importCredentials(context.profileName, format: format, text)
+                })
                 return .success
             },
-            Command("export", summary: "Print the whole vault as a fixture; private keys and passwords only with --include-secrets.",
+            Command("export", summary: "Print the whole vault as a fixture, or the profile's passkeys as a Playwright or WebDriver credential file.",
                     discussion: """
-                    The fixture's format is vault-fixtures/README.md's, which `vault import` reads. Without --include-secrets
-                    the private keys and passwords are left out, and standard error says so.
+                    --format fixture (the default) writes vault-fixtures/README.md's format, which `vault import` reads; without
+                    --include-secrets the private keys and passwords are left out, and standard error says so. --format
+                    playwright writes the --profile's passkeys as Playwright's credential list (what context.credentials.create()
+                    and a storage state's credentials take; with --storage-state FILE, that storage state with its credentials
+                    member replaced); --format webdriver as WebDriver's Get Credentials list (what Selenium's add_credential takes;
+                    CDP's WebAuthn.addCredential takes the same members with the byte strings in standard base64). Both always
+                    hold the private keys, in the clear: they are of no use without them.
                     """,
-                    options: [.flag("include-secrets", "Include the private keys and passwords, in the clear.")]) { context, args in
+                    options: [.flag("include-secrets", "Include the private keys and passwords, in the clear (--format fixture)."), format,
+                              Option("storage-state", .text("FILE"), "With --format playwright: a Playwright storage state to write with these credentials.")]) { context, args in
                 let secrets = args.flag("include-secrets")
-                context.terminal.write(try context.perform { (ops) throws(OperationError) in try ops.exportFixture(includeSecrets: secrets) })
-                if !args.flag("include-secrets") {
-                    context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
+                let format = args.value("format").flatMap(CredentialFileFormat.init(rawValue:))
+                guard let format else {
+                    if args.value("storage-state") != nil { throw UsageError("--storage-state goes with --format playwright.") }
+                    context.terminal.write(try context.perform { (ops) throws(OperationError) in try ops.exportFixture(includeSecrets: secrets) })
+                    if !secrets {
+                        context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
+                    }
+                    return .success
                 }
+                var state: [(String, JSONValue)]?
+                if let file = args.value("storage-state") {
+                    guard format == .playwright else { throw UsageError("--storage-state goes with --format playwright.") }
+                    guard let object = (try? JSONValue.parse(try context.readInput(file: file)))?.objectValue else {
+                        throw UsageError("\(file) is not a Playwright storage state (a JSON object).")
+                    }
+                    state = object
+                }
+                let list = try context.perform { (ops) throws(OperationError) in try ops.exportCredentials(context.profileName, format: format) }
+                guard let state else {
+                    context.printJSON(list)
+                    return .success
+                }
+                let kept = state.filter { $0.0 != "credentials" }
+                context.printJSON(.object(kept + [("credentials", list)]))
                 return .success
             },
         ])
+
+    /// `--format` of `vault import` and `vault export`.
+    private static let format = Option("format", .oneOf(["fixture"] + CredentialFileFormat.allCases.map(\.rawValue)),
+                                       "The file's format: credemu's fixture (the default), Playwright's credentials or WebDriver's.")
 
     /// The `ID` positional, checked as base64url.
     private static func credentialID(_ args: Arguments) throws(UsageError) -> String {

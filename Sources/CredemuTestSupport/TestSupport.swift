@@ -120,3 +120,16 @@ public struct RPCheck {
         return authData
     }
 }
+
+extension AuthenticationResponse {
+    /// A get's answer read back from its JSON (`PublicKeyCredential.toJSON()`'s shape), as an RP reads what a page posts.
+    public init(answer: JSONValue) throws {
+        func bytes(_ value: JSONValue?) throws -> [UInt8] {
+            guard let bytes = Base64URL.decode(value?.stringValue ?? "") else { throw RPCheck.Failure(description: "not base64url") }
+            return bytes
+        }
+        self.init(credentialID: try bytes(answer["rawId"]), clientDataJSON: try bytes(answer["response"]?["clientDataJSON"]),
+                  authenticatorData: try bytes(answer["response"]?["authenticatorData"]), signature: try bytes(answer["response"]?["signature"]),
+                  userHandle: answer["response"]?["userHandle"]?.stringValue.flatMap(Base64URL.decode))
+    }
+}

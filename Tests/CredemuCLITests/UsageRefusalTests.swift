@@ -70,6 +70,6 @@ final class UsageRefusalTests: XCTestCase {
     func testHelpAnywhereAfterTheCommandPrintsItsHelp() {
         let run = CLIHarness.run(["vault", "export", "--bogus", "--help"])
         XCTAssertEqual(run.status, .success)
-        XCTAssertTrue(run.output.hasPrefix("Usage: credemu [GLOBAL OPTIONS] vault export [--include-secrets]\n"), run.output)
+        XCTAssertTrue(run.output.hasPrefix("Usage: credemu [GLOBAL OPTIONS] vault export [--include-secrets] [--format fixture|playwright|webdriver]"), run.output)
     }
 }
