@@ -56,6 +56,8 @@ export const ROUTES = {
   'GET /profiles/{profile}/credentials': ['credentials'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
+  'GET /demo': ['demo'],
+  'POST /demo': ['startDemo'],
   'GET /': ['consoleFile'],
   'GET /console.js': ['consoleFile'],
   'GET /console.css': ['consoleFile'],
@@ -434,6 +436,10 @@ export class Client {
     const document = typeof scenario === 'string' ? JSON.parse(scenario) : scenario;
     return this.request('POST', '/scenarios/run', dropUndefined({ scenario: document, providers }));
   }
+  /** GET /demo: the demo shop's state (whether this server offers it, and where it runs). */
+  demo() { return this.request('GET', '/demo'); }
+  /** POST /demo: starts the demo shop (once) for `profile` (default the client's), an RP on its own loopback port. */
+  startDemo({ profile } = {}) { return this.request('POST', '/demo', { profile: profile || this.profile }); }
   /** The console's files (GET /, /console.js, /console.css, /console.svg) as text. */
   consoleFile(name = 'console.html') {
     return this.request('GET', ['', '/', 'console.html'].includes(name) ? '/' : '/' + name.replace(/^\//, ''));

@@ -132,6 +132,7 @@ describe('the client', () => {
     const scenarios = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scenarios');
     const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
     await call('runScenario', scenario, { providers: 'gpm' });
+    await call('demo'); await call('startDemo');
     assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css'); await call('consoleFile', 'console.svg');
     // Playwright's context.credentials: seed, read back (delete is removePasskey's route).
     const seeded = await call('createCredential', RP_ID, { signCount: 7 });
