@@ -110,7 +110,7 @@ IMAGE := $(DIST_DIR)/credemu-$(VERSION)-oci.tar
 dist: $(DEB) $(IMAGE)
 
 DIST_INPUTS := $(wildcard packaging/*) README.md CHANGELOG.md $(wildcard docs/*.md) $(wildcard docs/modules/*.md) providers/README.md providers/policy-pack.schema.json \
-  clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py) clients/python/hatch_build.py clients/js/package.json clients/js/credemu.mjs clients/js/bin/credemu.mjs
+  clients/python/pyproject.toml $(wildcard clients/python/src/credemu/*.py) clients/python/hatch_build.py clients/js/package.json clients/js/credemu.mjs clients/js/playwright-fixtures.mjs clients/js/bin/credemu.mjs
 
 $(DEB): $(RELEASE_BIN) $(DIST_INPUTS) | deps-dist deps-python deps-npm
 	packaging/dist.sh $(RELEASE_BIN) $(DIST_DIR) $(DEB_VERSION) $(abspath $(PYTHON))

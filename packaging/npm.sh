@@ -17,7 +17,7 @@ esac
 stage="$out/npm-stage"
 rm -rf "$stage"
 mkdir -p "$stage/bin/linux-$cpu"
-cp "$root/clients/js/package.json" "$root/clients/js/credemu.mjs" "$stage/"
+cp "$root/clients/js/package.json" "$root/clients/js/credemu.mjs" "$root/clients/js/playwright-fixtures.mjs" "$stage/"
 install -m 0755 "$root/clients/js/bin/credemu.mjs" "$stage/bin/credemu.mjs"
 install -m 0755 "$binary" "$stage/bin/linux-$cpu/credemu"
 (cd "$stage" && node -e '

@@ -12,9 +12,9 @@
 // The same routes, names (in camelCase) and error as the Python package (clients/python).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, sep } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Every route of the API (openapi.json) and the Client methods that call it; a test checks both ways. */
@@ -52,8 +52,12 @@ export const ROUTES = {
   'GET /profiles/{profile}/passkeys/{id}': ['passkey'],
   'PATCH /profiles/{profile}/passkeys/{id}': ['hidePasskey', 'restorePasskey', 'renamePasskey'],
   'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
+  'POST /profiles/{profile}/credentials': ['createCredential'],
+  'GET /profiles/{profile}/credentials': ['credentials'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
+  'GET /demo': ['demo'],
+  'POST /demo': ['startDemo'],
   'GET /': ['consoleFile'],
   'GET /console.js': ['consoleFile'],
   'GET /console.css': ['consoleFile'],
@@ -432,9 +436,28 @@ export class Client {
     const document = typeof scenario === 'string' ? JSON.parse(scenario) : scenario;
     return this.request('POST', '/scenarios/run', dropUndefined({ scenario: document, providers }));
   }
+  /** GET /demo: the demo shop's state (whether this server offers it, and where it runs). */
+  demo() { return this.request('GET', '/demo'); }
+  /** POST /demo: starts the demo shop (once) for `profile` (default the client's), an RP on its own loopback port. */
+  startDemo({ profile } = {}) { return this.request('POST', '/demo', { profile: profile || this.profile }); }
   /** The console's files (GET /, /console.js, /console.css, /console.svg) as text. */
   consoleFile(name = 'console.html') {
     return this.request('GET', ['', '/', 'console.html'].includes(name) ? '/' : '/' + name.replace(/^\//, ''));
+  }
+  /**
+   * Playwright's credentials.create(rpId, options) on the profile (any pack): with `rpId` alone a fresh P-256 key,
+   * credential ID and user handle; to import, `id`, `userHandle`, `privateKey` (base64url PKCS#8) and `publicKey`
+   * (base64url SPKI) together, and `signCount`. A discoverable passkey made with the pack's settings, so a pack
+   * whose counter stays zero answers `signCount: 0` whatever was given. `{id, rpId, userHandle, privateKey,
+   * publicKey, signCount}`.
+   */
+  createCredential(rpId, { id, userHandle, privateKey, publicKey, signCount, userName, displayName, profile } = {}) {
+    return this.request('POST', this.profilePath(profile, '/credentials'),
+      { rpId, ...dropUndefined({ id: base64url(id), userHandle: base64url(userHandle), privateKey: base64url(privateKey), publicKey: base64url(publicKey), signCount, userName, displayName }) });
+  }
+  /** Playwright's credentials.get({id, rpId}): every passkey of the profile (seeded or registered), as createCredential answers. */
+  async credentials({ rpId, id, profile } = {}) {
+    return (await this.request('GET', this.profilePath(profile, '/credentials'), undefined, { rpId, id: base64url(id) })).credentials;
   }
   /** The user deletes the passkey in the provider. */
   removePasskey(credentialId, { profile } = {}) {
@@ -707,9 +730,17 @@ export async function relay(client, target, text, frameURL) {
 
 /** A Playwright binding the shim sends its requests through, exposed before the shim's init script (which takes it
  * off `window`): each call relayed with the calling frame's URL as Playwright reports it. */
-async function channelBinding(target, client, shimTarget) {
+async function channelBinding(target, client, shimTarget, allowFrameOrigins) {
   const name = '__credemuChannel_' + randomBytes(16).toString('hex');
-  await target.exposeBinding(name, ({ frame }, text) => relay(client, shimTarget, text, frame.url()));
+  const allowed = new Map();
+  await target.exposeBinding(name, async ({ frame }, text) => {
+    const origin = allowFrameOrigins ? frameOrigin(frame.url()) : null;
+    if (origin) {
+      if (!allowed.has(origin)) allowed.set(origin, client.allowOrigin(origin).catch((error) => { allowed.delete(origin); throw error; }));
+      try { await allowed.get(origin); } catch { /* the relay's answer says what the server refuses */ }
+    }
+    return relay(client, shimTarget, text, frame.url());
+  });
   return name;
 }
 
@@ -728,16 +759,18 @@ async function channelBinding(target, client, shimTarget) {
  * scripts run) calls `keyboard.insertText`, so the page gets trusted `input` and `change` events, as from the
  * browser's own autofill. The page never gets an event of credemu's own unless `autofillEvents` (a debug switch:
  * `credemu:autofilled` on `document`). Nothing makes the field match `:autofill`.
+ * With `allowFrameOrigins` (channel only) the origin of each frame that calls is allowed on the server (POST
+ * /origins) before its first request, as Playwright's own authenticator answers every page of its context.
  * Returns what the shim is installed in.
  */
-export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP, autofillEvents = false, channel = true, ...contextOptions } = {}) {
+export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP, autofillEvents = false, channel = true, allowFrameOrigins = false, ...contextOptions } = {}) {
   if (origin) await client.allowOrigin(origin);
   if (!device && !profile) device = client.device || undefined;
   const shimProfile = profile || (device ? undefined : client.profile);
   const shimTarget = device ? '/devices/' + encodeURIComponent(device) : '/profiles/' + encodeURIComponent(shimProfile);
   bypassCSP ??= !channel;
   const script = async (on) => client.shim(shimProfile, { autofill, device, autofillEvents,
-    fillBinding: autofill ? await fillBinding(on) : undefined, channel: channel ? await channelBinding(on, client, shimTarget) : undefined });
+    fillBinding: autofill ? await fillBinding(on) : undefined, channel: channel ? await channelBinding(on, client, shimTarget, allowFrameOrigins) : undefined });
   if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
     const context = await target.newContext({ ...contextOptions, bypassCSP });
     await context.addInitScript({ content: await script(context) });
@@ -760,4 +793,175 @@ async function fillBinding(target) {
   const name = '__credemuFill_' + randomBytes(8).toString('hex');
   await target.exposeBinding(name, ({ page }, text) => page.keyboard.insertText(String(text)));
   return name;
+}
+
+// ---- Playwright's BrowserContext.credentials, answered by a credemu profile (Playwright 1.61+; docs/clients.md) ----
+
+const PLAYWRIGHT_KEYS = ['id', 'rpId', 'userHandle', 'privateKey', 'publicKey', 'signCount'];
+const installed = new WeakMap();
+let shared = null;
+
+/**
+ * One `credemu serve` for the whole process, started on first use (`options` as Server's, on that first call
+ * only): what credentials() uses when given no server. Its process does not keep Node running, and is ended
+ * (its temporary vault removed) when Node exits.
+ */
+export function sharedServer(options) {
+  shared ??= new Server(options).start().then((server) => {
+    server.process.unref();
+    server.process.stdout.unref?.();
+    server.process.stderr.unref?.();
+    process.once('exit', () => {
+      try { server.process?.kill('SIGKILL'); } catch { /* gone */ }
+      rmSync(server.directory, { recursive: true, force: true });
+    });
+    return server;
+  }, (error) => { shared = null; throw error; });
+  return shared;
+}
+
+/**
+ * Playwright's `Credentials` (context.credentials: install, create, get, delete) on a fresh credemu profile of
+ * `pack` made for this context: the suite's `context.credentials.install()` becomes
+ * `credentials(context, {pack: 'gpm'}).install()` and the rest of it runs unchanged. From this call on
+ * `context.credentials` is this object, and the context's storageState({credentials: true}) and
+ * setStorageState(state) carry the profile's passkeys in Playwright's `credentials` member. The same context
+ * gives the same object. Options: `pack` (default webauthn-spec), `platform`, the profile's other settings in the
+ * API's names, `server` (a Server or Client; default sharedServer()), `origin` (allowed up front; the origin of
+ * every frame that calls is allowed anyway, as Playwright answers every page), `profile` (its name; default a
+ * random one), `keepProfile` (default false: the profile is removed when the context closes). What differs from
+ * Playwright's own authenticator is the pack's (its counter mode: GPM's stays 0; its BE/BS flags, AAGUID and user
+ * prompts) and the vault's: a credential ID is the vault's once, so two open contexts on one server cannot hold
+ * the same credential (409 Conflict), and create() imports only with id, userHandle, privateKey and publicKey all
+ * four (Playwright's documented rule; Playwright itself fills in what is missing).
+ */
+export function credentials(context, options = {}) {
+  if (!context || typeof context.addInitScript !== 'function' || typeof context.newPage !== 'function') {
+    throw new TypeError('credentials() takes a Playwright BrowserContext');
+  }
+  let made = installed.get(context);
+  if (!made) {
+    made = new Credentials(context, options);
+    installed.set(context, made);
+  }
+  return made;
+}
+
+/** Playwright's Credentials class (types.d.ts, "interface Credentials") over one credemu profile; see credentials(). */
+export class Credentials {
+  constructor(context, { pack = 'webauthn-spec', server, origin, profile, keepProfile = false, ...settings } = {}) {
+    this.context = context;
+    this.pack = pack;
+    this.origin = origin ?? null;
+    this.profile = profile || 'pw-' + randomBytes(6).toString('hex');
+    this.settings = settings;
+    this.server = server ?? null;
+    this.client = null;
+    this.installed = false;
+    this.playwright = context.credentials;
+    const storageState = context.storageState.bind(context);
+    const setStorageState = context.setStorageState.bind(context);
+    this.original = { storageState, setStorageState };
+    context.credentials = this;
+    context.storageState = (opts) => this.storageState(opts);
+    context.setStorageState = (state) => this.setStorageState(state);
+    if (!keepProfile) {
+      const close = context.close.bind(context);
+      context.close = async (opts) => { await close(opts); await this.removeProfile(); };
+      context.once('close', () => { this.removeProfile(); });
+    }
+  }
+
+  /** The profile goes with its context (a credential ID is the vault's once, so its passkeys can be seeded again elsewhere); never throws. */
+  removeProfile() {
+    this.removed ??= this.made ? this.made.then((client) => client.removeProfile(this.profile)).then(() => undefined, () => undefined) : Promise.resolve();
+    return this.removed;
+  }
+
+  /** The profile, made on first use (POST /profiles); the Client acting for it. */
+  ready() {
+    this.made ??= (async () => {
+      const server = this.server ?? await sharedServer();
+      const base = typeof server.client === 'function' ? server.client() : server;
+      await base.createProfile(this.profile, { pack: this.pack, ...this.settings });
+      this.client = base.forProfile(this.profile);
+      return this.client;
+    })().catch((error) => { this.made = null; throw error; });
+    return this.made;
+  }
+
+  /**
+   * Every page of the context from now on runs credemu's shim for the profile. Credentials Playwright's own
+   * authenticator holds (seeded before this call, or from the storage state the context was made with, which
+   * also installed that authenticator) move to the profile, and Playwright's authenticator is taken out (a
+   * setStorageState without credentials disposes of it), so the page talks to credemu alone. Once per context.
+   */
+  async install() {
+    if (this.installed) return;
+    this.installed = true;
+    try {
+      const client = await this.ready();
+      const inherited = await this.playwright.get();
+      if (inherited.length) {
+        const { credentials: _, ...state } = await this.original.storageState({ indexedDB: true });
+        await this.original.setStorageState(state);
+        for (const credential of inherited) await this.create(credential.rpId, credential);
+      }
+      await installShim(this.context, client, { origin: this.origin ?? undefined, allowFrameOrigins: true });
+    } catch (error) {
+      this.installed = false;
+      throw error;
+    }
+  }
+
+  /** Playwright's create(rpId, {id, userHandle, privateKey, publicKey, signCount}): `{id, rpId, userHandle, privateKey, publicKey, signCount}`. */
+  async create(rpId, options = {}) {
+    const client = await this.ready();
+    const { id, userHandle, privateKey, publicKey, signCount } = options;
+    return pick(await client.createCredential(rpId, { id, userHandle, privateKey, publicKey, signCount }));
+  }
+
+  /** Playwright's get({id, rpId}): every credential the profile holds, seeded or registered by the page. */
+  async get(options = {}) {
+    const client = await this.ready();
+    return (await client.credentials({ rpId: options.rpId, id: options.id })).map(pick);
+  }
+
+  /** Playwright's delete(id): the user deletes the passkey in the provider; an ID the profile does not hold is no error, as in Playwright. */
+  async delete(id) {
+    const client = await this.ready();
+    try {
+      await client.removePasskey(id);
+    } catch (error) {
+      if (!(error instanceof CredemuError && error.status === 404)) throw error;
+    }
+  }
+
+  /** The context's storageState(options), its `credentials` member (with `credentials: true`) the profile's. */
+  async storageState(options = {}) {
+    const { path, credentials: withCredentials, ...rest } = options;
+    const state = await this.original.storageState(rest);
+    delete state.credentials;
+    if (withCredentials) state.credentials = await this.get();
+    if (path) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, JSON.stringify(state, undefined, 2), 'utf8');
+    }
+    return state;
+  }
+
+  /** The context's setStorageState(state): Playwright's for the rest; the profile's passkeys become the state's `credentials`. */
+  async setStorageState(state) {
+    const parsed = typeof state === 'string' ? JSON.parse(readFileSync(state, 'utf8')) : state;
+    const { credentials: list = [], ...rest } = parsed ?? {};
+    await this.original.setStorageState(rest);
+    for (const credential of await this.get()) await this.delete(credential.id);
+    for (const credential of list) await this.create(credential.rpId, credential);
+    if (list.length) await this.install();
+  }
+}
+
+/** A credential with Playwright's keys only, in its order. */
+function pick(credential) {
+  return Object.fromEntries(PLAYWRIGHT_KEYS.map((key) => [key, credential[key]]));
 }

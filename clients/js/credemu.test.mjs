@@ -2,7 +2,7 @@
 // installShim in headless Chromium through Playwright for Node (playwright-core as the Python playwright wheel
 // ships it: $PLAYWRIGHT_CORE, else found in the repository's .venv; no npm).
 import assert from 'node:assert/strict';
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { generateKeyPairSync } from 'node:crypto';
-import { Client, CredemuError, ROUTES, Server, findBinary, installShim, originOf, relay } from './credemu.mjs';
+import { Client, CredemuError, ROUTES, Server, credentials, findBinary, installShim, originOf, relay, sharedServer } from './credemu.mjs';
+import { extendWithCredemu, fixtures } from './playwright-fixtures.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 process.env.CREDEMU ||= process.env.CREDEMU_BIN || join(ROOT, '.build', 'debug', 'credemu');
@@ -131,7 +132,13 @@ describe('the client', () => {
     const scenarios = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scenarios');
     const scenario = readFileSync(join(scenarios, readdirSync(scenarios).filter((f) => f.endsWith('.json')).sort()[0]), 'utf8');
     await call('runScenario', scenario, { providers: 'gpm' });
+    await call('demo'); await call('startDemo');
     assert.match(await call('consoleFile'), /<html/i); await call('consoleFile', 'console.js'); await call('consoleFile', 'console.css'); await call('consoleFile', 'console.svg');
+    // Playwright's context.credentials: seed, read back (delete is removePasskey's route).
+    const seeded = await call('createCredential', RP_ID, { signCount: 7 });
+    assert.deepEqual(Object.keys(seeded), ['id', 'rpId', 'userHandle', 'privateKey', 'publicKey', 'signCount']);
+    assert.deepEqual((await call('credentials', { id: seeded.id })).map((c) => c.id), [seeded.id]);
+    await call('removePasskey', seeded.id);
     await call('removePasskey', created.id);
     // WebDriver's virtual authenticators, under selenium-webdriver's names.
     const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });
@@ -468,5 +475,183 @@ describe('installShim in Chromium through Playwright for Node', { skip: noPlaywr
     assert.deepEqual(await profile.passkeys(), []);
     await context.close();
     await assert.rejects(installShim({}, profile), TypeError);
+  });
+});
+
+// ---- Playwright's context.credentials (Playwright 1.61+), and credemu's in its place ----
+
+const PLAYWRIGHT_KEYS = ['id', 'rpId', 'userHandle', 'privateKey', 'publicKey', 'signCount'];
+
+// In the page, as the RP's own script calls them.
+async function registerInPage(user) {
+  try {
+    const made = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON({
+      rp: { id: 'localhost', name: 'Shop' }, user: { id: btoa('id-' + user).replace(/=+$/, ''), name: user, displayName: user },
+      challenge: 'cmVnaXN0ZXItY2hhbGxlbmdl', pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+      authenticatorSelection: { residentKey: 'required' } }) });
+    return { id: made.id, publicKey: made.toJSON().response.publicKey };
+  } catch (e) {
+    return { error: e.name };
+  }
+}
+
+async function signInInPage(allow) {
+  try {
+    const got = await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON({
+      challenge: 'c2lnbi1pbi1jaGFsbGVuZ2U', rpId: 'localhost', allowCredentials: allow.map((id) => ({ type: 'public-key', id })) }) });
+    const { response } = got.toJSON();
+    return { id: got.id, ...response };
+  } catch (e) {
+    return { error: e.name };
+  }
+}
+
+/** What the RP's server checks of an assertion: the signature under the stored key; the counter it reports. */
+function checkAssertion(assertion, publicKey) {
+  assert.equal(assertion.error, undefined, JSON.stringify(assertion));
+  const data = Buffer.from(assertion.authenticatorData, 'base64url');
+  const signed = Buffer.concat([data, createHash('sha256').update(Buffer.from(assertion.clientDataJSON, 'base64url')).digest()]);
+  const key = createPublicKey({ key: Buffer.from(publicKey, 'base64url'), format: 'der', type: 'spki' });
+  assert.ok(verify('sha256', signed, key, Buffer.from(assertion.signature, 'base64url')), 'the signature verifies under the stored key');
+  assert.deepEqual(data.subarray(0, 32), createHash('sha256').update('localhost').digest());
+  return data.readUInt32BE(33);
+}
+
+/**
+ * A suite as a Playwright user writes it against context.credentials: seed, register in the page, sign in, read
+ * back, delete, save the storage state and reuse it, capture and re-seed. `authenticator(context)` is its one
+ * line that differs; `counts` whether the authenticator's counter counts (Playwright's does; GPM's stays 0).
+ */
+async function passkeySuite(browser, site, authenticator, { counts }) {
+  const context = await browser.newContext();
+  await authenticator(context);
+  const seeded = await context.credentials.create('localhost');
+  assert.deepEqual(Object.keys(seeded), PLAYWRIGHT_KEYS);
+  assert.deepEqual([seeded.rpId, seeded.signCount], ['localhost', 0]);
+  assert.deepEqual([Buffer.from(seeded.id, 'base64url').length, Buffer.from(seeded.userHandle, 'base64url').length], [16, 16]);
+  const privateKey = createPrivateKey({ key: Buffer.from(seeded.privateKey, 'base64url'), format: 'der', type: 'pkcs8' });
+  assert.equal(privateKey.asymmetricKeyDetails.namedCurve, 'prime256v1');
+  assert.equal(createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).toString('base64url'), seeded.publicKey, 'SPKI of the PKCS#8 key');
+
+  const page = await context.newPage();
+  await page.goto(site + '/');
+  const registered = await page.evaluate(registerInPage, 'alice');
+  assert.equal(registered.error, undefined, JSON.stringify(registered));
+  const signedIn = await page.evaluate(signInInPage, [seeded.id]);
+  assert.equal(signedIn.id, seeded.id);
+  assert.equal(signedIn.userHandle, seeded.userHandle);
+  assert.equal(checkAssertion(signedIn, seeded.publicKey), counts ? 1 : 0, 'the counter the RP sees');
+
+  const held = await context.credentials.get({ rpId: 'localhost' });
+  assert.deepEqual(held.map((c) => c.id).sort(), [seeded.id, registered.id].sort(), 'seeded and registered, both');
+  for (const credential of held) assert.deepEqual(Object.keys(credential), PLAYWRIGHT_KEYS);
+  const [mine] = await context.credentials.get({ id: registered.id });
+  assert.deepEqual([mine.publicKey, mine.userHandle, mine.signCount], [registered.publicKey, Buffer.from('id-alice').toString('base64url'), 0]);
+  assert.equal((await context.credentials.get({ id: seeded.id }))[0].signCount, counts ? 1 : 0);
+  assert.deepEqual(await context.credentials.get({ rpId: 'elsewhere.example' }), []);
+
+  await context.credentials.delete(seeded.id);
+  await context.credentials.delete(seeded.id);   // again: no error, as Playwright
+  assert.deepEqual((await context.credentials.get()).map((c) => c.id), [registered.id]);
+  assert.equal((await page.evaluate(signInInPage, [seeded.id])).error, 'NotAllowedError', 'a deleted passkey no longer signs in');
+
+  const saved = join(mkdtempSync(join(tmpdir(), 'credemu-state-')), 'auth', 'state.json');
+  const state = await context.storageState({ path: saved, credentials: true });
+  assert.deepEqual(state.credentials.map((c) => c.id), [registered.id]);
+  assert.deepEqual(state.credentials[0].privateKey, mine.privateKey, 'the private key travels in the state');
+  assert.deepEqual(JSON.parse(readFileSync(saved, 'utf8')), state);
+  assert.equal((await context.storageState()).credentials, undefined, 'only when asked for');
+  await context.close();
+
+  // A later test reuses the saved state in a new context.
+  const reused = await browser.newContext({ storageState: saved });
+  await authenticator(reused);
+  assert.deepEqual((await reused.credentials.get()).map((c) => c.id), [registered.id]);
+  const tab = await reused.newPage();
+  await tab.goto(site + '/');
+  const back = await tab.evaluate(signInInPage, []);
+  assert.deepEqual([back.id, back.userHandle], [registered.id, mine.userHandle], 'a discoverable sign-in with the restored passkey');
+  assert.equal(checkAssertion(back, registered.publicKey), counts ? 1 : 0, "its first assertion");
+  await reused.close();
+
+  // Or captures the credential and seeds it (all four together, and the counter).
+  const later = await browser.newContext();
+  await authenticator(later);
+  const copy = await later.credentials.create(mine.rpId, mine);
+  assert.deepEqual(copy, mine);
+  const again = await later.newPage();
+  await again.goto(site + '/');
+  assert.equal(checkAssertion(await again.evaluate(signInInPage, [mine.id]), mine.publicKey), counts ? 1 : 0, "from the counter given");
+  await later.close();
+}
+
+describe("Playwright's context.credentials, and credemu's after one line", { skip: noPlaywright }, () => {
+  let browser, site, closeSite;
+  before(async () => {
+    const { chromium } = await import(join(playwrightCore(), 'index.mjs'));
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    const http = createServer((request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/html' });
+      response.end('<!doctype html><title>shop</title><p>sign in');
+    });
+    await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+    site = `http://localhost:${http.address().port}`;
+    closeSite = () => new Promise((resolve) => http.close(resolve));
+  });
+  after(async () => { await browser?.close(); await closeSite?.(); });
+
+  test("the suite on Playwright's own authenticator", async () => {
+    await passkeySuite(browser, site, (context) => context.credentials.install(), { counts: true });
+  });
+
+  test('the same suite on credemu (GPM: the counter stays 0, as the pack says)', async () => {
+    await passkeySuite(browser, site, (context) => credentials(context, { pack: 'gpm', server }).install(), { counts: false });
+  });
+
+  test("Playwright Test's fixtures: the suite's context comes with credemu, seeded from test.use({storageState})", async () => {
+    // What @playwright/test's test.extend gets; its fixture functions are called here as its runner calls them.
+    const extended = extendWithCredemu({ extend: (given) => given }, { pack: 'apple', server });
+    assert.deepEqual(Object.keys(extended), ['credemuOptions', 'context', 'credemu']);
+    assert.deepEqual(extended.credemuOptions, [{ pack: 'apple', server }, { option: true }], 'an option: test.use({credemuOptions})');
+    assert.deepEqual(fixtures.credemuOptions, [{}, { option: true }]);
+    // A passkey a setup project saved in the storage state.
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const saved = { id: randomBytes(16).toString('base64url'), rpId: 'localhost', userHandle: Buffer.from('id-carol').toString('base64url'),
+      privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64url'),
+      publicKey: pair.publicKey.export({ type: 'spki', format: 'der' }).toString('base64url'), signCount: 4 };
+    // Playwright Test's own context fixture: browser.newContext with the storage state (Playwright's authenticator installed).
+    const base = await browser.newContext({ storageState: { cookies: [], origins: [], credentials: [saved] } });
+    let seen = null;
+    await extended.context({ context: base, credemuOptions: extended.credemuOptions[0] }, async (context) => {
+      assert.equal(context, base);
+      const page = await context.newPage();   // the page fixture
+      await page.goto(site + '/');
+      const assertion = await page.evaluate(signInInPage, []);
+      assert.equal(assertion.id, saved.id);
+      assert.equal(checkAssertion(assertion, saved.publicKey), 0, "Apple's counter: 0, where Playwright's authenticator would say 5");
+      await extended.credemu({ context }, async (credemu) => {
+        seen = credemu;
+        assert.deepEqual((await credemu.client.passkeys()).map((p) => p.credentialId), [saved.id]);
+        assert.deepEqual(await credemu.playwright.get(), [], "nothing left in Playwright's own authenticator");
+      });
+    });
+    assert.deepEqual([seen.pack, seen.profile], ['apple', seen.client.profile]);
+    assert.equal((await server.client().getProfile(seen.profile)).pack, 'apple');
+    await base.close();
+  });
+
+  test('with no server given, one shared credemu serve for the process', async () => {
+    const context = await browser.newContext();
+    const made = credentials(context, { pack: 'bitwarden' });
+    assert.equal(credentials(context), made, 'the same context, the same object');
+    assert.equal(context.credentials, made);
+    const seeded = await context.credentials.create('localhost', { signCount: 9 });
+    assert.equal((await sharedServer()).url, made.client.url);
+    assert.notEqual(made.client.url, server.url);
+    await made.install();
+    const page = await context.newPage();
+    await page.goto(site + '/');
+    assert.equal((await page.evaluate(signInInPage, [])).id, seeded.id);
+    await context.close();
   });
 });
