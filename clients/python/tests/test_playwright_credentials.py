@@ -76,7 +76,7 @@ def site():
 
 
 @pytest.fixture(scope="module")
-def browser():
+def chromium_browser():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as manager:
         browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
@@ -110,10 +110,10 @@ UP, UV, BE, BS = 0x01, 0x04, 0x08, 0x10
 
 
 @pytest.mark.parametrize("authenticator", list(INSTALLS))
-def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(authenticator, browser, site, tmp_path):
+def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(authenticator, chromium_browser, site, tmp_path):
     install = INSTALLS[authenticator]
     on_credemu = authenticator != "playwright"
-    context = browser.new_context()
+    context = chromium_browser.new_context()
     install(context)
     page = context.new_page()
     page.goto(site + "/login")
@@ -161,7 +161,7 @@ def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(a
     assert json.loads(state_path.read_text())["credentials"] == state["credentials"]
     context.close()
 
-    reused = browser.new_context(storage_state=state_path)
+    reused = chromium_browser.new_context(storage_state=state_path)
     install(reused)
     assert [c["id"] for c in reused.credentials.get()] == [registered["id"]]
     page = reused.new_page()
@@ -173,16 +173,16 @@ def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(a
     reused.close()
 
 
-def test_credemu_takes_over_the_credentials_a_storage_state_gave_the_context(browser, site, tmp_path):
+def test_credemu_takes_over_the_credentials_a_storage_state_gave_the_context(chromium_browser, site, tmp_path):
     """A context made with a storage state that carries Playwright's credentials: credemu holds them (and is
     installed, as Playwright installs its own for such a state), and Playwright's authenticator holds none."""
-    context = browser.new_context()
+    context = chromium_browser.new_context()
     context.credentials.install()
     seeded = context.credentials.create("localhost")
     context.storage_state(path=tmp_path / "state.json", credentials=True)
     context.close()
 
-    reused = browser.new_context(storage_state=tmp_path / "state.json")
+    reused = chromium_browser.new_context(storage_state=tmp_path / "state.json")
     playwrights_own = reused.credentials
     credentials = credemu.credentials(reused, pack="gpm")
     assert reused.credentials is credentials and playwrights_own.get() == []
@@ -198,8 +198,8 @@ def test_credemu_takes_over_the_credentials_a_storage_state_gave_the_context(bro
     reused.close()
 
 
-def test_a_second_credemu_install_on_one_context_is_refused(browser):
-    context = browser.new_context()
+def test_a_second_credemu_install_on_one_context_is_refused(chromium_browser):
+    context = chromium_browser.new_context()
     try:
         credemu.credentials(context, pack="gpm")
         with pytest.raises(TypeError):
@@ -234,3 +234,43 @@ def test_the_async_api_context_gets_the_same_surface(site, credemu_server):
     assert assertion.get("id") == seeded["id"], assertion
     assert flags_and_counter(assertion)[0] & BE
     assert [c["id"] for c in held] == [seeded["id"]] and state["credentials"] == held and after == []
+
+
+PYTEST_PLAYWRIGHT_SUITE = '''
+import pytest
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args():
+    return {"executable_path": %(chromium)r, "args": ["--no-sandbox", "--disable-dev-shm-usage"]}
+
+SIGN_IN = %(sign_in)r
+
+def test_seeded_credential_signs_in(context, page):
+    context.credentials.install()
+    seeded = context.credentials.create("localhost")
+    page.goto(%(site)r + "/login")
+    assertion = page.evaluate(SIGN_IN, [[]])
+    assert assertion.get("id") == seeded["id"], assertion
+    flags = __import__("base64").urlsafe_b64decode(assertion["authenticatorData"] + "==")[32]
+    print("FLAGS", flags & 0x18, type(context.credentials).__module__)
+
+@pytest.mark.credemu(pack="apple", playwright=True)
+def test_the_marker_names_the_pack(context, credemu_profile):
+    context.credentials.create("localhost")
+    assert credemu_profile.pack == "apple" and len(credemu_profile.passkeys()) == 1
+'''
+
+
+def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pytester, site):
+    """A pytest-playwright suite that uses its `context` and `page` fixtures: with `--credemu-playwright=gpm` the
+    same tests run on credemu (BE and BS set; context.credentials is credemu's), without it on Playwright's."""
+    pytest.importorskip("pytest_playwright", reason="pytest-playwright is in Tests/interop/requirements.txt")
+    pytester.makepyfile(test_suite=PYTEST_PLAYWRIGHT_SUITE % {"chromium": CHROMIUM, "sign_in": SIGN_IN, "site": site})
+    on_credemu = pytester.runpytest_subprocess("-s", "-k", "seeded", "--credemu-playwright=gpm")
+    on_credemu.assert_outcomes(passed=1)
+    on_credemu.stdout.fnmatch_lines(["*FLAGS 24 credemu.playwright*"])
+    on_playwright = pytester.runpytest_subprocess("-s", "-k", "seeded")
+    on_playwright.assert_outcomes(passed=1)
+    on_playwright.stdout.fnmatch_lines(["*FLAGS 0 playwright.sync_api*"])
+    marked = pytester.runpytest_subprocess("-k", "marker")
+    marked.assert_outcomes(passed=1)

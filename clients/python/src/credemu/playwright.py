@@ -34,9 +34,11 @@ _own_server = None
 
 def use_server(factory):
     """Where `credentials()` without `client=` gets its server from: a function returning a started
-    `credemu.Server` (the pytest plugin passes its session's), or None for a server of this module's own."""
+    `credemu.Server` (the pytest plugin passes its session's), or None for a server of this module's own. Returns
+    the one it replaces."""
     global _factory
-    _factory = factory
+    previous, _factory = _factory, factory
+    return previous
 
 
 def _default_client():
