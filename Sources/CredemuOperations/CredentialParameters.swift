@@ -15,8 +15,9 @@ struct CredentialParameters {
     /// nil: no signature counter (`signCount: null`), the credential's counter stays zero.
     var signCount: UInt32?
     var largeBlob: [UInt8]?
-    var backupEligibility: Bool
-    var backupState: Bool
+    /// nil when the parameters leave them out: the authenticator's defaults then (§11.1 `defaultBackupEligibility`).
+    var backupEligibility: Bool?
+    var backupState: Bool?
     var userName: String
     var userDisplayName: String
 
@@ -32,9 +33,9 @@ struct CredentialParameters {
     ///
     /// The private key may be ES256 (the only one §11.5 names), EdDSA or RS256, whichever `SigningKeys.importPKCS8`
     /// imports, checked there as a fixture's key is (`KeyCheck`); a U2F-only key takes ES256 alone. A large blob is kept only when the key processes `largeBlob` (§11.5).
-    static func read(_ parameters: JSONValue, for key: AuthenticatorOptions) throws(OperationError) -> CredentialParameters {
+    static func read(_ parameters: JSONValue, for key: AuthenticatorOptions, path: OptionsPath = "parameters") throws(OperationError) -> CredentialParameters {
         try WebDriverArgument.reading { () throws(WebDriverArgument) in
-            let fields = try JSONFields<WebDriverArgument>(parameters, path: "parameters")
+            let fields = try JSONFields<WebDriverArgument>(parameters, path: path)
             try fields.onlyKeys(keys)
             let credentialID = try bytes(fields, "credentialId", required: true)!
             guard (1...credentialIDLimit).contains(credentialID.count) else {
@@ -72,13 +73,12 @@ struct CredentialParameters {
             }
             let (userName, displayName) = (try fields.string("userName") ?? "", try fields.string("userDisplayName") ?? "")
             guard userName.utf8.count <= nameLimit, displayName.utf8.count <= nameLimit else {
-                throw WebDriverArgument.invalidField("parameters.userName and parameters.userDisplayName hold at most \(nameLimit) bytes each.")
+                throw WebDriverArgument.invalidField("\(path).userName and \(path).userDisplayName hold at most \(nameLimit) bytes each.")
             }
             return CredentialParameters(
                 credentialID: credentialID, isResidentCredential: resident, rpID: rpID, privateKey: signingKey, userHandle: userHandle ?? [],
                 signCount: signCount, largeBlob: largeBlob,
-                backupEligibility: try fields.bool("backupEligibility") ?? key.defaultBackupEligibility,
-                backupState: try fields.bool("backupState") ?? key.defaultBackupState,
+                backupEligibility: try fields.bool("backupEligibility"), backupState: try fields.bool("backupState"),
                 userName: userName, userDisplayName: displayName)
         }
     }

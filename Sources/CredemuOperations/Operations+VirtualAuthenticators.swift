@@ -44,8 +44,9 @@ extension Operations {
         if credential.isResidentCredential, !key.supportsResidentKeys {
             throw .invalidArgument("The authenticator \(id) has no resident keys (hasResidentKey false\(key.isU2F ? ", U2F only" : "")), so it cannot hold a resident credential.")
         }
-        var settings = engine.keyCredentialSettings(discoverable: credential.isResidentCredential, backupEligible: credential.backupEligibility,
-                                                    backupState: credential.backupState)
+        var settings = engine.keyCredentialSettings(discoverable: credential.isResidentCredential,
+                                                    backupEligible: credential.backupEligibility ?? key.defaultBackupEligibility,
+                                                    backupState: credential.backupState ?? key.defaultBackupState)
         settings.counter = credential.signCount == nil ? .zero : .increment
         let now = clock.now()
         let record = PasskeyRecord(credentialID: credential.credentialID, rpID: credential.rpID, userHandle: credential.userHandle,

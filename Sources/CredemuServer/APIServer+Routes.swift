@@ -73,6 +73,15 @@ extension APIServer {
         Route("DELETE", "/profiles/{profile}/passkeys/{id}", .page) { s, r in
             s.json(200, try s.operations.removePasskey(r.first, id: r.second, restrictedTo: r.restrictedTo))
         },
+        // Playwright's `BrowserContext.credentials` on a profile (`credentials.delete` is the passkey DELETE above):
+        // the passkeys with their private keys, so the operator's alone.
+        Route("POST", "/profiles/{profile}/credentials", .operator) { s, r in
+            s.json(201, try s.operations.createPlaywrightCredential(r.first, try r.body().value))
+        },
+        Route("GET", "/profiles/{profile}/credentials", .operator) { s, r in
+            let list = try s.operations.playwrightCredentials(r.first, rpID: r.query("rpId"), id: r.query("id"))
+            return s.json(200, .object([("credentials", .array(list))]))
+        },
         Route("GET", "/profiles/{profile}/events", .operator) { s, r in
             let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
             let limit = try r.query("limit").map { (t) throws(OperationError) in
