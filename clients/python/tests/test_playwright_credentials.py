@@ -5,6 +5,7 @@ the credentials and signs in from a new context made with it. Both runs assert w
 the pack says the provider behaves otherwise (GPM: BE and BS set, the counter stays 0), the difference is asserted
 per authenticator (docs/playwright.md)."""
 import base64
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -229,7 +230,9 @@ def test_the_async_api_context_gets_the_same_surface(site, credemu_server):
             await browser.close()
             return seeded, assertion, held, state, after
 
-    seeded, assertion, held, state, after = asyncio.run(suite())
+    # On a thread of its own: the module's sync Playwright runs an event loop on this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        seeded, assertion, held, state, after = pool.submit(asyncio.run, suite()).result(timeout=120)
     assert set(seeded) == KEYS
     assert assertion.get("id") == seeded["id"], assertion
     assert flags_and_counter(assertion)[0] & BE
