@@ -9,8 +9,11 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
@@ -264,10 +267,23 @@ def test_the_marker_names_the_pack(context, credemu_profile):
 '''
 
 
-def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pytester, site):
+@pytest.fixture(scope="session")
+def pytest_playwright_path(tmp_path_factory):
+    """A directory holding pytest-playwright and its two dependencies at the pinned versions
+    (pytest-playwright-requirements.txt says why not the venv), for PYTHONPATH."""
+    target = tmp_path_factory.mktemp("pytest-playwright")
+    pins = Path(__file__).with_name("pytest-playwright-requirements.txt")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                           "--target", str(target), "-r", str(pins)], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        pytest.fail(f"pip could not install {pins.name}: {done.stdout}{done.stderr}")
+    return target
+
+
+def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pytester, site, pytest_playwright_path, monkeypatch):
     """A pytest-playwright suite that uses its `context` and `page` fixtures: with `--credemu-playwright=gpm` the
     same tests run on credemu (BE and BS set; context.credentials is credemu's), without it on Playwright's."""
-    pytest.importorskip("pytest_playwright", reason="pytest-playwright is in Tests/interop/requirements.txt")
+    monkeypatch.setenv("PYTHONPATH", str(pytest_playwright_path))
     pytester.makepyfile(test_suite=PYTEST_PLAYWRIGHT_SUITE % {"chromium": CHROMIUM, "sign_in": SIGN_IN, "site": site})
     on_credemu = pytester.runpytest_subprocess("-s", "-k", "seeded", "--credemu-playwright=gpm")
     on_credemu.assert_outcomes(passed=1)
