@@ -7,6 +7,7 @@ per authenticator (docs/playwright.md)."""
 import base64
 import concurrent.futures
 import hashlib
+import inspect
 import json
 import os
 import subprocess
@@ -293,3 +294,24 @@ def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pyt
     on_playwright.stdout.fnmatch_lines(["*FLAGS 0 playwright.sync_api*"])
     marked = pytester.runpytest_subprocess("-k", "marker")
     marked.assert_outcomes(passed=1)
+
+
+def test_every_method_of_playwrights_credentials_is_credemus_with_its_signature_and_on_the_migration_page():
+    """When Playwright's `Credentials` gains a method or an argument, this fails until credemu has it and
+    docs/playwright.md says what differs."""
+    from playwright.async_api._generated import Credentials as AsyncPlaywright
+    from playwright.sync_api._generated import Credentials as SyncPlaywright
+
+    from credemu.playwright import AsyncCredentials, Credentials
+    page = (Path(__file__).resolve().parents[3] / "docs" / "playwright.md").read_text()
+    for playwrights, credemus in ((SyncPlaywright, Credentials), (AsyncPlaywright, AsyncCredentials)):
+        methods = [name for name, member in vars(playwrights).items() if callable(member) and not name.startswith("_")]
+        assert {"create", "delete", "get", "install"} <= set(methods), methods
+        for name in methods:
+            ours = getattr(credemus, name, None)
+            assert ours is not None, f"{credemus.__name__} has no {name}"
+            theirs_parameters = {k: (p.kind, p.default) for k, p in inspect.signature(getattr(playwrights, name)).parameters.items()}
+            our_parameters = {k: (p.kind, p.default) for k, p in inspect.signature(ours).parameters.items()}
+            assert our_parameters == theirs_parameters, name
+            assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(getattr(playwrights, name)), name
+            assert f"`{name}(" in page, f"docs/playwright.md says nothing of {name}"
