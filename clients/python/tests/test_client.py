@@ -148,6 +148,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("run_scenario", scenario.read_text(), providers="gpm")
     assert "<html" in call("console_file").lower()
     call("console_file", "console.js"), call("console_file", "console.css"), call("console_file", "console.svg")
+    # Playwright's credentials: seeded, listed (with the ceremonies' passkeys), and deleted as any passkey.
+    seeded = call("create_credential", RP_ID, sign_count=7)
+    assert set(seeded) == {"id", "rpId", "userHandle", "privateKey", "publicKey", "signCount"} and seeded["signCount"] == 0
+    assert [c["id"] for c in call("credentials", id=seeded["id"])] == [seeded["id"]]
     call("remove_passkey", created["id"])
     # WebDriver's virtual authenticators, under Selenium's names.
     from cryptography.hazmat.primitives import serialization

@@ -9,10 +9,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .client import ROUTES, Answer, Client, origin_of
 from .errors import CredemuError
+from .playwright import credentials
 from .server import Server, find_binary
 from .shim import install_shim
 
-__all__ = ["Answer", "Client", "CredemuError", "ROUTES", "Server", "find_binary", "install_shim", "origin_of"]
+__all__ = ["Answer", "Client", "CredemuError", "ROUTES", "Server", "credentials", "find_binary", "install_shim", "origin_of"]
 try:
     __version__ = version("credemu")  # the repository's VERSION file, through pyproject.toml
 except PackageNotFoundError:  # imported from the source tree, not installed

@@ -37,6 +37,8 @@ ROUTES = {
     ("POST", "/profiles/{profile}/passwords"): ["save_password"],
     ("POST", "/profiles/{profile}/passwords/use"): ["use_password"],
     ("POST", "/profiles/{profile}/autofill"): ["autofill"],
+    ("POST", "/profiles/{profile}/credentials"): ["create_credential"],
+    ("GET", "/profiles/{profile}/credentials"): ["credentials"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
     ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey", "rename_passkey"],
@@ -533,6 +535,24 @@ class Client:
         over-1024-byte or control-character name is a `CredemuError` TypeError (400), the vault unchanged."""
         return self.request("PATCH", self._profile_path(profile, f"/passkeys/{urllib.parse.quote(_b64url(credential_id), safe='')}"),
                             _drop_none({"userName": user_name, "displayName": display_name}))
+
+    # ---- Playwright's credentials (`BrowserContext.credentials`), on a profile of any pack ----
+
+    def create_credential(self, rp_id, *, id=None, user_handle=None, private_key=None, public_key=None, sign_count=None,
+                          user_name=None, display_name=None, profile=None):
+        """`POST /profiles/{p}/credentials`: Playwright's `credentials.create()`: a discoverable passkey for `rp_id`
+        made with the pack's new-passkey settings; with only `rp_id` a fresh P-256 key, credential ID and user
+        handle, else all four of `id`, `user_handle`, `private_key` (base64url PKCS#8) and `public_key` (base64url
+        SPKI) to import one. Returns Playwright's dict: `{id, rpId, userHandle, privateKey, publicKey, signCount}`
+        (a pack whose counter stays zero, as GPM's, says 0 whatever `sign_count` was)."""
+        body = _drop_none({"rpId": rp_id, "id": _b64url(id), "userHandle": _b64url(user_handle), "privateKey": private_key,
+                           "publicKey": public_key, "signCount": sign_count, "userName": user_name, "displayName": display_name})
+        return self.request("POST", self._profile_path(profile, "/credentials"), body)
+
+    def credentials(self, *, rp_id=None, id=None, profile=None):
+        """`GET /profiles/{p}/credentials`: Playwright's `credentials.get()`: every passkey the profile holds (seeded
+        or registered by a page) as Playwright's dicts, private keys included, filtered by `rp_id` and/or `id`."""
+        return self.request("GET", self._profile_path(profile, "/credentials"), query={"rpId": rp_id, "id": _b64url(id)})["credentials"]
 
     def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""

@@ -7,6 +7,10 @@ shim in a Selenium driver or a Playwright page, and a test-by-pack matrix.
         credemu_profile.save_password("alice", "pw", origin=live_server.url)
         ...
 
+With pytest-playwright, `--credemu-playwright[=PACK]` (or `playwright=True` in the marker) gives the suite's own
+`context` and `page` fixtures (every context `new_context` makes) credemu installed behind `context.credentials`
+(`credemu.playwright`): the first context on the test's profile, each later one on a fresh profile like it.
+
 `--credemu-packs=all` (or `gpm,apple,...`, or `packs=` in the marker) runs each marked test that does not pin
 `pack=` once per pack, and the session ends with the matrix. `xfail={"bitwarden": "why"}` in the marker expects
 a pack to diverge (a strict xfail, so the day it stops diverging the test says so).
@@ -22,6 +26,8 @@ from .client import Client
 from .errors import CredemuError
 from .matrix import Matrix, provider_verdict
 from .server import Server, find_binary, running_servers
+from .playwright import credentials as credemu_credentials
+from .playwright import use_server
 from .shim import installed_shim
 
 PLUGIN = "credemu-session"
@@ -34,6 +40,9 @@ def pytest_addoption(parser):
     group.addoption("--credemu-packs", help="run the tests marked @pytest.mark.credemu once per pack: 'all' or a comma list")
     group.addoption("--credemu-allow-origin", action="append", default=[],
                     help="a page origin the session's server allows from the start (repeatable)")
+    group.addoption("--credemu-playwright", nargs="?", const="", default=None, metavar="PACK",
+                    help="pytest-playwright's context and page fixtures come with credemu installed behind "
+                         "context.credentials (on the test's profile: the marker's pack, else PACK, else credemu_pack)")
     group.addoption("--credemu-matrix-json", help="also write the test-by-pack matrix to this file as JSON")
     parser.addini("credemu_binary", "the credemu executable", default=None)
     parser.addini("credemu_allow_origins", "page origins the session's server allows from the start", type="linelist", default=[])
@@ -41,11 +50,15 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "credemu(pack=None, platform=None, packs=None, xfail=None, **settings): the test's "
-                                       "credemu profile: its pack and platform, its settings (automaticPasskeyUpgrades=False, "
+    config.addinivalue_line("markers", "credemu(pack=None, platform=None, packs=None, xfail=None, playwright=False, **settings): "
+                                       "the test's credemu profile: its pack and platform, playwright=True to install it behind "
+                                       "pytest-playwright's context fixtures, its settings (automaticPasskeyUpgrades=False, "
                                        "...), or packs='all' / a list to run it once per pack, with xfail={pack: reason} for the "
                                        "divergences it expects (strict)")
-    config.pluginmanager.register(CredemuSession(config), PLUGIN)
+    session = CredemuSession(config)
+    config.pluginmanager.register(session, PLUGIN)
+    # credemu.credentials() without a client: the session's server (a pytester session's inside it, while it runs).
+    session.previous_factory = use_server(session.start_server)
 
 
 def _session(config):
@@ -179,17 +192,6 @@ class CredemuSession:
             with open(path, "w") as out:
                 out.write(self.matrix.json() + "\n")
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_fixture_setup(self, fixturedef, request):
-        # A Server started while a broader-scoped fixture was set up (even lazily, through getfixturevalue in a test)
-        # is that fixture's: it may live until the fixture is finalized, and no longer.
-        before = set(running_servers()) if fixturedef.scope != "function" else None
-        yield
-        if before is not None:
-            for server in running_servers():
-                if server not in before:
-                    self.owned.setdefault(server, fixturedef)
-
     def pytest_fixture_post_finalizer(self, fixturedef, request):
         mine = [server for server, owner in self.owned.items() if owner is fixturedef]
         for server in mine:
@@ -219,7 +221,53 @@ class CredemuSession:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_unconfigure(self, config):
+        use_server(getattr(self, "previous_factory", None))
         self.stop_server()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        # A Server started while a broader-scoped fixture was set up (even lazily, through getfixturevalue in a test)
+        # is that fixture's: it may live until the fixture is finalized, and no longer.
+        before = set(running_servers()) if fixturedef.scope != "function" else None
+        yield
+        if before is not None:
+            for server in running_servers():
+                if server not in before:
+                    self.owned.setdefault(server, fixturedef)
+        if fixturedef.argname == "new_context" and _wants_playwright(request) and fixturedef.cached_result:
+            # pytest-playwright's new_context (its `context` fixture's too): each context it makes gets credemu.
+            # pytest hands tests the fixture's cached value, so the wrapper goes there.
+            made, key, error = fixturedef.cached_result
+            if error is None:
+                fixturedef.cached_result = (_credemu_contexts(made, request), key, None)
+
+
+def _wants_playwright(request):
+    """Whether the test asks for credemu behind pytest-playwright's contexts: the marker's `playwright`, else
+    `--credemu-playwright`."""
+    marker = request.node.get_closest_marker("credemu")
+    if marker is not None and "playwright" in marker.kwargs:
+        return bool(marker.kwargs["playwright"])
+    return request.config.getoption("credemu_playwright") is not None
+
+
+def _credemu_contexts(new_context, request):
+    """pytest-playwright's `new_context(**options)`, each context it makes with `credemu.credentials(...)`
+    installed: the first on the test's profile (`credemu_profile`: its events and findings are the page's), each
+    later one on a fresh profile of the same pack and platform (contexts share no credentials, as Playwright's)."""
+    profile = request.getfixturevalue("credemu_profile")
+    made = []
+
+    def make(**options):
+        context = new_context(**options)
+        if made:
+            installed = credemu_credentials(context, client=profile, pack=profile.pack, platform=profile.platform)
+        else:
+            installed = credemu_credentials(context, client=profile, profile=profile.profile)
+        installed.install()
+        made.append(context)
+        return context
+    return make
 
 
 def _crash_message(report):
@@ -284,12 +332,13 @@ def credemu_client(credemu_server):
 
 @pytest.fixture
 def credemu_pack(request):
-    """The pack of the test's profile: the marker's `pack`, else the ini `credemu_pack` (gpm); parametrized per
+    """The pack of the test's profile: the marker's `pack`, else `--credemu-playwright`'s PACK, else the ini
+    `credemu_pack` (gpm); parametrized per
     pack under `--credemu-packs` or the marker's `packs`."""
     marker = request.node.get_closest_marker("credemu")
     if marker and marker.kwargs.get("pack"):
         return marker.kwargs["pack"]
-    return request.config.getini("credemu_pack")
+    return request.config.getoption("credemu_playwright") or request.config.getini("credemu_pack")
 
 
 @pytest.fixture
@@ -310,7 +359,7 @@ def credemu_profile(request, credemu_server, credemu_pack, credemu_platform):
     """A fresh profile on the session's server for this test, as a `credemu.Client` acting for it; removed after."""
     session = _session(request.config)
     marker = request.node.get_closest_marker("credemu")
-    settings = {k: v for k, v in (marker.kwargs if marker else {}).items() if k not in ("pack", "platform", "packs", "xfail")}
+    settings = {k: v for k, v in (marker.kwargs if marker else {}).items() if k not in ("pack", "platform", "packs", "xfail", "playwright")}
     name = session.profile_name(request.node)
     client = credemu_server.client()
     created = client.create_profile(name, pack=credemu_pack, platform=credemu_platform, **settings)

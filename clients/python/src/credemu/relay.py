@@ -66,9 +66,13 @@ def _refusal(ident, status, name, message):
 
 
 class Relay:
-    """The relay for one shim: `client`'s server and token, the shim's target (`profile` or `device`)."""
+    """The relay for one shim: `client`'s server and token, the shim's target (`profile` or `device`).
 
-    def __init__(self, client, *, profile=None, device=None, workers=16):
+    `allow_frame_origins=True` allows (`POST /origins`, once each) the origin of every frame that calls, before its
+    first request: for an authenticator that answers any page, as Playwright's own does (`credemu.playwright`).
+    The origin is the driver's, never one the page wrote, so no page can have another origin allowed."""
+
+    def __init__(self, client, *, profile=None, device=None, workers=16, allow_frame_origins=False):
         if (profile is None) == (device is None):
             raise TypeError("a relay answers for one profile or one device")
         self.target = "/devices/" + urllib.parse.quote(device, safe="") if device else "/profiles/" + urllib.parse.quote(profile, safe="")
@@ -85,6 +89,8 @@ class Relay:
         self._connections = set()
         self._closed = False
         self.timings = None   # a list to append (HTTP seconds) to, when measuring
+        self._allow_frame_origins = allow_frame_origins
+        self._allowed = set()
 
     def answer(self, message, origin):
         """The reply to one message of the shim (its JSON text or the parsed object) from a frame of `origin` (as
@@ -108,6 +114,10 @@ class Relay:
             return _refusal(ident, 403, "OriginNotRelayed", "The frame that called has no http(s) origin the driver reports.")
         if method == "GET" and body is not None:
             return _refusal(ident, 400, "BadChannelMessage", "A GET carries no body.")
+        if self._allow_frame_origins and origin not in self._allowed:
+            refusal = self._allow(ident, origin)
+            if refusal is not None:
+                return refusal
         data = None if method == "GET" else json.dumps({} if body is None else body).encode()
         # X-Credemu-Channel: the server then answers only the routes its table marks relayed (the one rule; the
         # list above refuses early, and with an older server).
@@ -130,6 +140,25 @@ class Relay:
         except ValueError:
             parsed = None
         return {"id": ident, "status": status, "body": parsed}
+
+    def _allow(self, ident, origin):
+        """`POST /origins` for `origin` (the operator's route: no `Origin` header); None once allowed, else the
+        refusal to answer the page with."""
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        try:
+            status, payload = self._request("POST", "/origins", json.dumps({"origin": origin}).encode(), headers, self._timeout)
+        except (OSError, http.client.HTTPException) as error:
+            return _refusal(ident, 0, "ServerUnreachable", f"no answer from credemu at {self._host}:{self._port}: {error}")
+        if status >= 400:
+            try:
+                return {"id": ident, "status": status, "body": json.loads(payload)}
+            except ValueError:
+                return _refusal(ident, status, "OriginNotAllowed", f"credemu refused to allow {origin}.")
+        with self._lock:
+            self._allowed.add(origin)
+        return None
 
     def submit(self, message, origin, reply):
         """`answer` on a worker thread (a conditional get may wait minutes), then `reply(answer)` on that thread.

@@ -98,9 +98,11 @@ def _closer(client, ident):
 
 
 def installed_shim(target, client, *, origin=None, profile=None, device=None, autofill=True, bypass_csp=None,
-                   autofill_events=False, channel=True, relay=None, **context_options):
+                   autofill_events=False, channel=True, relay=None, allow_frame_origins=False, **context_options):
     """`install_shim`, and a function that undoes it: removes the preload or Selenium init script, or closes the context made
-    from a Playwright Browser (None for a Playwright page or context, whose init scripts stay)."""
+    from a Playwright Browser (None for a Playwright page or context, whose init scripts stay).
+    `allow_frame_origins`: a channel the client relays allows each calling frame's origin on first use
+    (`credemu.relay.Relay`; `credemu.playwright`, whose authenticator answers every page, as Playwright's does)."""
     if not hasattr(client, "shim") and hasattr(client, "client"):  # a credemu.Server
         client = client.client()
     if origin is not None:
@@ -110,7 +112,7 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
     shim_profile = profile or (None if device else client.profile)
 
     def client_relay():
-        return Relay(client, profile=None if device else shim_profile, device=device)
+        return Relay(client, profile=None if device else shim_profile, device=device, allow_frame_origins=allow_frame_origins)
 
     def script(fill_binding=None, channel_binding=None, channel_reply=None):
         return client.shim(shim_profile, autofill=autofill, device=device, fill_binding=fill_binding,
@@ -199,8 +201,31 @@ def _channel_binding(target, relay):
     return name
 
 
-_ASYNC = ("install_shim drives Playwright's sync API; with the async API, make the context with bypass_csp=True and "
-          "`await context.add_init_script(script=client.shim())`")
+_ASYNC = "install_shim drives Playwright's sync API; with the async API, `await credemu.shim.install_shim_async(context, client)`"
+
+
+async def install_shim_async(target, client, *, profile=None, autofill=True, allow_frame_origins=False):
+    """`install_shim` for Playwright's async API: a `BrowserContext` or `Page` of `playwright.async_api`, through
+    the driver's channel (the page's CSP stays in force), for `profile` (default: the client's). Returns the relay
+    (close it when done; a closed context drops it anyway). The same bindings as the sync API's, awaited."""
+    import asyncio
+    shim_profile = profile or client.profile
+    relay = Relay(client, profile=shim_profile, allow_frame_origins=allow_frame_origins)
+    loop = asyncio.get_running_loop()
+    fill = None
+    if autofill:
+        fill = "__credemuFill_" + secrets.token_hex(8)
+
+        async def insert(source, text):
+            await source["page"].keyboard.insert_text(str(text))
+        await target.expose_binding(fill, insert)
+    channel = "__credemuChannel_" + secrets.token_hex(16)
+    await target.expose_binding(channel, lambda source, message: loop.run_in_executor(relay.pool, relay.answer, message,
+                                                                                        source["frame"].url))
+    script = await loop.run_in_executor(None, lambda: client.shim(shim_profile, autofill=autofill, fill_binding=fill,
+                                                                  channel=channel))
+    await target.add_init_script(script=script)
+    return relay
 
 
 def _fill_binding(target):
