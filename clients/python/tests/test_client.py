@@ -79,6 +79,11 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("profiles"), call("get_profile"), call("update_profile", automatic_passkey_upgrades=True)
     call("set_clock", "2026-11-29T10:00:00Z"), call("advance_clock", "1m"), call("system_clock")
     call("allowed_origins"), call("allow_origin", "http://localhost:8123/login")
+    if call("demo")["available"]:
+        assert call("start_demo")["running"]
+    else:
+        with pytest.raises(CredemuError, match="DemoUnavailable"):
+            call("start_demo")
     # No browser here: a DevTools port nothing listens on, and an ID no channel has.
     with pytest.raises(CredemuError, match="DevToolsUnreachable"):
         call("open_channel", "ws://127.0.0.1:1/devtools/page/X")

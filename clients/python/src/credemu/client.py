@@ -88,6 +88,8 @@ ROUTES = {
     ("POST", "/channels"): ["open_channel"],
     ("GET", "/channels"): ["channels"],
     ("DELETE", "/channels/{id}"): ["close_channel"],
+    ("GET", "/demo"): ["demo"],
+    ("POST", "/demo"): ["start_demo"],
 }
 
 # The header a device's ceremony answer names its answering provider account in (a signal's: every account it
@@ -346,6 +348,17 @@ class Client:
     def close_channel(self, ident):
         """`DELETE /channels/{id}`: the server ends the channel (its DevTools connection, binding and shim)."""
         return self.request("DELETE", f"/channels/{urllib.parse.quote(ident, safe='')}")
+
+    # ---- the demo shop ----
+
+    def demo(self):
+        """`GET /demo`: the demo shop's state (whether this server offers it, and where it runs)."""
+        return self.request("GET", "/demo")
+
+    def start_demo(self, *, profile=None):
+        """`POST /demo`: starts the demo shop (once) for `profile` (default the client's), an RP on its own loopback
+        port whose password sign-in and automatic upgrade this profile answers."""
+        return self.request("POST", "/demo", {"profile": profile or self.profile})
 
     # ---- held ceremonies ----
 
