@@ -6,9 +6,10 @@ context of its own in one Playwright-launched Chromium (the same binary as the C
 Where a credemu ceremony under Playwright spends its time, three figures taken alongside the loops:
 - the relay's work per ceremony: its HTTP request to credemu (`Relay.timings`) and the whole of `Relay.answer`
   (the request, JSON, the route and origin checks), counted by a bench-only subclass of the relay (below);
-- the binding's own round trip: an in-page loop calling a no-op binding of the same shape as the channel's
-  (`expose_binding` answered with an awaitable run on a thread pool, as `credemu.shim._channel_binding` does), and
-  one answered in place, for the cost of the thread hop;
+- the binding's own round trip: an in-page loop calling a no-op binding of the channel's shape (`expose_binding`
+  answered with an awaitable run on a thread pool, as `credemu.shim._channel_binding` does, whose value is a dict
+  the size of a registration's reply, which Playwright's Python side serializes), and the floor of any binding
+  call: one answered in place with a string;
 - the rest is the page: the shim's JS, the page's own ceremony code.
 """
 import concurrent.futures
@@ -28,6 +29,14 @@ ECHO_LOOP = """(async ([name, seconds]) => {
   while (performance.now() < end) { await window[name](message); n++; }
   return n / ((performance.now() - t0) / 1000);
 })"""
+
+
+# A relayed registration's reply as the relay returns it (`{"id", "status", "body"}`), its fields of their usual sizes.
+REPLY = {"id": "x", "status": 200, "body": {
+    "id": "A" * 43, "rawId": "A" * 43, "type": "public-key", "authenticatorAttachment": "platform",
+    "response": {"clientDataJSON": "B" * 160, "attestationObject": "C" * 400, "authenticatorData": "D" * 200,
+                 "publicKey": "E" * 120, "publicKeyAlgorithm": -7, "transports": ["internal", "hybrid"]},
+    "clientExtensionResults": {"credProps": {"rk": True}}}}
 
 
 class _Counted(Relay):
@@ -76,7 +85,7 @@ class PlaywrightPeers:
 
             def threaded(source, message):
                 import asyncio
-                return asyncio.get_running_loop().run_in_executor(self.pool, lambda: message)
+                return asyncio.get_running_loop().run_in_executor(self.pool, lambda: REPLY)
             echo.expose_binding("benchEchoThreaded", threaded)
             echo.expose_binding("benchEchoInPlace", lambda source, message: message)
             self.echo = echo.new_page()

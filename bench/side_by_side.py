@@ -414,8 +414,8 @@ def report(results, seconds, rounds, ready):
         # Python process and back; a no-op binding answered on a thread, as the channel's is), and the rest: the
         # shim and the page.
         threaded, in_place = 1000 / median["pw-binding-threaded"], 1000 / median["pw-binding-in-place"]
-        print(f"  a no-op expose_binding call (ms): answered on a thread {threaded:.2f}, in place {in_place:.2f}; "
-              f"at most {median['pw-binding-threaded']:.0f} calls/s")
+        print(f"  a no-op expose_binding call (ms): as the channel's (on a thread, a reply's dict) {threaded:.2f}, "
+              f"the floor (in place, a string) {in_place:.2f}: at most {median['pw-binding-in-place']:.0f} calls/s")
         print("  a ceremony of credemu under Playwright (ms): whole, the relay's HTTP request, its whole answer, "
               "the binding's round trip, the rest (shim and page)")
         for kind in ("create", "get"):
