@@ -14,12 +14,17 @@ Where a credemu ceremony under Playwright spends its time, three figures taken a
 """
 import concurrent.futures
 import os
+import shutil
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import credemu.shim
 from credemu import Client
 from credemu.playwright import credentials as credemu_credentials
 from credemu.relay import Relay
+from worker import Worker
 
 # A no-op binding's in-page loop: calls/s of `window[name](message)` with a message of a ceremony's size.
 ECHO_LOOP = """(async ([name, seconds]) => {
@@ -134,3 +139,34 @@ class PlaywrightPeers:
         if getattr(self, "browser", None):
             self.browser.close()
         self.playwright.stop()
+
+
+class JsPeers:
+    """The same two loops through the JS client (`bench/playwright_js.mjs` under Node, playwright-core from the
+    Python wheel's driver, as `make test-clients` runs it), or None where Node 20 is missing."""
+
+    @staticmethod
+    def start(api, page_url, loop, create):
+        node = shutil.which("node")
+        if not node or int(subprocess.run([node, "-p", "process.versions.node.split('.')[0]"], capture_output=True,
+                                          text=True).stdout.strip() or 0) < 20:
+            return None
+        import playwright
+        directory = tempfile.mkdtemp(prefix="credemu-bench-js-")
+        (Path(directory) / "loop.js").write_text(loop)
+        (Path(directory) / "create.js").write_text(create)
+        env = dict(os.environ, PLAYWRIGHT_CORE=str(Path(playwright.__file__).parent / "driver" / "package"))
+        script = Path(__file__).resolve().parent / "playwright_js.mjs"
+        worker = Worker(None, command=[node, str(script), api, page_url, f"{directory}/loop.js", f"{directory}/create.js"],
+                        env=env)
+        ready = worker.process.stdout.readline().split()
+        if ready != ["ready", "0"]:
+            raise SystemExit(f"bench/playwright_js.mjs did not start: {' '.join(ready) or 'no answer'}")
+        return worker
+
+    @staticmethod
+    def figures(worker):
+        if worker is None:
+            return {}
+        return {name: (lambda s, name=name: worker.figure(name, s))
+                for name in ("js-own-create", "js-own-get", "js-credemu-create", "js-credemu-get")}

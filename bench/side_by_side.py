@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "pyt
 from credemu import Client  # noqa: E402 - the repository's client, not an installed copy
 from credemu.browsers import ChromiumTab  # noqa: E402
 from credemu.relay import Relay  # noqa: E402
-from playwright_peers import PlaywrightPeers  # noqa: E402
+from playwright_peers import JsPeers, PlaywrightPeers  # noqa: E402
 
 CREATE = """(async () => {
   const rand = n => crypto.getRandomValues(new Uint8Array(n));
@@ -279,7 +279,7 @@ def main():
         shim_server = subprocess.Popen([f"{release}/credemu", "--vault", f"{directory}/vault.db", "serve", "--port", "0",
                                         "--port-file", str(port_file), "--allow-origin", page_url.rstrip("/")],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        browser = peers = None
+        browser = peers = js = None
         try:
             deadline = time.time() + 20
             while not port_file.exists() and time.time() < deadline:
@@ -301,6 +301,7 @@ def main():
                 devtools.evaluate(session, f"({LOOP})('get', 0.2)")
             peers = PlaywrightPeers(api, page_url, LOOP)
             peers.warm(CREATE, 0.2)
+            js = JsPeers.start(api, page_url, LOOP, CREATE)
             figures = {
                 "raw-keygen-sign": lambda s: worker.figure("raw-keygen-sign", s),
                 "create": lambda s: worker.figure("create", s),
@@ -324,6 +325,7 @@ def main():
                                                                               lambda: devtools.evaluate(served, f"({LOOP})('create', {s})")),
                 "served-get": lambda s: answered(api, s, results, "get", lambda: devtools.evaluate(served, f"({LOOP})('get', {s})")),
                 **peers.figures(results),
+                **JsPeers.figures(js),
             }
             ready = worker.figure("http-ready")
             results.update({name: [] for name in figures})  # the same dict the figures write into
@@ -343,6 +345,8 @@ def main():
                 tab.close()
             if peers:
                 peers.close()
+            if js:
+                js.close()
             if browser:
                 browser.kill()
                 browser.wait()
@@ -371,6 +375,9 @@ def report(results, seconds, rounds, ready):
         ("credemu shim over the channel, relayed by credemu serve", "served-create", "served-get"),
         ("Playwright's own authenticator, in-page loop", "pw-own-create", "pw-own-get"),
         ("credemu under Playwright (credentials(), gpm), in-page", "pw-credemu-create", "pw-credemu-get"),
+        *([("Playwright's own authenticator, Node, in-page", "js-own-create", "js-own-get"),
+           ("credemu under Playwright, JS client (gpm), in-page", "js-credemu-create", "js-credemu-get")]
+          if results.get("js-own-create") else []),
     ]
     print(f"\nSide by side (ES256; {rounds} interleaved rounds of {seconds:g} s per figure; medians; release build; "
           f"credemu serve ready in {ready:.1f} ms)")
@@ -393,6 +400,9 @@ def report(results, seconds, rounds, ready):
         ("Playwright's own authenticator / virtual authenticator", ratio("pw-own-create", "page-create"),
          ratio("pw-own-get", "page-get")),
     ]
+    if results.get("js-own-create"):
+        lines.append(("credemu under Playwright, JS / Playwright's own (Node)", ratio("js-credemu-create", "js-own-create"),
+                      ratio("js-credemu-get", "js-own-get")))
     for label, r, a in lines:
         print(f"  {label:58} {r:>10.2f}x {a:>12.2f}x")
     # Where a ceremony over the channel spends its time: the relay's HTTP request (credemu's work and the loopback
