@@ -21,6 +21,8 @@ the figures printed are medians over the rounds, and each ratio is the median of
   (`credemu.credentials(context, pack="gpm").install()`: the shim over `expose_binding`, relayed by the Python
   client), in the same in-page loop; where credemu's ceremony goes: the relay's HTTP request and its whole answer
   per ceremony, and a no-op binding's round trip (answered on a thread, as the channel's is, and in place).
+  Where Node 20 is there, the same two under Playwright for Node (`playwright_js.mjs`: the wheel's playwright-core,
+  the JS client's `credentials(context, {pack})`), a figure per stdin line as `credemu-bench worker` answers.
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
