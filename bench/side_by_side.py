@@ -15,7 +15,14 @@ the figures printed are medians over the rounds, and each ratio is the median of
   `credemu serve` itself (`POST /channels` with the tab's DevTools URL: the server's own DevTools connection
   answers each binding call in-process); where the time goes: for the Python relay, its HTTP request to credemu
   beside the whole ceremony as the page sees it; for the server's, the time it spent answering each binding call
-  (from the event's arrival to the reply's send, `GET /channels`' `answeringMs`) beside the whole.
+  (from the event's arrival to the reply's send, `GET /channels`' `answeringMs`) beside the whole;
+- under Playwright (`playwright_peers.py`; Playwright-launched, the same Chromium binary): Playwright's own
+  authenticator (`context.credentials.install()`) and credemu through its Playwright surface
+  (`credemu.credentials(context, pack="gpm").install()`: the shim over `expose_binding`, relayed by the Python
+  client), in the same in-page loop; where credemu's ceremony goes: the relay's HTTP request and its whole answer
+  per ceremony, and a no-op binding's round trip (answered on a thread, as the channel's is, and in place).
+  Where Node 20 is there, the same two under Playwright for Node (`playwright_js.mjs`: the wheel's playwright-core,
+  the JS client's `credentials(context, {pack})`), a figure per stdin line as `credemu-bench worker` answers.
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
@@ -42,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "pyt
 from credemu import Client  # noqa: E402 - the repository's client, not an installed copy
 from credemu.browsers import ChromiumTab  # noqa: E402
 from credemu.relay import Relay  # noqa: E402
+from playwright_peers import JsPeers, PlaywrightPeers  # noqa: E402
 
 CREATE = """(async () => {
   const rand = n => crypto.getRandomValues(new Uint8Array(n));
@@ -273,7 +281,7 @@ def main():
         shim_server = subprocess.Popen([f"{release}/credemu", "--vault", f"{directory}/vault.db", "serve", "--port", "0",
                                         "--port-file", str(port_file), "--allow-origin", page_url.rstrip("/")],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        browser = None
+        browser = peers = js = None
         try:
             deadline = time.time() + 20
             while not port_file.exists() and time.time() < deadline:
@@ -293,6 +301,9 @@ def main():
                 devtools.focus(session)
                 devtools.evaluate(session, CREATE)  # warm, and one credential to assert with
                 devtools.evaluate(session, f"({LOOP})('get', 0.2)")
+            peers = PlaywrightPeers(api, page_url, LOOP)
+            peers.warm(CREATE, 0.2)
+            js = JsPeers.start(api, page_url, LOOP, CREATE)
             figures = {
                 "raw-keygen-sign": lambda s: worker.figure("raw-keygen-sign", s),
                 "create": lambda s: worker.figure("create", s),
@@ -315,16 +326,18 @@ def main():
                 "served-create": lambda s: devtools.focus(served) or answered(api, s, results, "create",
                                                                               lambda: devtools.evaluate(served, f"({LOOP})('create', {s})")),
                 "served-get": lambda s: answered(api, s, results, "get", lambda: devtools.evaluate(served, f"({LOOP})('get', {s})")),
+                **peers.figures(results),
+                **JsPeers.figures(js),
             }
             ready = worker.figure("http-ready")
-            results = {name: [] for name in figures}
-            results.update({"channel-http-create": [], "channel-http-get": [], "served-answer-create": [], "served-answer-get": []})
+            results.update({name: [] for name in figures})  # the same dict the figures write into
+            side = ("channel-http-create", "channel-http-get", "served-answer-create", "served-answer-get",
+                    *PlaywrightPeers.SIDE_FIGURES)
+            results.update({name: [] for name in side})
             for name in figures:
                 figures[name](0.1)  # warm every path once before the rounds
-            results["channel-http-create"].clear()
-            results["channel-http-get"].clear()
-            results["served-answer-create"].clear()
-            results["served-answer-get"].clear()
+            for name in side:
+                results[name].clear()
             for _ in range(rounds):
                 for name, measure in figures.items():
                     results[name].append(measure(seconds))
@@ -332,6 +345,10 @@ def main():
             worker.close()
             if "tab" in locals():
                 tab.close()
+            if peers:
+                peers.close()
+            if js:
+                js.close()
             if browser:
                 browser.kill()
                 browser.wait()
@@ -358,6 +375,11 @@ def report(results, seconds, rounds, ready):
         ("credemu shim over fetch, in-page loop (same Chromium)", "shim-create", "shim-get"),
         ("credemu shim over the channel, Python relay, in-page loop", "channel-create", "channel-get"),
         ("credemu shim over the channel, relayed by credemu serve", "served-create", "served-get"),
+        ("Playwright's own authenticator, in-page loop", "pw-own-create", "pw-own-get"),
+        ("credemu under Playwright (credentials(), gpm), in-page", "pw-credemu-create", "pw-credemu-get"),
+        *([("Playwright's own authenticator, Node, in-page", "js-own-create", "js-own-get"),
+           ("credemu under Playwright, JS client (gpm), in-page", "js-credemu-create", "js-credemu-get")]
+          if results.get("js-own-create") else []),
     ]
     print(f"\nSide by side (ES256; {rounds} interleaved rounds of {seconds:g} s per figure; medians; release build; "
           f"credemu serve ready in {ready:.1f} ms)")
@@ -375,7 +397,14 @@ def report(results, seconds, rounds, ready):
         ("credemu shim over the channel / over fetch", ratio("channel-create", "shim-create"), ratio("channel-get", "shim-get")),
         ("shim relayed by credemu serve / virtual authenticator", ratio("served-create", "page-create"), ratio("served-get", "page-get")),
         ("shim relayed by credemu serve / by the Python relay", ratio("served-create", "channel-create"), ratio("served-get", "channel-get")),
+        ("credemu under Playwright / Playwright's own authenticator", ratio("pw-credemu-create", "pw-own-create"),
+         ratio("pw-credemu-get", "pw-own-get")),
+        ("Playwright's own authenticator / virtual authenticator", ratio("pw-own-create", "page-create"),
+         ratio("pw-own-get", "page-get")),
     ]
+    if results.get("js-own-create"):
+        lines.append(("credemu under Playwright, JS / Playwright's own (Node)", ratio("js-credemu-create", "js-own-create"),
+                      ratio("js-credemu-get", "js-own-get")))
     for label, r, a in lines:
         print(f"  {label:58} {r:>10.2f}x {a:>12.2f}x")
     # Where a ceremony over the channel spends its time: the relay's HTTP request (credemu's work and the loopback
@@ -391,6 +420,24 @@ def report(results, seconds, rounds, ready):
         for kind in ("create", "get"):
             whole, answer = 1000 / median[f"served-{kind}"], 1000 * statistics.median(results[f"served-answer-{kind}"])
             print(f"    {kind:6} {whole:7.2f}  {answer:7.2f}  (the rest, Chromium and the page: {whole - answer:.2f})")
+    if results["pw-http-create"] and results["pw-http-get"]:
+        # Where a credemu ceremony under Playwright goes: the relay's answer (its HTTP request to credemu, and the
+        # JSON and checks around it), the binding's round trip (page -> Chromium -> Playwright's driver -> this
+        # Python process and back; a no-op binding answered on a thread, as the channel's is), and the rest: the
+        # shim and the page.
+        threaded, in_place = 1000 / median["pw-binding-threaded"], 1000 / median["pw-binding-in-place"]
+        print(f"  a no-op expose_binding call (ms): as the channel's (on a thread, a reply's dict) {threaded:.2f}, "
+              f"the floor (in place, a string) {in_place:.2f}: at most {median['pw-binding-in-place']:.0f} calls/s")
+        print("  a ceremony of credemu under Playwright (ms): whole, the relay's HTTP request, its whole answer, "
+              "the binding's round trip, the rest (shim and page)")
+        for kind in ("create", "get"):
+            whole = 1000 / median[f"pw-credemu-{kind}"]
+            messages = statistics.median(results[f"pw-messages-{kind}"])
+            http_ms = 1000 * statistics.median(results[f"pw-http-{kind}"])
+            answer = 1000 * statistics.median(results[f"pw-answer-{kind}"])
+            binding = messages * threaded
+            print(f"    {kind:6} {whole:7.2f}  {http_ms:7.2f}  {answer:7.2f}  {binding:7.2f}  {whole - answer - binding:7.2f}"
+                  f"  ({messages:.2f} messages a ceremony; Playwright's own: {1000 / median[f'pw-own-{kind}']:.2f})")
     soft = lines[0]
     cdp = lines[2]
     print("goal: credemu in-process at least as fast as soft-webauthn: "
@@ -400,6 +447,9 @@ def report(results, seconds, rounds, ready):
     channel = lines[7]
     print("goal: the shim over the driver's channel (relayed by credemu serve) at least as fast as the virtual "
           "authenticator in-page: " + ("met" if channel[1] >= 1 and channel[2] >= 1 else "NOT met"))
+    playwright = lines[9]
+    print("goal: credemu under Playwright at least as fast as Playwright's own authenticator in-page: "
+          + ("met" if playwright[1] >= 1 and playwright[2] >= 1 else "NOT met"))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ import subprocess
 class Worker:
     """A running `credemu-bench worker` (its `credemu serve`, for HTTP figures, is the `credemu` beside it)."""
 
-    def __init__(self, binary, clients=4):
-        self.process = subprocess.Popen([binary, "worker", "--clients", str(clients)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, binary, clients=4, *, command=None, env=None):
+        """`command`: another program that speaks the same lines (`bench/playwright_js.mjs`), instead of the worker."""
+        self.process = subprocess.Popen(command or [binary, "worker", "--clients", str(clients)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def figure(self, name, seconds=None):
         """The figure's rate per second (for `http-ready`, milliseconds); exits on a failed or missing answer."""
