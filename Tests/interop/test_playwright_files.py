@@ -8,10 +8,7 @@ ways with Chromium's virtual authenticator over CDP (`WebAuthn.getCredentials` /
 and `--format webdriver`. The RP's side is py_webauthn throughout, with the public key it kept at registration.
 """
 import base64
-import http.server
 import json
-import socketserver
-import threading
 
 import pytest
 from webauthn import (
@@ -23,6 +20,8 @@ from webauthn import (
 )
 from webauthn.helpers.cose import COSEAlgorithmIdentifier
 from webauthn.helpers.structs import AuthenticatorSelectionCriteria, ResidentKeyRequirement, UserVerificationRequirement
+
+from conftest import html_site
 
 RP_ID = "localhost"
 
@@ -47,26 +46,10 @@ window.ceremony = async (kind, json) => {
 </script></body></html>"""
 
 
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def rp_url():
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with html_site(PAGE, content_type="text/html; charset=utf-8") as origin:
+        yield origin
 
 
 def registration_options(user, algorithms=None):
