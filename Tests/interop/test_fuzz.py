@@ -384,7 +384,8 @@ WRITE_OPERATIONS = {"POST /profiles/{profile}/passwords", "POST /profiles/{profi
                     "DELETE /profiles/{profile}/passkeys/{id}", "POST /devices/{device}/credentials/create",
                     "POST /devices/{device}/credentials/get", "POST /devices/{device}/signals/{kind}",
                     "POST /devices/{device}/passwords", "POST /devices/{device}/passwords/use", "POST /devices/{device}/autofill",
-                    "POST /demo"}  # it saves the demo shop's password in the profile
+                    "POST /demo",  # it saves the demo shop's password in the profile
+                    "POST /profiles/{profile}/credentials"}  # Playwright's create: a passkey seeded in the profile
 
 
 class ApiFuzz:
@@ -482,7 +483,8 @@ class ApiFuzz:
                          "GET /profiles/default/passkeys and /passwords differ before and after", replay)
             self.snapshot = after
         elif writes:
-            if key.endswith("/credentials/create") and status == 200 and path.startswith("/profiles/default/"):
+            made = (key.endswith("/credentials/create") and status == 200) or (key == "POST /profiles/{profile}/credentials" and status == 201)
+            if made and path.startswith("/profiles/default/"):
                 created = fz.loads(payload)  # keeps the vault (and so each snapshot) small
                 if isinstance(created, dict) and isinstance(created.get("id"), str):
                     self.server.call("DELETE", f"/profiles/default/passkeys/{urllib.parse.quote(created['id'], safe='')}")

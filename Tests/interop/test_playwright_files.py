@@ -209,3 +209,24 @@ def test_the_webdriver_format_carries_passkeys_both_ways_with_chromiums_virtual_
         assert verified.credential_id == made.credential_id
     finally:
         context.close()
+
+
+def test_playwrights_create_and_get_over_http_are_the_test_codes_and_answer_in_its_shape(tmp_path):
+    """`POST` and `GET /profiles/{p}/credentials` through the OpenAPI-checking client: Playwright's six members, a
+    seeded credential listed back and filtered, an import that is not all four members a named 400, a page refused."""
+    from api_client import Server
+    from conftest import BINARY
+    server = Server(BINARY, tmp_path, "--allow-origin", "http://localhost:8000")
+    try:
+        status, seeded = server.call("POST", "/profiles/default/credentials", {"rpId": "localhost"})
+        assert status == 201 and sorted(seeded) == ["id", "privateKey", "publicKey", "rpId", "signCount", "userHandle"], seeded
+        status, listed = server.call("GET", f"/profiles/default/credentials?rpId=localhost&id={seeded['id']}")
+        assert status == 200 and listed["credentials"] == [seeded], listed
+        assert server.call("GET", "/profiles/default/credentials?rpId=example.com") == (200, {"credentials": []})
+        status, refused = server.call("POST", "/profiles/default/credentials", {"rpId": "localhost", "id": seeded["id"]})
+        assert status == 400 and refused["error"]["name"] == "TypeError", refused
+        page = {"Origin": "http://localhost:8000"}
+        assert server.call("GET", "/profiles/default/credentials", headers=page)[0] == 403
+        assert server.call("POST", "/profiles/default/credentials", {"rpId": "localhost"}, headers=page)[0] == 403
+    finally:
+        assert server.stop() == 0
