@@ -44,14 +44,30 @@ run() {
     return $status
 }
 
+# Removes a root only when nothing is mounted below it: a run killed before its cleanup (or debootstrap, which mounts
+# the target's /proc itself) can leave /proc, /sys or the host's /dev bound there, and `rm -rf` would then delete
+# the host's device nodes. Unmounts what it finds, deepest first; --one-file-system keeps rm off any left.
+remove_root() {
+    local dir=$1 target
+    [ -e "$dir" ] || return 0
+    while read -r target; do
+        umount -R -l "$target" 2>/dev/null || true
+    done < <(awk -v d="$(realpath -m "$dir")" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r)
+    if awk -v d="$(realpath -m "$dir")" '$2 == d || index($2, d "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+        echo "clean-root: $dir still has file systems mounted below it; not removing it" >&2
+        exit 1
+    fi
+    rm -rf --one-file-system "$dir"
+}
+
 create() {
     local suite=$1 dir=$2
     local stamp="$suite: $APT_PACKAGES"
     if [ "$(cat "$dir/.clean-root" 2>/dev/null)" != "$stamp" ]; then
-        rm -rf "$dir"
+        remove_root "$dir"
         mkdir -p "$(dirname "$dir")"
         local part="$dir.part"
-        rm -rf "$part"
+        remove_root "$part"
         debootstrap --variant=minbase "$suite" "$part" "$mirror" >"$part.log" 2>&1 || { tail -20 "$part.log" >&2; exit 1; }
         printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s %s-security main\n' \
             "$mirror" "$suite" "$mirror" "$suite" "$security" "$suite" > "$part/etc/apt/sources.list"

@@ -26,9 +26,9 @@ for suite in "$@"; do
     root="$roots/$suite"
     "$here/clean-root.sh" create "$suite" "$root"
     check="$root/check"
-    rm -rf "$check"
+    rm -rf --one-file-system "$check"
     mkdir -p "$check/dist" "$check/rp" "$check/js"
-    trap 'rm -rf "$check"' EXIT
+    trap 'rm -rf --one-file-system "$check"' EXIT
     cp "$wheel" "$tarball" "$check/dist/"
     cp -r "$root_of_repo/examples/relying-party/." "$check/rp/"
     python3 "$here/quickstart.py" python > "$check/test_quickstart.py"
@@ -37,7 +37,7 @@ for suite in "$@"; do
     cp "$here/dist-check-inside.sh" "$check/inside.sh"
     echo "== dist-check: Debian $suite ($(cat "$root/etc/debian_version"))"
     "$here/clean-root.sh" run "$root" /bin/bash /check/inside.sh
-    rm -rf "$check"
+    rm -rf --one-file-system "$check"
     trap - EXIT
     echo "== dist-check: Debian $suite passed in $((SECONDS - started)) s"
 done
