@@ -3,11 +3,10 @@
 profile, because the install sends the shim's requests through the driver's channel (or, with `channel=False`,
 bypasses the CSP) and allows the page's origin; without either, the shim's own set-up failure shows."""
 import os
-import threading
 import warnings
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from conftest import page_site
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -32,26 +31,10 @@ async () => {
 """
 
 
-class StrictPage(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Security-Policy", "default-src 'self'")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def strict_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StrictPage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with page_site(PAGE, [("Content-Security-Policy", "default-src 'self'")]) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module")
