@@ -10,10 +10,7 @@ or `credemu_client.selenium(driver)`, whose authenticator methods go to credemu 
 key. The same test bodies pass on both; that is the proof. docs/webdriver.md describes the switch.
 """
 import base64
-import http.server
 import json
-import socketserver
-import threading
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -36,7 +33,7 @@ from webauthn.helpers.structs import (
 )
 
 import credemu
-from conftest import BINARY
+from conftest import BINARY, html_site
 from shim_drivers import selenium_chromium
 
 if not hasattr(credemu.Client, "selenium"):  # an older installed client shadows clients/python: `make deps-python`
@@ -61,25 +58,10 @@ window.ceremony = async (kind, json) => {
 </script></body></html>"""
 
 
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def rp_url():
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}/"
-    server.shutdown()
+    with html_site(PAGE, content_type="text/html; charset=utf-8") as origin:
+        yield origin + "/"
 
 
 def chromium():
