@@ -136,7 +136,10 @@ extension Engine {
 
     /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`, under the RP
     /// ID or the checked `appidExclude` (§10.1.2: a U2F-era credential registered under the AppID).
+    /// A provider that never reads the list (`exclusion.excludeCredentials` ignored) matches nothing, so a modal and a
+    /// conditional create alike make a second passkey for the account.
     func excludedMatch(_ options: CreationOptions, rpID: String, appidExclude: String? = nil) throws(CeremonyError) -> PasskeyRecord? {
+        guard knobs.exclusionList == .checked else { return nil }
         // The RP's exclude list is short and the vault may be large: look each ID up.
         for descriptor in options.excludeCredentials where descriptor.type == "public-key" {
             // A shadowed passkey is still the RP's credential in the vault: it excludes, as a hidden one does.
@@ -164,8 +167,10 @@ extension Engine {
     }
 
     func ceremonyDetail(_ options: CreationOptions, caller: Caller) -> [(String, JSONValue)] {
-        [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
+        let ignored: [(String, JSONValue)] = knobs.exclusionList == .ignored && !options.excludeCredentials.isEmpty
+            ? [("exclusion", .string(knobs.cite("exclusion.excludeCredentials", "ignored")))] : []
+        return [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
          ("userName", .string(options.user.name)), ("userHandle", .string(Base64URL.encode(options.user.id))),
-         ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))]
+         ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))] + ignored
     }
 }
