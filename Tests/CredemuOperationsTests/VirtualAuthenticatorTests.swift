@@ -151,7 +151,7 @@ final class VirtualAuthenticatorTests: XCTestCase {
     func testCredentialPropertiesChangeOneCredentialAndRemovalsRemove() throws {
         let (ops, _d) = try makeOperations()
         _ = _d
-        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true}"#))
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true,"hasUserVerification":true,"isUserVerified":true}"#))
         for n in 1...3 {
             _ = try ops.create(.profile(id), CeremonyRequest(options: .text(creationOptionsJSON(userID: Array("user-\(n)".utf8))), origin: origin))
         }
@@ -181,7 +181,7 @@ final class VirtualAuthenticatorTests: XCTestCase {
     func testRemovingAnAuthenticatorUnplugsItAndDeletesItsCredentials() throws {
         let (ops, _d) = try makeOperations()
         _ = _d
-        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true}"#))
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true,"hasUserVerification":true,"isUserVerified":true}"#))
         _ = try ops.create(.profile(id), CeremonyRequest(options: .text(creationOptionsJSON()), origin: origin))
         _ = try ops.updateProfile("default", settings: [("authenticators", .array([.string(id)]))], allowPackPath: false)
         _ = try ops.createDevice("desk", settings: [("platform", "chrome-desktop"), ("providers", "default"), ("authenticators", .array([.string(id)]))])
