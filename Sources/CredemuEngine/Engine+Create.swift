@@ -50,10 +50,11 @@ extension Engine {
             try checkKeyCanStore(options)
             if let match = try excludedMatch(options, rpID: rpID, appidExclude: appidExclude) { throw exclusionFailure(match, timeout: options.timeout) }
             if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
-            try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
+            let verification = try creationVerification(options)
+            try checkKeyCanAnswer(verification, timeout: options.timeout, forResidentKey: verification != options.userVerification)
             try checkProtectionEnforceable(protection)
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
-                                              userPresent: true, userVerified: reportsUserVerification(options.userVerification),
+                                              userPresent: true, userVerified: reportsUserVerification(verification),
                                               detail: &detail)
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
                                                          ("userVerification", userVerificationCitation), response.flagsDetail])
@@ -111,7 +112,8 @@ extension Engine {
         try storeCreationExtensions(authenticatorExtensions, for: credentialID)
         remember(key, for: credentialID)
 
-        let extensionResults = (creationExtensionResults(options.extensionInputs, discoverable: settings.discoverable, prfSecret: prfSecret)
+        let extensionResults = (creationExtensionResults(options.extensionInputs, residentKey: reportedResidentKey(discoverable: settings.discoverable),
+                                                         prfSecret: prfSecret)
             + authenticatorExtensions.results).sorted { $0.0 < $1.0 }
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
