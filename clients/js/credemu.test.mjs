@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { generateKeyPairSync } from 'node:crypto';
-import { Client, CredemuError, ROUTES, Server, credentials, findBinary, installShim, originOf, relay, sharedServer } from './credemu.mjs';
+import { Client, CredemuError, ROUTES, Server, chromiumDevtoolsPort, credentials, findBinary, installShim, originOf, relay, sharedServer } from './credemu.mjs';
 import { extendWithCredemu, fixtures } from './playwright-fixtures.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -608,10 +608,47 @@ describe("Playwright's context.credentials, and credemu's after one line", { ski
     await passkeySuite(browser, site, (context) => credentials(context, { pack: 'gpm', server }).install(), { counts: false });
   });
 
+  test('in a Chromium with a DevTools port, credemu serve answers the pages itself and the page finds nothing of it', async () => {
+    const { chromium } = await import(join(playwrightCore(), 'index.mjs'));
+    const withPort = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage', '--remote-debugging-port=0'] });
+    try {
+      assert.ok(await chromiumDevtoolsPort(withPort) > 0);
+      assert.equal(await chromiumDevtoolsPort(browser), null, 'no port, no pairing: the client relays');
+      const own = await withPort.newContext();
+      await own.credentials.install();
+      const plain = await own.newPage();
+      await plain.goto(site + '/');
+      const expected = new Set([...await plain.evaluate(() => Object.getOwnPropertyNames(window)), '__credemuShim']);
+      const context = await withPort.newContext();
+      const made = credentials(context, { pack: 'gpm', server });
+      await made.install();
+      const page = await context.newPage();
+      await page.goto(site + '/');
+      const seeded = await context.credentials.create('localhost');
+      assert.equal((await page.evaluate(signInInPage, [])).id, seeded.id);
+      assert.deepEqual((await page.evaluate(() => Object.getOwnPropertyNames(window))).filter((n) => !expected.has(n)), []);
+      const [channel] = (await server.client().channels()).filter((c) => c.profile === made.profile);
+      assert.equal(channel.answered, 1, 'the sign-in went through credemu serve');
+      await context.close();
+      await own.close();
+    } finally {
+      await withPort.close();
+    }
+  });
+
   test("Playwright Test's fixtures: the suite's context comes with credemu, seeded from test.use({storageState})", async () => {
     // What @playwright/test's test.extend gets; its fixture functions are called here as its runner calls them.
     const extended = extendWithCredemu({ extend: (given) => given }, { pack: 'apple', server });
-    assert.deepEqual(Object.keys(extended), ['credemuOptions', 'context', 'credemu']);
+    assert.deepEqual(Object.keys(extended), ['credemuOptions', 'launchOptions', 'context', 'credemu']);
+    const launched = async (launchOptions, browserName) => {
+      let given;
+      await extended.launchOptions[0]({ launchOptions, browserName }, async (value) => { given = value; });
+      return given;
+    };
+    assert.deepEqual(extended.launchOptions[1], { scope: 'worker' });
+    assert.deepEqual(await launched({ args: ['--no-sandbox'], slowMo: 1 }, 'chromium'), { args: ['--no-sandbox', '--remote-debugging-port=0'], slowMo: 1 });
+    assert.deepEqual(await launched({ args: ['--remote-debugging-port=9333'] }, 'chromium'), { args: ['--remote-debugging-port=9333'] });
+    assert.deepEqual(await launched({}, 'firefox'), {}, 'only Chromium');
     assert.deepEqual(extended.credemuOptions, [{ pack: 'apple', server }, { option: true }], 'an option: test.use({credemuOptions})');
     assert.deepEqual(fixtures.credemuOptions, [{}, { option: true }]);
     // A passkey a setup project saved in the storage state.

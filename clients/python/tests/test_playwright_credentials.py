@@ -295,6 +295,9 @@ def test_seeded_credential_signs_in(context, page):
     assert assertion.get("id") == seeded["id"], assertion
     flags = __import__("base64").urlsafe_b64decode(assertion["authenticatorData"] + "==")[32]
     print("FLAGS", flags & 0x18, type(context.credentials).__module__)
+    # On credemu, the plugin's Chromium has a DevTools port: credemu serve answered the page itself.
+    client = getattr(context.credentials, "profile", None)
+    print("SERVED", sum(c["answered"] for c in client.channels()) if client else None)
 
 @pytest.mark.credemu(pack="apple", playwright=True)
 def test_the_marker_names_the_pack(context, credemu_profile):
@@ -323,7 +326,7 @@ def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pyt
     pytester.makepyfile(test_suite=PYTEST_PLAYWRIGHT_SUITE % {"chromium": CHROMIUM, "sign_in": SIGN_IN, "site": site})
     on_credemu = pytester.runpytest_subprocess("-s", "-k", "seeded", "--credemu-playwright=gpm")
     on_credemu.assert_outcomes(passed=1)
-    on_credemu.stdout.fnmatch_lines(["*FLAGS 24 credemu.playwright*"])
+    on_credemu.stdout.fnmatch_lines(["*FLAGS 24 credemu.playwright*", "*SERVED 1*"])
     on_playwright = pytester.runpytest_subprocess("-s", "-k", "seeded")
     on_playwright.assert_outcomes(passed=1)
     on_playwright.stdout.fnmatch_lines(["*FLAGS 0 playwright.sync_api*"])
