@@ -255,13 +255,17 @@ def test_the_async_api_context_gets_the_same_surface(site, credemu_server):
 
     async def suite():
         async with async_playwright() as manager:
-            browser = await manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+            browser = await manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage",
+                                                                                    "--remote-debugging-port=0"])
             context = await browser.new_context()
             await credemu.credentials(context, pack="gpm").install()
             seeded = await context.credentials.create("localhost")
             page = await context.new_page()
             await page.goto(site + "/login")
             assertion = await page.evaluate(SIGN_IN, [[]])
+            # The browser has a DevTools port: credemu serve answered the page itself (a paired channel).
+            [channel] = [c for c in credemu_server.client().channels() if c["profile"] == context.credentials.profile.profile]
+            assert channel["answered"] == 1, channel
             held = await context.credentials.get(rp_id="localhost")
             state = await context.storage_state(credentials=True)
             await context.credentials.delete(seeded["id"])
