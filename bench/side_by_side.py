@@ -356,6 +356,43 @@ def main():
             shim_server.wait(timeout=20)
             page.shutdown()
     report(results, seconds, rounds, ready)
+    if os.environ.get("CREDEMU_BENCH_DOCS") == "1":
+        write_playwright_row(results, Path(__file__).resolve().parent.parent / "docs" / "playwright.md")
+
+
+# docs/playwright.md's speed row, which `make bench` rewrites with each run (CREDEMU_BENCH_DOCS=1); the clients'
+# tests check it is a row this function wrote.
+PLAYWRIGHT_ROW = re.compile(r"^\| Speed, in-page ES256 registrations / assertions per second.*$", re.M)
+
+
+def playwright_row(results, day, load):
+    """The migration page's speed row: Playwright's own authenticator, credemu under Playwright (DevTools port,
+    and without one), Chromium's virtual authenticator in the page, per second, medians of one `make bench` run."""
+    median = {name: statistics.median(values) for name, values in results.items() if values}
+
+    def ratio(a, b):
+        return statistics.median(x / y for x, y in zip(results[a], results[b]))
+
+    def pair(prefix):
+        return f"{median[prefix + '-create']:,.0f} / {median[prefix + '-get']:,.0f}"
+    own = f"{pair('pw-own')} (Python)" + (f", {pair('js-own')} (Node)" if median.get("js-own-create") else "")
+    ours = (f"{pair('pw-credemu')} with the Python client ({ratio('pw-credemu-create', 'pw-own-create'):.2f}x / "
+            f"{ratio('pw-credemu-get', 'pw-own-get'):.2f}x)")
+    if median.get("js-own-create"):
+        ours += (f", {pair('js-credemu')} with the JS client ({ratio('js-credemu-create', 'js-own-create'):.2f}x / "
+                 f"{ratio('js-credemu-get', 'js-own-get'):.2f}x)")
+    ours += (f"; without a DevTools port {pair('pw-client')} ({ratio('pw-client-create', 'pw-own-create'):.2f}x / "
+             f"{ratio('pw-client-get', 'pw-own-get'):.2f}x)")
+    return (f"| Speed, in-page ES256 registrations / assertions per second (`make bench`, {day}, load {load:.1f} on "
+            f"{os.cpu_count()} cores; Chromium with a DevTools port) | {own} | {ours} | {pair('page')} |")
+
+
+def write_playwright_row(results, page):
+    text = page.read_text()
+    row = playwright_row(results, time.strftime("%Y-%m-%d"), os.getloadavg()[0])
+    if PLAYWRIGHT_ROW.search(text):
+        page.write_text(PLAYWRIGHT_ROW.sub(lambda _: row, text, count=1))
+        print(f"{page.name}: speed row rewritten")
 
 
 def report(results, seconds, rounds, ready):

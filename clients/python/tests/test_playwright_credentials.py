@@ -357,3 +357,22 @@ def test_every_method_of_playwrights_credentials_is_credemus_with_its_signature_
             assert our_parameters == theirs_parameters, name
             assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(getattr(playwrights, name)), name
             assert f"`{name}(" in page, f"docs/playwright.md says nothing of {name}"
+
+
+def test_the_migration_pages_speed_row_is_a_bench_run_and_its_ratios_are_its_figures():
+    """docs/playwright.md's speed row is what `make bench` wrote (bench/side_by_side.py's playwright_row): a dated
+    run whose ratios agree with its own figures, not numbers typed in."""
+    import re
+    page = (Path(__file__).resolve().parents[3] / "docs" / "playwright.md").read_text()
+    [row] = [line for line in page.splitlines() if line.startswith("| Speed, in-page ES256")]
+    assert re.search(r"\(`make bench`, \d{4}-\d{2}-\d{2}, load \d+\.\d on \d+ cores; Chromium with a DevTools port\)", row), row
+    own, ours = row.split(" | ")[1:3]
+    number = r"([\d,]+) / ([\d,]+)"
+    own_create, own_get = (float(x.replace(",", "")) for x in re.match(number + r" \(Python\)", own).groups())
+    found = re.match(number + r" with the Python client \((\d+\.\d+)x / (\d+\.\d+)x\)", ours)
+    assert found, ours
+    create, get, create_ratio, get_ratio = (float(x.replace(",", "")) for x in found.groups())
+    # Each ratio is the median of per-round ratios, so near (not equal to) the ratio of the medians.
+    assert abs(create_ratio - create / own_create) <= 0.25 * create / own_create
+    assert abs(get_ratio - get / own_get) <= 0.25 * get / own_get
+
