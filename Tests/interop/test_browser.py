@@ -104,7 +104,9 @@ def browser(request, chromium, example_rp, credemu_profile, credemu_install_shim
 
 @pytest.mark.credemu(packs="all", xfail={
     "1password": "no conditional create: the automatic upgrade is declined (conditionalCreateUnsupported)",
-    "generic-third-party": "its platform (android) reports no conditionalCreate capability, so the RP does not try"})
+    "generic-third-party": "its platform (android) reports no conditionalCreate capability, so the RP does not try",
+    "edge": "Microsoft Password Manager's conditional create is unsourced: the pack declines it (unconfirmed)",
+    "windows-hello": "no conditional create: Chrome reaches Windows Hello through webauthn.dll, which has none"})
 def test_a_password_sign_in_is_followed_by_an_automatic_upgrade_and_a_passkey_sign_in(browser):
     browser.sign_in_with_password()
     assert browser.text("upgrade-status").startswith("upgrade: created "), browser.text("upgrade-status")
@@ -117,7 +119,10 @@ def test_a_password_sign_in_is_followed_by_an_automatic_upgrade_and_a_passkey_si
     "1password": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
     "bitwarden": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
     "keepassxc": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
-    "gpm-pre-m144": "Chrome before M144 hides no passkey missing from the accepted list"})
+    "gpm-pre-m144": "Chrome before M144 hides no passkey missing from the accepted list",
+    "proton-pass": "an extension that overrides no signal method: the revoked passkey stays offered",
+    "edge": "Microsoft Password Manager's signal handling is unsourced: the pack ignores signals (unconfirmed)",
+    "windows-hello": "Chrome forwards no signal to Windows Hello (kWebAuthnHelloSignal is off by default)"})
 def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_no_longer_offered(browser):
     browser.sign_in_with_password()
     if not browser.text("upgrade-status").startswith("upgrade: created "):
@@ -139,7 +144,8 @@ def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_no_longer_offered(bro
 
 @pytest.mark.credemu(packs="all", automaticPasskeyUpgrades=False, xfail={
     "bitwarden": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not",
-    "keepassxc": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not"})
+    "keepassxc": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not",
+    "proton-pass": "mediation never forwarded: the automatic upgrade is its save prompt the user accepts, opt-out or not"})
 def test_an_opted_out_user_gets_no_automatic_passkey_but_can_take_the_nudge(browser):
     browser.sign_in_with_password()
     assert not browser.text("upgrade-status").startswith("upgrade: created"), browser.text("upgrade-status")
