@@ -17,7 +17,7 @@ extension ProbeReport {
 
     static func mark(_ outcome: StaleContextCheck.Outcome) -> String {
         switch outcome {
-        case .passed: return "refused"
+        case .passed: return "passed"
         case .finding: return "FINDING"
         case .notRun: return "not run"
         case .needsAdapter: return "needs an adapter"

@@ -144,9 +144,8 @@ public struct ProbeReport: Sendable {
             }
         }
         out += staleContextTable
-        out += bugs.isEmpty && !failed
-            ? "\nThe server accepted every response a correct server must accept.\n"
-            : "\n\(bugs.count) integration bug(s)" + (bugs.isEmpty ? "" : ": " + bugs.map(\.trait.label).joined(separator: "; ")) + ".\n"
+        out += bugs.isEmpty && !failed ? "\nThe server accepted every response a correct server must accept.\n"
+            : bugs.isEmpty ? "\n" : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
         if !staleFindings.isEmpty { out += "\(staleFindings.count) stale-account-context finding(s): " + staleFindings.map { "\($0.kind.rawValue) (\($0.kind.criteria.joined(separator: ", ")))" }.joined(separator: "; ") + ".\n" }
         if invalidOptions { out += "The server issued options no browser accepts: no provider was asked.\n" }
         for suspect in alsoSuspected {
