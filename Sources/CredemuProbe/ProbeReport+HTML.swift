@@ -32,9 +32,10 @@ extension ProbeReport {
         if invalidOptions {
             bugItems += "<li><b>Options no browser accepts</b> — <i>Fix:</i> \(e(ProbeReport.optionsFix)).<br><small>\(e(ProbeReport.optionsRule))</small></li>\n"
         }
+        bugItems += staleContextHTMLItems
         for name in unexplained { bugItems += "<li><b>\(e(name))</b>: rejected with nothing unusual in the response (WebAuthn L3 §7.1/§7.2).</li>\n" }
         let headers = columns.map { "<th scope=\"col\">\(e($0.name))<br><small>\(e($0.platform.rawValue)) · \(e($0.version))</small></th>" }.joined()
-        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept, or issued options no browser accepts.</p>"
+        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept, issued options no browser accepts, or took a registration whose account context went stale.</p>"
                              : "<p class=\"verdict good\">The server accepted every response a correct server must accept.</p>"
         return """
         <!doctype html>
@@ -54,6 +55,7 @@ extension ProbeReport {
         \(rows)</tbody></table>
         <h2>Integration bugs</h2>
         \(bugItems.isEmpty ? "<p>None: the server accepts what every provider sends.</p>" : "<ul class=\"bugs\">\n\(bugItems)</ul>")
+        \(staleContextHTML)
         </body></html>
 
         """

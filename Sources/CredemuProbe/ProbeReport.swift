@@ -25,10 +25,14 @@ public struct ProbeReport: Sendable {
     public var alsoSuspected: [Bug] = []
     /// Rejections no unusual trait explains (the server refused a plain response).
     public var unexplained: [String] = []
+    /// The stale-account-context checks, run once with the first provider (`Prober+StaleContext.swift`).
+    public var staleContext: [StaleContextCheck] = []
 
     /// True when the server rejected a response a correct server must accept, or issued options no browser takes:
     /// the CLI exits 1.
-    public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } } }
+    public var failed: Bool {
+        cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } } || !staleFindings.isEmpty
+    }
 
     /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried, every one
     /// of them named in the cell. A trait that is a rejection's only suspect is a bug; a rejection with several
@@ -79,6 +83,7 @@ public struct ProbeReport: Sendable {
                                                                   ("rule", .string($0.trait.rule)), ("fix", .string($0.trait.fix)),
                                                                   ("cells", .array($0.cells.map(JSONValue.string)))]) })),
             ("unexplained", .array(unexplained.map(JSONValue.string))),
+            ("staleContext", staleContextJSON),
             ("eventLog", .string(log)),
         ])
     }
@@ -138,9 +143,10 @@ public struct ProbeReport: Sendable {
                 out += "note [\(columns[c].header)] \(variants[v].title): \(cell.note)\n"
             }
         }
-        out += bugs.isEmpty && !failed
-            ? "\nThe server accepted every response a correct server must accept.\n"
-            : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        out += staleContextTable
+        out += bugs.isEmpty && !failed ? "\nThe server accepted every response a correct server must accept.\n"
+            : bugs.isEmpty ? "\n" : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        if !staleFindings.isEmpty { out += "\(staleFindings.count) stale-account-context finding(s): " + staleFindings.map { "\($0.kind.rawValue) (\($0.kind.criteria.joined(separator: ", ")))" }.joined(separator: "; ") + ".\n" }
         if invalidOptions { out += "The server issued options no browser accepts: no provider was asked.\n" }
         for suspect in alsoSuspected {
             out += "also suspected: \(suspect.trait.label), carried beside a bug by \(suspect.cells.joined(separator: ", ")) and by no accepted "
