@@ -174,6 +174,15 @@ public struct ForgeryContext: Sendable {
     /// The counter to sign (`counterRegression`: lower than the server's stored one).
     public var signCount: UInt32?
 
+    /// The context of a stored credential: its DER PKCS#8 key (as the vault keeps it), imported and checked.
+    public init(pkcs8: [UInt8], offeredAlgorithms: [COSEAlgorithm] = COSEAlgorithm.allCases, userHandle: [UInt8]? = nil,
+                signCount: UInt32? = nil) throws(ForgeryError) {
+        do { key = try SigningKeys.importPKCS8(pkcs8) } catch { throw ForgeryError(.cannotResign, "The credential's key does not import: \(error.message)") }
+        self.offeredAlgorithms = offeredAlgorithms
+        self.userHandle = userHandle
+        self.signCount = signCount
+    }
+
     public init(key: (any SigningKey)? = nil, offeredAlgorithms: [COSEAlgorithm] = COSEAlgorithm.allCases,
                 userHandle: [UInt8]? = nil, signCount: UInt32? = nil) {
         self.key = key

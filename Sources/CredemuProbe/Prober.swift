@@ -18,8 +18,10 @@ public final class Prober {
     /// How long a whole run may take; past it, the exchange under way ends in `RunTimedOut`.
     public let timeLimit: Duration
     public let limits: HTTPLimits
+    /// The forged responses sent after the variants (`--forgeries`; none by default).
+    public var forgeries: [Forgery] = []
     let ops: Operations
-    private var deadline: Deadline?
+    var deadline: Deadline?
 
     public static let defaultTimeLimit: Duration = .seconds(600)
 
@@ -47,6 +49,10 @@ public final class Prober {
         }
         var report = ProbeReport(target: base.description, adapter: adapter.name, origin: origin, columns: columns,
                                  variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
+        if let (policy, platform) = providers.first, !forgeries.isEmpty {
+            let upgrade = ProbeVariant.allCases.firstIndex(of: .upgrade)!
+            report.forged = try forge(policy, platform, upgradeAccepted: cells.contains { $0[upgrade].outcome == .accepted })
+        }
         report.diagnose()
         return report
     }
@@ -263,7 +269,8 @@ public final class Prober {
 
     struct Logger {
         let vault: Vault
-        let variant: ProbeVariant
+        /// The variant (or forgery) the exchanges belong to.
+        let variant: String
         let now: () -> Date
 
         func exchange(_ step: String, _ url: String, _ request: String, _ status: Int, _ response: String) {
@@ -278,15 +285,17 @@ public final class Prober {
 
         private func append(_ outcome: String, _ detail: [(String, JSONValue)]) {
             _ = try? vault.appendEvent(kind: "probe", outcome: outcome, reason: "success",
-                                       detail: .object([("variant", .string(variant.rawValue))] + detail), at: now())
+                                       detail: .object([("variant", .string(variant))] + detail), at: now())
         }
 
         static func clip(_ text: String) -> String { text.utf8.count <= 16_384 ? text : String(text.prefix(16_384)) + "…" }
     }
 
-    func logger(_ profile: String, _ variant: ProbeVariant) -> Logger {
+    func logger(_ profile: String, _ variant: ProbeVariant) -> Logger { logger(profile, named: variant.rawValue) }
+
+    func logger(_ profile: String, named name: String) -> Logger {
         let clock = ops.clock
-        return Logger(vault: ops.vault.scoped(to: profile), variant: variant, now: { clock.now() })
+        return Logger(vault: ops.vault.scoped(to: profile), variant: name, now: { clock.now() })
     }
 
     func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger) throws(ProbeError) -> Exchange {
