@@ -36,6 +36,10 @@ extension Commands {
                 The vault whose event log keeps every request and response (default .credemu/probe.db; profiles
                 probe-PACK-PLATFORM are replaced at each run).
                 """),
+            Option("forgeries", .text("none|all|NAME,..."), """
+                Forged responses to send after the variants, each of which a correct server refuses (default none;
+                all, or names such as badSignature,otherOrigin). One accepted is a finding (exit 1).
+                """),
             Option("max-time", .text("SECONDS"), "The whole run's time limit, 1 to 86400 seconds (default 600); each exchange has its own 30 s."),
         ]
     ) { context, args in try context.probe(args) }
@@ -71,10 +75,20 @@ extension Context {
         } catch {
             throw OperationFailureOutput(failure: error)
         }
+        let forgeries: [Forgery]
+        switch args.value("forgeries") ?? "none" {
+        case "none": forgeries = []
+        case "all": forgeries = Forgery.allCases
+        case let list:
+            do { forgeries = try list.split(separator: ",").map { (name) throws(ForgeryError) in try Forgery.named(String(name)) } } catch {
+                throw UsageError(error.message)
+            }
+        }
         let report: ProbeReport
         do {
-            report = try Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops,
-                            timeLimit: timeLimit).run(providers)
+            let prober = Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops, timeLimit: timeLimit)
+            prober.forgeries = forgeries
+            report = try prober.run(providers)
         } catch {
             terminal.writeError("credemu: \(error.description)\n")
             return error.kind == .vault ? .vaultError : .usage

@@ -18,8 +18,10 @@ public final class Prober {
     /// How long a whole run may take; past it, the exchange under way ends in `RunTimedOut`.
     public let timeLimit: Duration
     public let limits: HTTPLimits
+    /// The forged responses sent after the variants (`--forgeries`; none by default).
+    public var forgeries: [Forgery] = []
     let ops: Operations
-    private(set) var deadline: Deadline?
+    var deadline: Deadline?
 
     public static let defaultTimeLimit: Duration = .seconds(600)
 
@@ -48,6 +50,10 @@ public final class Prober {
         var report = ProbeReport(target: base.description, adapter: adapter.name, origin: origin, columns: columns,
                                  variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
         if let (policy, platform) = providers.first { report.staleContext = try staleContext(policy, platform) }
+        if let (policy, platform) = providers.first, !forgeries.isEmpty {
+            let upgrade = ProbeVariant.allCases.firstIndex(of: .upgrade)!
+            report.forged = try forge(policy, platform, upgradeAccepted: cells.contains { $0[upgrade].outcome == .accepted })
+        }
         report.diagnose()
         return report
     }
@@ -267,7 +273,7 @@ public final class Prober {
 
     struct Logger {
         let vault: Vault
-        /// The variant's name, or the stale-context check's (`staleContext.signedOut`).
+        /// The variant's name, the stale-context check's (`staleContext.signedOut`) or the forgery's.
         let variant: String
         let now: () -> Date
 
