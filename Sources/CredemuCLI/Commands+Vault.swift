@@ -140,11 +140,12 @@ extension Commands {
             Command("move", summary: "Move the --from profile's passkeys and passwords into the --to profile through a CXF document.",
                     discussion: """
                     What a user does when switching password managers: the --from profile's credentials (only --rp-id's with
-                    it) are exported as a Credential Exchange Format document and imported into --to as `vault import --format
-                    cxf` imports one, then removed from --from unless --keep-source; all in one transaction. The passkeys keep
+                    it) are written as a Credential Exchange Format document and imported into --to as `vault import` reads
+                    one, then removed from --from unless --keep-source; all in one transaction. The passkeys keep
                     their credential IDs and keys; --to's pack answers for them from then on (its backup flags and AAGUID, no
                     counter, its signal handling). A passkey whose counter is not 0 stays in --from, named under leftOut.
-                    See docs/cxf.md.
+                    --keep-source copies passwords only: one vault holds a credential ID once, so it refuses a kept passkey
+                    (export from one vault and import into another to keep both). See docs/cxf.md.
                     """,
                     options: [Option("from", .text("PROFILE"), "The profile the credentials leave.", required: true),
                               Option("to", .text("PROFILE"), "The profile they go to.", required: true),
