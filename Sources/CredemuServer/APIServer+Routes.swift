@@ -82,6 +82,13 @@ extension APIServer {
             let list = try s.operations.playwrightCredentials(r.first, rpID: r.query("rpId"), id: r.query("id"))
             return s.json(200, .object([("credentials", .array(list))]))
         },
+        // A move between two profiles through a CXF document (`Operations.moveCredentials`): secrets pass, so the operator's alone.
+        Route("POST", "/vault/move", .operator) { s, r in
+            let body = try r.body()
+            try body.only(["from", "to", "keepSource", "rpId"])
+            return s.json(200, try s.operations.moveCredentials(from: try body.requiredString("from"), to: try body.requiredString("to"),
+                                                                keepSource: try body.bool("keepSource") ?? false, rpID: try body.string("rpId")))
+        },
         Route("GET", "/profiles/{profile}/events", .operator) { s, r in
             let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
             let limit = try r.query("limit").map { (t) throws(OperationError) in

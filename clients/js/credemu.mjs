@@ -54,6 +54,7 @@ export const ROUTES = {
   'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
   'POST /profiles/{profile}/credentials': ['createCredential'],
   'GET /profiles/{profile}/credentials': ['credentials'],
+  'POST /vault/move': ['moveCredentials'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
   'GET /demo': ['demo'],
@@ -463,6 +464,13 @@ export class Client {
   /** Playwright's credentials.get({id, rpId}): every passkey of the profile (seeded or registered), as createCredential answers. */
   async credentials({ rpId, id, profile } = {}) {
     return (await this.request('GET', this.profilePath(profile, '/credentials'), undefined, { rpId, id: base64url(id) })).credentials;
+  }
+  /**
+   * POST /vault/move: the `from` profile's passkeys and passwords (only `rpId`'s when given) written as a CXF document,
+   * imported into `to` and removed from `from` in one transaction (docs/cxf.md). `keepSource` copies passwords only.
+   */
+  moveCredentials(from, to, { keepSource, rpId } = {}) {
+    return this.request('POST', '/vault/move', dropUndefined({ from, to, keepSource, rpId }));
   }
   /** The user deletes the passkey in the provider. */
   removePasskey(credentialId, { profile } = {}) {

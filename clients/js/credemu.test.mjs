@@ -140,6 +140,9 @@ describe('the client', () => {
     assert.deepEqual((await call('credentials', { id: seeded.id })).map((c) => c.id), [seeded.id]);
     await call('removePasskey', seeded.id);
     await call('removePasskey', created.id);
+    await call('createProfile', 'mac', { pack: 'apple' });
+    const moved = await call('moveCredentials', 'reach', 'mac', { rpId: RP_ID });
+    assert.equal(moved.from, 'reach'); assert.equal(moved.importer.pack, 'apple');
     // WebDriver's virtual authenticators, under selenium-webdriver's names.
     const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });
     const key = await call('addVirtualAuthenticator', { protocol: 'ctap2', transport: 'usb', hasResidentKey: true });

@@ -158,6 +158,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     assert set(seeded) == {"id", "rpId", "userHandle", "privateKey", "publicKey", "signCount"} and seeded["signCount"] == 0
     assert [c["id"] for c in call("credentials", id=seeded["id"])] == [seeded["id"]]
     call("remove_passkey", created["id"])
+    # A move through a CXF document: the seeded passkey leaves for an apple profile.
+    call("create_profile", "mac", pack="apple")
+    moved = call("move_credentials", "reach", "mac", rp_id=RP_ID)
+    assert seeded["id"] in moved["credentialIds"] and moved["importer"]["pack"] == "apple"
     # WebDriver's virtual authenticators, under Selenium's names.
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -39,6 +39,7 @@ ROUTES = {
     ("POST", "/profiles/{profile}/autofill"): ["autofill"],
     ("POST", "/profiles/{profile}/credentials"): ["create_credential"],
     ("GET", "/profiles/{profile}/credentials"): ["credentials"],
+    ("POST", "/vault/move"): ["move_credentials"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
     ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey", "rename_passkey"],
@@ -579,6 +580,14 @@ class Client:
         """`GET /profiles/{p}/credentials`: Playwright's `credentials.get()`: every passkey the profile holds (seeded
         or registered by a page) as Playwright's dicts, private keys included, filtered by `rp_id` and/or `id`."""
         return self.request("GET", self._profile_path(profile, "/credentials"), query={"rpId": rp_id, "id": _b64url(id)})["credentials"]
+
+    def move_credentials(self, from_profile, to_profile, *, keep_source=False, rp_id=None):
+        """`POST /vault/move`: the `from_profile`'s passkeys and passwords (only `rp_id`'s when given) written as a
+        CXF document and imported into `to_profile`, removed from `from_profile` in the same transaction (see
+        docs/cxf.md). `keep_source` copies passwords only: one vault holds a credential ID once. Returns
+        `{from, to, kept, moved: {passkeys, passwords}, credentialIds, leftOut, importer}`."""
+        body = _drop_none({"from": from_profile, "to": to_profile, "keepSource": keep_source or None, "rpId": rp_id})
+        return self.request("POST", "/vault/move", body)
 
     def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
