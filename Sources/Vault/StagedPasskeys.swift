@@ -27,6 +27,8 @@ final class StagedPasskeys {
     }
 
     private var entries: [CredentialKey: Entry] = [:]
+    private var byHandle: [AccountKey: [CredentialKey]] = [:]
+    private var byName: [AccountKey: [CredentialKey]] = [:]
     /// Each account's staged passkeys that no other passkey shadows (those a create shadows leave it).
     private var unshadowedByAccount: [AccountKey: [CredentialKey]] = [:]
     /// Set when staged rows were moved inside a transaction, which may still roll back.
@@ -40,19 +42,40 @@ final class StagedPasskeys {
     func add(_ entry: Entry) {
         let id = CredentialKey(entry.record.credentialID)
         entries[id] = entry
-        if entry.record.shadowedBy == nil {
-            unshadowedByAccount[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle), default: []].append(id)
-        }
+        let account = AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle)
+        byHandle[account, default: []].append(id)
+        byName[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: Array(entry.record.userName.utf8)), default: []].append(id)
+        if entry.record.shadowedBy == nil { unshadowedByAccount[account, default: []].append(id) }
     }
 
     func removeAll() {
         entries.removeAll(keepingCapacity: true)
+        byHandle.removeAll(keepingCapacity: true)
+        byName.removeAll(keepingCapacity: true)
         unshadowedByAccount.removeAll(keepingCapacity: true)
     }
 
     /// The staged passkey with this credential ID, whatever its profile.
     func entry(_ credentialID: [UInt8]) -> Entry? {
         entries.isEmpty ? nil : entries[CredentialKey(credentialID)]
+    }
+
+    /// `Vault.countHandleSQL`, `countNameSQL` or `countHandleAndNameSQL` over the staged passkeys: the visible ones of
+    /// the profile on the RP with the user handle, the user name, or both.
+    func count(profile: String, rpID: String, handle: [UInt8]?, name: String?) -> Int {
+        guard !entries.isEmpty else { return 0 }
+        let ids: [CredentialKey]
+        if let handle {
+            ids = byHandle[AccountKey(profile: profile, rpID: rpID, key: handle)] ?? []
+        } else if let name {
+            ids = byName[AccountKey(profile: profile, rpID: rpID, key: Array(name.utf8))] ?? []
+        } else {
+            return 0
+        }
+        return ids.reduce(0) { total, id in
+            guard let e = entries[id], !e.record.hidden, name == nil || e.record.userName == name else { return total }
+            return total + 1
+        }
     }
 
     /// The account's staged passkeys no other passkey shadows yet (`Vault.shadowPriorSQL` over the staged ones).

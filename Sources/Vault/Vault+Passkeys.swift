@@ -193,9 +193,10 @@ extension Vault {
         case (nil, let name?): sql = Vault.countNameSQL; bindings += [.text(name)]
         case (nil, nil): return 0
         }
-        var total = 0
-        // These statements move staged rows first (they do not see them): once per part, then the count is kept.
-        try db.query(sql, bindings) { row in total = Int(row.int(0)) }
+        // The statement sees no staged row; the mirror counts them (a mirror that lost track moves them first).
+        if connection.staged.mustMove { try Vault.moveStaged(connection) }
+        var total = connection.staged.count(profile: profile, rpID: rpID, handle: handle, name: name)
+        try db.query(sql, bindings) { row in total += Int(row.int(0)) }
         if connection.accounts != nil { connection.counts.remember(total, for: part) }
         return total
     }

@@ -21,9 +21,10 @@ extension Vault {
     static let stagedDelay: TimeInterval = 0.5
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
-    /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`).
+    /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
+    /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
-                                          shadowPriorSQL, shadowStagedSQL]
+                                          shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`.

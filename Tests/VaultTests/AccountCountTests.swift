@@ -77,6 +77,20 @@ final class AccountCountTests: XCTestCase {
         XCTAssertEqual(fileCount(vault, handle: "x", name: "bench"), 40)
     }
 
+    /// A count the filter cannot answer (a user name known on another RP, or a false "maybe") reads SQL and the staged
+    /// mirror: it moves no staged row, which would commit five b-trees for a count.
+    func testACountTheFilterCannotAnswerMovesNoStagedRow() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        try vault.insertPasskey(record(handle: "alice", name: "alice@x", rpID: "a.example"), privateKey: signing.pkcs8)
+        try vault.insertPasskey(record(handle: "bob", name: "alice@x"), privateKey: signing.pkcs8)
+        try vault.insertPasskey(record(handle: "alice", name: "carol@x"), privateKey: signing.pkcs8)
+        XCTAssertEqual(try count(vault, handle: "alice", name: "alice@x"), 2)
+        XCTAssertEqual(try count(vault, handle: "dave", name: "alice@x"), 1)
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 3, "nothing moved")
+        XCTAssertEqual(fileCount(vault, handle: "alice", name: "alice@x"), 2)
+    }
+
     func testAKeptCountIsTheFilesThroughHidesDeletesRenamesReplacesAndRollbacks() throws {
         let (vault, _) = try held()
         defer { vault.close() }
