@@ -78,6 +78,12 @@ final class StagedPasskeys {
         }
     }
 
+    /// Whether one of the account's staged passkeys is as `matches` says.
+    func holds(profile: String, rpID: String, userHandle: [UInt8], where matches: (PasskeyRecord) -> Bool) -> Bool {
+        guard !entries.isEmpty else { return false }
+        return (byHandle[AccountKey(profile: profile, rpID: rpID, key: userHandle)] ?? []).contains { entries[$0].map { matches($0.record) } ?? false }
+    }
+
     /// The account's staged passkeys no other passkey shadows yet (`Vault.shadowPriorSQL` over the staged ones).
     func unshadowed(profile: String, rpID: String, userHandle: [UInt8]) -> [Entry] {
         guard !entries.isEmpty, let ids = unshadowedByAccount[AccountKey(profile: profile, rpID: rpID, key: userHandle)] else { return [] }

@@ -28,13 +28,30 @@ extension Vault {
             case .kept: return []
             case .shadowed: return try shadowStored(bindings)
             case .replaced:
-                guard record.settings.discoverable else { return [] }
+                guard record.settings.discoverable, try holdsOtherDiscoverable(record, bindings) else { return [] }
                 let removed = try changed(Vault.replacePriorSQL, bindings)
                 for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
                 return removed
             }
         }
     }
+
+    /// Whether the account holds a discoverable passkey other than `record`, staged or moved (the caller holds the
+    /// lock): the replacing DELETE must see staged rows, so it moves them first; a create the account filter only
+    /// took for a known account (a false "maybe", about 1% of new accounts a layer) makes no move for nothing.
+    private func holdsOtherDiscoverable(_ record: PasskeyRecord, _ bindings: [SQLValue]) throws(VaultError) -> Bool {
+        if connection.staged.holds(profile: profile, rpID: record.rpID, userHandle: record.userHandle, where: {
+            $0.credentialID != record.credentialID && $0.settings.discoverable
+        }) { return true }
+        var found = false
+        try db.query(Vault.priorDiscoverableSQL, bindings) { row in found = row.bool(0) }
+        return found
+    }
+
+    static let priorDiscoverableSQL = """
+        SELECT EXISTS (SELECT 1 FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND credential_id != ?4 \
+        AND discoverable = 1)
+        """
 
     /// The account's passkeys in `passkeys` that `shadowPriorSQL` shadows (the caller holds the lock; `bindings` as
     /// the statement's). The statement sees no staged row, and does not empty the record cache as other writes do:

@@ -24,7 +24,8 @@ extension Vault {
     /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
     /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
-                                          shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL]
+                                          shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL,
+                                          priorDiscoverableSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`.

@@ -8,6 +8,7 @@ extension Vault {
         "insertPasskey": insertPasskeySQL,
         "shadowPrior": shadowPriorSQL,
         "replacePrior": replacePriorSQL,
+        "priorDiscoverable": priorDiscoverableSQL,
         "shadowPassesOn": shadowPassesOnSQL,
         "stagePasskey": stagePasskeySQL,
         "shadowStaged": shadowStagedSQL,

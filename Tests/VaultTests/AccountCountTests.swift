@@ -179,6 +179,23 @@ final class AccountCountTests: XCTestCase {
         XCTAssertEqual(try vault.passkeys(rpID: "example.com").first { $0.credentialID == first.credentialID }?.shadowedBy, second.credentialID)
     }
 
+    /// A create that replaces (a security key's overwrite) moves the staged rows only when there is something to
+    /// replace: the account filter's "maybe" alone (here an account whose only passkey is not discoverable) moves none.
+    func testAReplacingCreateMovesStagedRowsOnlyWhenItReplacesOne() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        var server = record(handle: "alice", name: "alice@x")
+        server.settings.discoverable = false
+        try vault.insertPasskey(server, privateKey: signing.pkcs8)
+        let first = record(handle: "alice", name: "alice@x")
+        XCTAssertEqual(try vault.insertPasskey(first, privateKey: signing.pkcs8, prior: .replaced), [])
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 2, "nothing to replace, nothing moved")
+        let second = record(handle: "alice", name: "alice@x")
+        XCTAssertEqual(try vault.insertPasskey(second, privateKey: signing.pkcs8, prior: .replaced).map(\.credentialID), [first.credentialID])
+        XCTAssertNil(try vault.passkey(id: first.credentialID, includeShadowed: true))
+        XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), [server.credentialID, second.credentialID])
+    }
+
     func testARegistrationThatFailsShadowsNothing() throws {
         let (vault, _) = try held()
         defer { vault.close() }

@@ -58,6 +58,7 @@ final class QueryPlanTests: XCTestCase {
             ("renameUser", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("shadowPrior", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("replacePrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
+            ("priorDiscoverable", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("shadowPassesOn", "SEARCH passkeys USING INDEX passkeys_shadowed (shadowed_by=?)"),
             ("editUser", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
             ("countDiscoverable", "SEARCH passkeys USING COVERING INDEX passkeys_offered (profile=?)"),
