@@ -85,9 +85,10 @@ extension Vault {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
         return try locked { () throws(VaultError) in
+            let newID = !mayHoldCredential(record.credentialID)
             addAccount(record)
             // A held vault commits one page now and moves the row into `passkeys` with a batch (`Vault+Staging`).
-            if stages { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF, shadowing: shadowing) }
+            if stages { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF, shadowing: shadowing, newID: newID) }
             do throws(VaultError) {
                 try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile), sealedPRF])
             } catch {

@@ -28,10 +28,13 @@ extension Vault {
                                           priorDiscoverableSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
-    /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`.
+    /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`. `?24`
+    /// is 1 when the account filter says no passkey has the ID: the probe, a walk down the credential-ID index that
+    /// reads a page from the file in most registrations on a large vault, is skipped then (the OR stops at its first
+    /// true term).
     static let stagePasskeySQL = """
         INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...23).map { "?\($0)" }.joined(separator: ", ")) \
-        WHERE NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
+        WHERE ?24 = 1 OR NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
         """
     static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
     /// Every row, moved: without a WHERE clause SQLite clears the table's pages at once instead of row by row.
@@ -47,10 +50,12 @@ extension Vault {
     /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction). With
     /// `shadowing`, the account's older passkeys, staged or moved, get it as their shadow in the same transaction
     /// (`PriorOfSameUser.shadowed`), and are returned; nothing is moved for it.
-    func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue, shadowing: Bool) throws(VaultError) -> [ChangedPasskey] {
+    ///
+    /// - Parameter newID: the account filter said no passkey has the credential ID (asked before it was added).
+    func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue, shadowing: Bool, newID: Bool) throws(VaultError) -> [ChangedPasskey] {
         guard try stagedEntry(record.credentialID) == nil else { throw Vault.duplicatePasskey(record) }
-        var bindings = Vault.bindings(record, capacity: 23)
-        bindings += [.blob(sealedKey), .text(profile), sealedPRF]
+        var bindings = Vault.bindings(record, capacity: 24)
+        bindings += [.blob(sealedKey), .text(profile), sealedPRF, .bool(newID)]
         let stagedPrior = shadowing ? connection.staged.unshadowed(profile: profile, rpID: record.rpID, userHandle: record.userHandle) : []
         func stage() throws(VaultError) -> Int64 {
             try db.query(Vault.stagePasskeySQL, bindings)
