@@ -508,6 +508,29 @@ def report(results, seconds, rounds, ready):
         print("goal: credemu under Playwright (JS, DevTools port) at least as fast as Playwright's own authenticator "
               "in-page: " + ("met" if js_line[1] >= 1 and js_line[2] >= 1 else "NOT met")
               + f" ({js_line[1]:.2f}x, {js_line[2]:.2f}x)")
+    issue37_goals(results)
+
+
+def issue37_goals(results):
+    """Issue 37's goals, each met or not by the median of its per-round ratios, with the rounds' ratios beside it."""
+    def rounds(a, b):
+        return [x / y for x, y in zip(results[a], results[b])]
+
+    def line(label, pairs, met):
+        ratios = [rounds(a, b) for a, b in pairs]
+        medians = [statistics.median(r) for r in ratios]
+        verdict = "met" if all(met(m) for m in medians) else "NOT met"
+        shown = "; ".join(f"{statistics.median(r):.2f}x (rounds {' '.join(f'{x:.2f}' for x in r)})" for r in ratios)
+        print(f"goal (issue 37): {label}: {verdict}: {shown}")
+
+    line("a registration's in-process cost at most 1.25x the raw floor (keygen+sign), an assertion's at most 1.25x (sign)",
+         [("raw-keygen-sign", "create"), ("raw-sign", "get")], lambda r: r <= 1.25)
+    line("credemu in-process at least 1.2x soft-webauthn, registrations and assertions",
+         [("create", "soft-create"), ("get", "soft-get")], lambda r: r >= 1.2)
+    line("the shim relayed by credemu serve at least the virtual authenticator in the same page, both ceremonies",
+         [("served-create", "page-create"), ("served-get", "page-get")], lambda r: r >= 1)
+    line("one client over HTTP at least 10x the virtual authenticator per CDP call, both ceremonies",
+         [("http1-create", "cdp-create"), ("http1-get", "cdp-get")], lambda r: r >= 10)
 
 
 if __name__ == "__main__":
