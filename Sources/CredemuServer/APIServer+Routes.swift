@@ -184,6 +184,18 @@ extension APIServer {
         Route.onEveryTarget("DELETE", "/user", .operator) { s, r in
             s.json(200, try s.operations.clearDecisions(r.target!))
         },
+        // A forged next answer: the test's, never a page's (a page must not forge its own answers).
+        Route.onEveryTarget("GET", "/forge-next", .operator) { s, r in
+            s.json(200, try s.operations.forgeryState(r.target!))
+        },
+        Route.onEveryTarget("POST", "/forge-next", .operator) { s, r in
+            let body = try r.body()
+            try body.only(["forgery"])
+            guard let value = body.value["forgery"], value.isNull || value.stringValue != nil else {
+                throw APIError(.invalidInput("body.forgery is required: a forgery's name, or null to disarm."))
+            }
+            return s.json(200, try s.operations.forgeNext(r.target!, value.stringValue))
+        },
     ].flatMap { $0 }
 
     static let passwordRoutes: [Route] = [

@@ -183,6 +183,28 @@ def test_gpm_upgrades_silently_signs_in_and_hides_the_revoked_passkey(browser):
     assert browser.events("get")[-1]["reason"] == "noCredential"
 
 
+@pytest.mark.credemu(pack="gpm")
+def test_a_forged_sign_in_is_refused_by_the_rp_and_signs_no_one_in(browser):
+    """Issue 35: `forge_next` gives the page's next sign-in a signature over other bytes; the RP (py_webauthn)
+    refuses it and no session starts; the forgery is used once, so the next sign-in is the honest one."""
+    browser.sign_in_with_password()
+    assert browser.text("upgrade-status").startswith("upgrade: created "), browser.text("upgrade-status")
+    browser.sign_out()
+    assert browser.profile.forge_next("badSignature")["forgery"] == "badSignature"
+    browser.click("passkey")
+    browser.wait(lambda d: d.find_element(By.ID, "login-status").text.startswith("Passkey sign-in failed"))
+    browser.screenshot("forged-sign-in-refused")
+    assert "signature" in browser.text("login-status").lower(), browser.text("login-status")
+    assert browser.driver.current_url.endswith("/login")
+    browser.driver.get(browser.rp + "/account")
+    browser.wait(lambda d: d.current_url.endswith("/login"))  # no session: the account page sends the user back
+    forged = browser.events("get")[-1]
+    assert forged["outcome"] == "forged" and forged["detail"]["forgeries"] == [{"forgery": "badSignature", "by": "forgeNext"}]
+    assert browser.profile.pending_forgery()["forgery"] is None
+    browser.wait(lambda d: d.find_element(By.ID, "passkey"))
+    browser.sign_in_with_passkey()  # the forgery was used: this sign-in is honest, and the RP accepts it
+
+
 @pytest.mark.credemu(pack="bitwarden")
 def test_bitwarden_shows_the_modal_path(browser):
     browser.sign_in_with_password()

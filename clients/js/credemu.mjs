@@ -71,6 +71,10 @@ export const ROUTES = {
   'GET /devices/{device}/user': ['pendingDecisions'],
   'POST /devices/{device}/user': ['queueDecisions'],
   'DELETE /devices/{device}/user': ['clearDecisions'],
+  'GET /profiles/{profile}/forge-next': ['pendingForgery'],
+  'POST /profiles/{profile}/forge-next': ['forgeNext'],
+  'GET /devices/{device}/forge-next': ['pendingForgery'],
+  'POST /devices/{device}/forge-next': ['forgeNext'],
   'GET /attestation/root': ['attestationRoot'],
   'POST /profiles/{profile}/holds': ['hold'],
   'GET /devices': ['devices'],
@@ -97,6 +101,7 @@ export const ROUTES = {
   'DELETE /webauthn/authenticator/{authenticatorId}/credentials': ['removeAllCredentials'],
   'DELETE /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}': ['removeCredential'],
   'POST /webauthn/authenticator/{authenticatorId}/uv': ['setUserVerified'],
+  'POST /webauthn/authenticator/{authenticatorId}/override-bits': ['setResponseOverrideBits'],
   'POST /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props': ['setCredentialProperties'],
 };
 
@@ -492,6 +497,12 @@ export class Client {
     return (await this.request('POST', this.scopedPath(profile, device, '/user'), { decisions })).pending;
   }
   async clearDecisions({ profile, device } = {}) { return (await this.request('DELETE', this.scopedPath(profile, device, '/user'))).pending; }
+
+  // ---- forged answers (negative cases: the RP must refuse them) ----
+  /** Arms one forgery ('badSignature', 'otherOrigin', 'noUserPresence', ...) for the next create or get it applies to, once; null disarms. */
+  forgeNext(forgery, { profile, device } = {}) { return this.request('POST', this.scopedPath(profile, device, '/forge-next'), { forgery }); }
+  /** The forgery still armed (null once used) and, for a profile, its override bits. */
+  pendingForgery({ profile, device } = {}) { return this.request('GET', this.scopedPath(profile, device, '/forge-next')); }
   /** The vault's test attestation root ({certificate: base64 DER, pem}) that security keys' batch certificates chain to. */
   attestationRoot() { return this.request('GET', '/attestation/root'); }
 
@@ -522,6 +533,11 @@ export class Client {
   async removeAllCredentials({ authenticatorId } = {}) { await this.request('DELETE', this.authenticatorPath(authenticatorId, '/credentials')); }
   async setUserVerified(verified, { authenticatorId } = {}) {
     await this.request('POST', this.authenticatorPath(authenticatorId, '/uv'), { isUserVerified: Boolean(verified) });
+  }
+  /** CDP's WebAuthn.setResponseOverrideBits (chromedriver has no command for it): every later answer of the key with a bogus signature, UV=0 or UP=0; a bit not given is cleared. */
+  async setResponseOverrideBits({ isBogusSignature = false, isBadUV = false, isBadUP = false, authenticatorId } = {}) {
+    const body = { isBogusSignature: Boolean(isBogusSignature), isBadUV: Boolean(isBadUV), isBadUP: Boolean(isBadUP) };
+    return (await this.request('POST', this.authenticatorPath(authenticatorId, '/override-bits'), body)).value;
   }
   /** A credential's BE and BS flags and counter (`signCount: null`: no counter); what is not given stays. */
   async setCredentialProperties(credentialId, { backupEligibility, backupState, signCount, authenticatorId } = {}) {

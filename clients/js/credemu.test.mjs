@@ -91,6 +91,7 @@ describe('the client', () => {
     await call('signalUnknownCredential', { rpId: RP_ID, credentialId: new Uint8Array(16).fill(1) });
     await call('events'); await call('findings');
     await call('queueDecisions', ['accept']); await call('pendingDecisions'); await call('clearDecisions');
+    await call('forgeNext', 'badSignature'); await call('pendingForgery'); await call('forgeNext', null);
     const hold = await call('hold', { timeoutMs: 5000 });
     await call('holds'); await call('releaseHold', hold);
     await call('offers');
@@ -120,6 +121,8 @@ describe('the client', () => {
     assert.deepEqual(await call('queueDecisions', ['use:reach'], { device }), ['use:reach']);
     assert.deepEqual(await call('pendingDecisions', { device }), ['use:reach']);
     assert.deepEqual(await call('clearDecisions', { device }), []);
+    assert.deepEqual(await call('forgeNext', 'otherOrigin', { device }), { forgery: 'otherOrigin' });
+    await call('forgeNext', null, { device }); assert.deepEqual(await call('pendingForgery', { device }), { forgery: null });
     assert.ok((await call('attestationRoot')).pem.startsWith('-----BEGIN CERTIFICATE-----'));
     const onDeviceWaiting = server.client('reach', { origin: ORIGIN }).get(requestOptions(), { mediation: 'conditional', ceremony: 'd-1', device });
     for (let i = 0; i < 500 && (await server.client().offers({ device })).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -150,6 +153,7 @@ describe('the client', () => {
     await call('addCredential', { credentialId: 'AQID', isResidentCredential: true, rpId: RP_ID, userHandle: 'dXNlcg',
       privateKey: pkcs8.toString('base64url'), signCount: 0 });
     assert.deepEqual((await call('getCredentials')).map((c) => c.credentialId), ['AQID']);
+    assert.deepEqual(await call('setResponseOverrideBits', { isBadUP: true }), { isBogusSignature: false, isBadUV: false, isBadUP: true });
     await call('setUserVerified', false); await call('setCredentialProperties', new Uint8Array([1, 2, 3]), { backupState: false, signCount: null });
     await call('removeCredential', new Uint8Array([1, 2, 3])); await call('removeAllCredentials'); await call('removeVirtualAuthenticator');
     assert.equal(client.virtualAuthenticatorId, null);
@@ -175,6 +179,21 @@ describe('the client', () => {
     assert.ok(verify('sha256', signed, key, Buffer.from(assertion.response.signature, 'base64url')), 'the ES256 signature verifies');
     const rpIdHash = Buffer.from(assertion.response.authenticatorData, 'base64url').subarray(0, 32);
     assert.deepEqual(rpIdHash, createHash('sha256').update(RP_ID).digest());
+  });
+
+  test('forgeNext: the next assertion carries a signature its key does not verify, once', async () => {
+    await server.client().createProfile('forged', { pack: 'webauthn-spec' });
+    const client = server.client('forged', { origin: ORIGIN });
+    const registration = await client.create(registrationOptions('carol'));
+    const key = createPublicKey({ key: Buffer.from(registration.response.publicKey, 'base64url'), format: 'der', type: 'spki' });
+    const verifies = (assertion) => verify('sha256', Buffer.concat([Buffer.from(assertion.response.authenticatorData, 'base64url'),
+      createHash('sha256').update(Buffer.from(assertion.response.clientDataJSON, 'base64url')).digest()]), key,
+    Buffer.from(assertion.response.signature, 'base64url'));
+    assert.equal((await client.forgeNext('badSig').catch((e) => e)).status, 400);
+    assert.deepEqual(await client.forgeNext('badSignature'), { forgery: 'badSignature', overrideBits: { isBogusSignature: false, isBadUV: false, isBadUP: false } });
+    assert.equal(verifies(await client.get(requestOptions([registration.id]))), false, 'the forged signature');
+    assert.equal((await client.pendingForgery()).forgery, null);
+    assert.equal(verifies(await client.get(requestOptions([registration.id]))), true, 'the next answer is honest');
   });
 
   test('renamePasskey is the user\'s edit, which GPM\'s details signal keeps and Apple\'s does not', async () => {
