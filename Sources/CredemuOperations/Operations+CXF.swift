@@ -1,4 +1,5 @@
 import CredemuEngine
+import CredemuScenarios
 import Foundation
 import Vault
 import WebAuthn
@@ -100,5 +101,11 @@ extension Operations {
                 ("unconfirmed", .string(target.knobs.cite("import.backupFlags", target.knobs.importedBackupFlags.rawValue))),
             ])),
         ])
+    }
+
+    /// The move a scenario's `move` step makes (`DivergenceMatrix.run`'s `mover`): the scenario RP's credentials, the
+    /// source's copies removed.
+    public static let scenarioMover: ScenarioRunner.Mover = { source, target, rpID, now in
+        try move(from: source, to: target, keepSource: false, rpID: rpID, at: now)
     }
 }
