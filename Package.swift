@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "SigningTests", dependencies: ["Signing", "CredemuTestSupport"]),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "CredemuTestSupport"]),
         .testTarget(name: "CredemuEngineTests", dependencies: ["CredemuEngine", "CredemuTestSupport"]),
-        .testTarget(name: "CredemuScenariosTests", dependencies: ["CredemuScenarios", "CredemuTestSupport"]),
+        .testTarget(name: "CredemuScenariosTests", dependencies: ["CredemuScenarios", "CredemuOperations", "CredemuTestSupport"]),
         .testTarget(name: "CredemuServerTests", dependencies: ["CredemuServer", "CredemuTestSupport"]),
         .testTarget(name: "CredemuProbeTests", dependencies: ["CredemuProbe", "CredemuTestSupport"]),
         .testTarget(name: "CredemuOperationsTests", dependencies: ["CredemuOperations", "CredemuTestSupport"]),

@@ -35,7 +35,8 @@ extension Context {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let matrix: DivergenceMatrix
         do {
-            matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all, limits: .commandLine)
+            matrix = try DivergenceMatrix.run(scenario, providers: providers, directory: directory, packs: packs.all, limits: .commandLine,
+                                               mover: Operations.scenarioMover)
         } catch let stop as Cancellation.Stopped {
             throw OperationError.stopped(stop, what: "scenario run")
         }

@@ -47,19 +47,7 @@ extension Operations {
         var seeds: [Seed] = [], passwords: [CXFPassword] = [], skipped: [String: Int] = [:]
         switch format {
         case .cxf:
-            let cxf = try CXFDocument.read(document)
-            let settings = try Operations.seededSettings(engine, discoverable: true, backupEligible: nil, backupState: nil, counted: false)
-            for (p, path) in cxf.passkeys {
-                if let expected = expecting[p.credentialID], expected != p.key.publicKey {
-                    throw .invalidInput("\(path).key is not the private key of the credential's public key (the one the RP registered).")
-                }
-                let record = PasskeyRecord(credentialID: p.credentialID, rpID: p.rpID, userHandle: p.userHandle, userName: p.userName,
-                                           displayName: p.displayName, algorithm: p.key.algorithm, publicKey: p.key.publicKey,
-                                           signCount: 0, settings: settings, createdAt: p.created ?? now)
-                seeds.append(Seed(record: record, pkcs8: p.pkcs8, largeBlob: nil))
-            }
-            passwords = cxf.passwords
-            skipped = cxf.skipped
+            (seeds, passwords, skipped) = try Operations.cxfSeeds(document, engine, expecting: expecting, at: now)
         case .playwright, .webdriver:
             seeds = try listSeeds(engine, format, document, at: now)
         }
@@ -72,6 +60,31 @@ extension Operations {
             imported.append(("skipped", .object(skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) })))
         }
         return .object([("imported", .object(imported))])
+    }
+
+    /// A CXF document's passkeys as the profile's (`importedSettings`), its passwords and what it skipped, every member
+    /// checked (`CXFDocument.read`); a passkey in `expecting` must carry the public key given there.
+    static func cxfSeeds(_ document: JSONValue, _ engine: Engine, expecting: [[UInt8]: COSEKey], at now: Date)
+        throws(OperationError) -> (seeds: [Seed], passwords: [CXFPassword], skipped: [String: Int]) {
+        let cxf = try CXFDocument.read(document)
+        let settings = try importedSettings(engine)
+        var seeds: [Seed] = []
+        for (p, path) in cxf.passkeys {
+            if let expected = expecting[p.credentialID], expected != p.key.publicKey {
+                throw .invalidInput("\(path).key is not the private key of the credential's public key (the one the RP registered).")
+            }
+            let record = PasskeyRecord(credentialID: p.credentialID, rpID: p.rpID, userHandle: p.userHandle, userName: p.userName,
+                                       displayName: p.displayName, algorithm: p.key.algorithm, publicKey: p.key.publicKey,
+                                       signCount: 0, settings: settings, createdAt: p.created ?? now)
+            seeds.append(Seed(record: record, pkcs8: p.pkcs8, largeBlob: nil))
+        }
+        return (seeds, cxf.passwords, cxf.skipped)
+    }
+
+    /// The settings a passkey the profile imports from a CXF document gets: its pack's new-passkey settings, the backup
+    /// state its `import.backupFlags` says, and no counter (CXF §Passkey: the importer sets 0 and never counts).
+    static func importedSettings(_ engine: Engine) throws(OperationError) -> PasskeySettings {
+        try seededSettings(engine, discoverable: true, backupEligible: nil, backupState: engine.knobs.importedBackupState, counted: false)
     }
 
     /// The passkeys of a Playwright or WebDriver list, checked.

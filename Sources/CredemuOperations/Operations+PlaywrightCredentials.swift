@@ -41,8 +41,12 @@ extension Operations {
 
     /// The profile's passkeys with their private keys and large blobs, oldest first (ties by credential ID).
     func storedCredentials(_ name: String) throws(OperationError) -> [(PasskeyRecord, [UInt8], [UInt8]?)] {
-        let scoped = vault.scoped(to: name)
-        return try stored { () throws(VaultError) in
+        try Operations.storedCredentials(vault.scoped(to: name))
+    }
+
+    /// `storedCredentials` of a vault scoped to a profile.
+    static func storedCredentials(_ scoped: Vault) throws(OperationError) -> [(PasskeyRecord, [UInt8], [UInt8]?)] {
+        try stored { () throws(VaultError) in
             try scoped.allPasskeys().sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.map { (record) throws(VaultError) in
                 (record, try scoped.privateKey(for: record.credentialID), try scoped.largeBlob(for: record.credentialID))
             }
@@ -97,12 +101,19 @@ extension Operations {
     /// `added`, naming the credential when there is one.
     func store(_ name: String, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at now: Date? = nil,
                first: () throws(VaultError) -> Void = {}) throws(OperationError) {
-        let scoped = vault.scoped(to: name)
+        try Operations.store(vault.scoped(to: name), seeds, passwords: passwords, by: by, at: now ?? clock.now(), logged: clock.now(), first: first)
+        forget(name)
+    }
+
+    /// `store` into a vault scoped to a profile: the passwords saved `at` (unless they give their own time), the event
+    /// logged at `logged`.
+    static func store(_ scoped: Vault, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at time: Date, logged: Date,
+                      first: () throws(VaultError) -> Void = {}) throws(OperationError) {
+        let name = scoped.profile
         var detail: [(String, JSONValue)] = seeds.count == 1 && passwords.isEmpty
             ? [("credentialId", .string(seeds[0].record.id)), ("rpId", .string(seeds[0].record.rpID))]
             : [("count", .number(Double(seeds.count)))] + (passwords.isEmpty ? [] : [("passwords", .number(Double(passwords.count)))])
         detail.append(("by", .string(by)))
-        let time = now ?? clock.now()
         try stored { () throws(VaultError) in
             try scoped.transaction { () throws(VaultError) in
                 try first()
@@ -113,9 +124,8 @@ extension Operations {
                     }
                     try scoped.savePassword(origin: p.origin, username: p.username, password: p.password, at: p.created ?? time)
                 }
-                try scoped.appendEvent(kind: "vault", outcome: "added", reason: "success", detail: .object(detail), at: clock.now())
+                try scoped.appendEvent(kind: "vault", outcome: "added", reason: "success", detail: .object(detail), at: logged)
             }
         }
-        forget(name)
     }
 }

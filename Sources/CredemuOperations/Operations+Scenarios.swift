@@ -36,7 +36,7 @@ extension Operations {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             return try DivergenceMatrix.run(parsed, providers: columns, directory: directory, packs: registry.all, limits: .server,
-                                            cancellation: cancellation(clientGone: clientGone)).json
+                                            cancellation: cancellation(clientGone: clientGone), mover: Operations.scenarioMover).json
         } catch let error as Cancellation.Stopped {
             throw .stopped(error, what: "scenario run")
         } catch let error as InvalidConfiguration {

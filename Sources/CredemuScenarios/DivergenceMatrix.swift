@@ -32,11 +32,11 @@ public struct DivergenceMatrix: Sendable {
     }
 
     /// Runs `scenario` once per (policy, platform), each in a fresh vault under `directory`; an account that names its
-    /// pack plays it from `packs`. Refuses a run over `limits` before it starts; throws `Cancellation.Stopped` when
+    /// pack plays it from `packs`; `mover` makes the `move` steps. Refuses a run over `limits` before it starts; throws `Cancellation.Stopped` when
     /// `cancellation` (given the limits' deadline) ends it between step runs.
     public static func run(_ scenario: Scenario, providers: [(any ProviderPolicy, Platform)], directory: String,
                            packs: [any ProviderPolicy] = [], limits: ScenarioLimits,
-                           cancellation: Cancellation = .never) throws -> DivergenceMatrix {
+                           cancellation: Cancellation = .never, mover: ScenarioRunner.Mover? = nil) throws -> DivergenceMatrix {
         try limits.check(scenario, columns: providers.count)
         let cancellation = cancellation.within(seconds: limits.seconds)
         let perColumn = scenario.steps.reduce(0) { $0 + $1.times }
@@ -46,7 +46,7 @@ public struct DivergenceMatrix: Sendable {
         for (index, (policy, platform)) in providers.enumerated() {
             let vault = try Vault.open(path: "\(directory)/\(index)-\(policy.id).db", key: .raw([UInt8](repeating: 1, count: 32)))
             defer { vault.close() }
-            let runner = ScenarioRunner(scenario: scenario, policy: policy, platform: platform, vault: vault, packs: packs)
+            let runner = ScenarioRunner(scenario: scenario, policy: policy, platform: platform, vault: vault, packs: packs, mover: mover)
             do {
                 byColumn.append(try runner.run(cancellation: cancellation))
             } catch {

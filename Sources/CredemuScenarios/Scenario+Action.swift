@@ -23,6 +23,9 @@ extension Scenario {
         case renamePasskey(label: String?, name: String?, displayName: String?)
         case user([UserDecision])
         case rp(note: String?)
+        /// The user moves the account's passkeys and passwords of the scenario's RP to the account `to` (CXF, the
+        /// operations layer's move): the step's `account` (default the first) exports, `to` imports.
+        case move(to: String)
 
         public struct SavePassword: Sendable {
             public var user: String?
@@ -97,6 +100,7 @@ extension Scenario {
             case .renamePasskey: return "renamePasskey"
             case .user: return "user"
             case .rp: return "rp"
+            case .move: return "move"
             }
         }
 
@@ -202,6 +206,8 @@ extension Scenario {
                     decisions.append(decision)
                 }
                 return .user(decisions)
+            case "move":
+                return .move(to: try f.string("to") ?? "")
             default:
                 return .rp(note: try f.string("note"))
             }

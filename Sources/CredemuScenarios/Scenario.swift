@@ -56,6 +56,7 @@ public struct Scenario: Sendable {
         "get": ["allow", "use"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
         "removePasskey": ["credential"], "renamePasskey": ["credential", "name", "displayName"], "user": ["decisions"], "rp": ["note"],
+        "move": ["to"],
     ]
 
     /// What names the step's target when a scenario has accounts and devices: `on` a device (ceremonies, device
@@ -63,7 +64,7 @@ public struct Scenario: Sendable {
     static let targets: [String: Set<String>] = [
         "savePassword": ["account"], "autofill": ["account"], "usePassword": ["account"], "create": ["on", "account"],
         "get": ["on", "account"], "setting": ["on", "account"], "signal": ["on", "account"], "removePasskey": ["account"],
-        "renamePasskey": ["account"], "user": ["on", "account"],
+        "renamePasskey": ["account"], "user": ["on", "account"], "move": ["account"],
     ]
 
     /// Reads a scenario strictly: an unknown member, a wrong type or an impossible value is an `InvalidConfiguration`
@@ -219,6 +220,11 @@ public struct Scenario: Sendable {
             throw f.invalid("use", "'\(use)' is not one of the scenario's accounts (a security key, a manager) or devices (a phone)")
         }
         try f.onlyKeys(allowed.union(["do", "label", "times", "expect"]))
+        if action == "move" {
+            guard let to = try f.string("to"), accounts.contains(to) else {
+                throw f.invalid("to", "must name one of the scenario's accounts: the manager the credentials move to")
+            }
+        }
         let label = try f.string("label") ?? "\(number). \(action)"
         let times = try f.integer("times", in: 1...100) ?? 1
         var expect: [(String, JSONValue)] = []

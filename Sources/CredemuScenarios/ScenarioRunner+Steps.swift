@@ -87,6 +87,8 @@ extension ScenarioRunner {
                 guard let label, let id = labels[label] else { return ok("ok", "nothing to remove") }
                 _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
                 return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
+            case .move(let to):
+                return try move(from: account, to: to)
             case let .renamePasskey(label, name, displayName):
                 let scoped = vault.scoped(to: accounts[account]!.profile.name)
                 guard let label, let id = labels[label], let record = try scoped.passkey(id: id, includeShadowed: true) else {
@@ -185,7 +187,35 @@ extension ScenarioRunner {
         cell.ui = "sheet"
         cell.flags = "UP=\(flags.contains(.userPresent) ? 1 : 0) UV=\(flags.contains(.userVerified) ? 1 : 0)"
         if routed || roaming { cell.provider = engine.profile.name }
-        if roaming { cell.authenticator = try Cell.authenticator(assertion: response) }
+        if roaming || moved.contains(response.credentialID) { cell.authenticator = try Cell.authenticator(assertion: response) }
+        return cell
+    }
+
+    /// A `move` step: the scenario RP's credentials of `account` into `to`, through the mover (`Operations.move`).
+    /// The cell says what the importer's pack gives them (its `import.backupFlags`), and a later sign-in with one
+    /// shows the RP's view (`authenticator`).
+    func move(from account: String, to: String) throws -> Cell {
+        if let missing = missingPacks[to] { return Cell(outcome: "error", summary: "account \(to): no pack '\(missing)'", vault: "") }
+        guard let mover else {
+            return Cell(outcome: "error", summary: "a move needs the operations layer's move: run the scenario with credemu scenario run", vault: "")
+        }
+        let source = engine(account), target = engine(to)
+        let answer = try mover(source, target, scenario.rpID, clock.now())
+        engines = engines.filter { !$0.key.hasPrefix(account + "@") && !$0.key.hasPrefix(to + "@") }
+        let ids = (answer["credentialIds"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(Base64URL.decode) }
+        moved.formUnion(ids)
+        let importer = answer["importer"]
+        let bit = { (name: String) in importer?[name]?.boolValue == true ? 1 : 0 }
+        let count = { (name: String) in Int(answer["moved"]?[name]?.numberValue ?? 0) }
+        let left = answer["leftOut"]?.arrayValue?.count ?? 0
+        var summary = "moved \(ids.map { labels.name(for: $0) }.joined(separator: ", ").nilIfEmpty ?? "no passkey")"
+            + (count("passwords") > 0 ? " and \(count("passwords")) password(s)" : "") + " from \(account) to \(to) as CXF"
+        if ids.isEmpty == false {
+            summary += "; \(to) answers BE=\(bit("backupEligible")) BS=\(bit("backupState")), counter \(importer?["counter"]?.stringValue ?? "?")"
+        }
+        if left > 0 { summary += "; \(left) left in \(account) (a counter: CXF excludes it)" }
+        var cell = ok("moved", summary, knob: target.knobs.cite("import.backupFlags", target.knobs.importedBackupFlags.rawValue))
+        cell.provider = to
         return cell
     }
 

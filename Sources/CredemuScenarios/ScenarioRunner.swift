@@ -28,8 +28,18 @@ public final class ScenarioRunner {
 
     public static let start = Date(timeIntervalSince1970: 1_795_953_600)  // 2026-11-29T10:00:00Z
 
+    /// Moves the credentials of one engine's account (those of an RP ID) into another's at a time, and answers as
+    /// `POST /vault/move` does: the operations layer's `Operations.move`, handed in, since this module sits below it.
+    public typealias Mover = @Sendable (_ from: Engine, _ to: Engine, _ rpID: String, _ at: Date) throws -> JSONValue
+    /// The move a `move` step makes; nil: such a step is an error cell naming what is missing.
+    var mover: Mover?
+    /// Credentials a `move` step moved: a sign-in with one shows what the RP sees of the importer (BE/BS, counter).
+    var moved = Set<[UInt8]>()
+
     /// - Parameter packs: the packs an account that names one plays (the registry's).
-    public init(scenario: Scenario, policy: any ProviderPolicy, platform: Platform, vault: Vault, packs: [any ProviderPolicy] = []) {
+    public init(scenario: Scenario, policy: any ProviderPolicy, platform: Platform, vault: Vault, packs: [any ProviderPolicy] = [],
+                mover: Mover? = nil) {
+        self.mover = mover
         self.scenario = scenario
         self.policy = policy
         self.vault = vault

@@ -190,4 +190,43 @@ final class CXFTests: XCTestCase {
                        "a password the importer holds already is a conflict")
         XCTAssertEqual(try snapshot(ops), refused, "and the refused move removed nothing")
     }
+
+    func testAMoveIntoAPackWithoutBackupEligibilityRecordsTheFindingAnRPThatChecksBENeeds() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        _ = try ops.createProfile("hello", settings: [("pack", "windows-hello")], allowPackPath: false)
+        let id = try seed(ops, "gpm")
+        XCTAssertTrue(try signsIn(ops, "gpm", id).flags.contains(.backupEligible))
+        _ = try ops.moveCredentials(from: "gpm", to: "hello", keepSource: false)
+        XCTAssertFalse(try signsIn(ops, "hello", id).flags.contains(.backupEligible), "windows-hello's passkeys are not backup eligible")
+        let codes = try Finding.list(ops.vault.scoped(to: "hello")).map(\.code)
+        XCTAssertTrue(codes.contains("backupEligibilityChangedByMove"), "\(codes)")
+        XCTAssertTrue(codes.contains("aaguidChangedByMove"), "\(codes)")
+        XCTAssertFalse(try Finding.list(ops.vault.scoped(to: "gpm")).contains { $0.code.hasSuffix("ByMove") }, "the importer's log holds them")
+    }
+
+    func testAnImporterWhoseImportBackupFlagsIsNotBackedUpAssertsBSZeroAndTheMoveSaysSo() throws {
+        let (ops, directory) = try makeOperations()
+        var pack = try JSONValue.parse(String(contentsOfFile: providersDirectory + "/apple.json", encoding: .utf8))
+        pack = .object((pack.objectValue ?? []).map { key, value in
+            switch key {
+            case "id": return (key, "apple-not-backed-up")
+            case "knobs":
+                return (key, .object((value.objectValue ?? []).map { name, knob in
+                    name == "import.backupFlags" ? (name, .object([("value", "notBackedUp"), ("source", "credemu-choice")])) : (name, knob)
+                }))
+            default: return (key, value)
+            }
+        })
+        let path = directory.path + "/apple-not-backed-up.json"
+        try pack.serialized().write(toFile: path, atomically: true, encoding: .utf8)
+        _ = try ops.createProfile("fresh", settings: [("packPath", .string(path))], allowPackPath: true)
+        let id = try seed(ops, "gpm")
+        let moved = try ops.moveCredentials(from: "gpm", to: "fresh", keepSource: false)
+        XCTAssertEqual(moved["importer"]?["backupState"], false)
+        let flags = try signsIn(ops, "fresh", id).flags
+        XCTAssertTrue(flags.contains(.backupEligible))
+        XCTAssertFalse(flags.contains(.backedUp), "import.backupFlags notBackedUp: BS 0 until the provider backs it up")
+        XCTAssertTrue(try Finding.list(ops.vault.scoped(to: "fresh")).contains { $0.code == "backupStateChangedByMove" })
+    }
 }

@@ -3,6 +3,7 @@ import Foundation
 import WebAuthn
 import XCTest
 import CredemuEngine
+import CredemuOperations
 @testable import CredemuScenarios
 
 /// Every shipped scenario across every pack gives the matrix checked in under scenarios/expected/, so a pack
@@ -22,7 +23,7 @@ final class ScenarioTests: XCTestCase {
             let scenario = try Scenario.load(path: Self.scenariosDirectory + "/" + name)
             let directory = TemporaryDirectory()
             let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("all", for: scenario), directory: directory.path,
-                                                  packs: registry.all, limits: .server)
+                                                  packs: registry.all, limits: .server, mover: Operations.scenarioMover)
             let expectedPath = Self.scenariosDirectory + "/expected/" + name
             let expected = try String(contentsOfFile: expectedPath, encoding: .utf8)
             let actual = matrix.json.pretty()

@@ -240,6 +240,8 @@ public struct PolicyKnobs: Sendable {
     // The account's passkeys
     /// What a new passkey does to the older ones of its account (same RP ID and user handle): `passkeys.priorOfSameUser`.
     public var priorOfSameUser: PriorOfSameUser = .kept
+    /// The backup flags a passkey imported from another manager (a CXF document, a move) gets: `import.backupFlags`.
+    public var importedBackupFlags: ImportedBackupFlags = .asCreated
     /// A current-user-details signal leaves a passkey the user edited alone (and, changing nothing, spends no token).
     public var detailsRespectUserEdit: Bool = false
     public var privateBrowsing: PrivateBrowsing = .allowed
@@ -336,6 +338,18 @@ public struct PolicyKnobs: Sendable {
     public static func rateLimitKnob(_ kind: String) -> String {
         "signals.rateLimit." + (["unknown": "unknownCredential", "accepted": "allAcceptedCredentials", "details": "currentUserDetails"][kind] ?? kind)
     }
+
+    /// What BE/BS a passkey the provider imported (CXF, `vault move`) carries from then on. CXF's passkey has no
+    /// backup flags (§Passkey), so the importer decides; no provider documents what it decides.
+    public enum ImportedBackupFlags: String, Sendable, CaseIterable {
+        /// The pack's `authenticator.backupEligible` and `backupState`, as a passkey it made.
+        case asCreated
+        /// BE as the pack's own, BS 0: not backed up until the provider syncs it.
+        case notBackedUp
+    }
+
+    /// The backup state an imported passkey starts with: nil keeps the pack's new-passkey state.
+    public var importedBackupState: Bool? { importedBackupFlags == .notBackedUp ? false : nil }
 
     /// The settings a new passkey gets from this provider.
     public var newPasskeySettings: PasskeySettings {

@@ -198,6 +198,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.countedPasswords = .init(rawValue: s("conditionalCreate.countedPasswords"))!
         knobs.passwordMatch = .init(rawValue: s("conditionalCreate.passwordMatch"))!
         knobs.priorOfSameUser = .init(rawValue: s("passkeys.priorOfSameUser"))!
+        knobs.importedBackupFlags = .init(rawValue: s("import.backupFlags"))!
         knobs.detailsRespectUserEdit = b("signals.currentUserDetailsRespectsUserEdit")
         knobs.privateBrowsing = .init(rawValue: s("conditionalCreate.privateBrowsing"))!
         knobs.unusedPassword = .init(rawValue: s("passwords.reportUnused"))!
@@ -386,6 +387,7 @@ enum KnobSpec {
         "conditionalCreate.countedPasswords": .oneOf(["ownStore", "anyStore"]),
         "conditionalCreate.passwordMatch": .oneOf(["exact", "exactOrPSL"]),
         "passkeys.priorOfSameUser": .oneOf(PriorOfSameUser.allCases.map(\.rawValue)),
+        "import.backupFlags": .oneOf(PolicyKnobs.ImportedBackupFlags.allCases.map(\.rawValue)),
         "signals.currentUserDetailsRespectsUserEdit": .bool,
         "conditionalCreate.privateBrowsing": .oneOf(["allowed", "ineligible"]),
         "relatedOrigins.maxLabels": .int(0...100),
