@@ -500,14 +500,18 @@ def report(results, seconds, rounds, ready):
     print("goal: the shim over the driver's channel (relayed by credemu serve) at least as fast as the virtual "
           "authenticator in-page: " + ("met" if channel[1] >= 1 and channel[2] >= 1 else "NOT met"))
     playwright = lines[9]
+    def rounds(a, b):
+        return " ".join(f"{x / y:.2f}" for x, y in zip(results[a], results[b]))
     print("goal: credemu under Playwright (Python, DevTools port) at least as fast as Playwright's own authenticator "
           "in-page: " + ("met" if playwright[1] >= 1 and playwright[2] >= 1 else "NOT met")
-          + f" ({playwright[1]:.2f}x, {playwright[2]:.2f}x)")
+          + f": {playwright[1]:.2f}x (rounds {rounds('pw-credemu-create', 'pw-own-create')}); "
+          + f"{playwright[2]:.2f}x (rounds {rounds('pw-credemu-get', 'pw-own-get')})")
     if results.get("js-own-create"):
         js_line = next(line for line in lines if line[0].startswith("credemu under Playwright, JS"))
         print("goal: credemu under Playwright (JS, DevTools port) at least as fast as Playwright's own authenticator "
               "in-page: " + ("met" if js_line[1] >= 1 and js_line[2] >= 1 else "NOT met")
-              + f" ({js_line[1]:.2f}x, {js_line[2]:.2f}x)")
+              + f": {js_line[1]:.2f}x (rounds {rounds('js-credemu-create', 'js-own-create')}); "
+              + f"{js_line[2]:.2f}x (rounds {rounds('js-credemu-get', 'js-own-get')})")
     issue37_goals(results)
 
 
