@@ -13,6 +13,7 @@ extension Engine {
         var detail = getDetail(options, caller: caller)
         do throws(CeremonyError) {
             try checkImmediateMediationExists(options)
+            try checkBlinkRequest(options, caller: caller)
             try checkRequestExtensions(options)
             let rpID = try relyingPartyID(options.rpId, caller: caller)
             let appID = try requestAppID(options, caller: caller)

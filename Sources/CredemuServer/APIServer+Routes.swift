@@ -215,13 +215,14 @@ extension APIServer {
     static let routesBySegmentCount: [Int: [Int]] = Dictionary(grouping: routes.indices) { routes[$0].segmentCount }
 
     /// A ceremony's members from the body: options, origin, top origin, Android package, platform,
-    /// mediation, pick; the page's `Origin` restricts whom it may speak for.
+    /// mediation, pick, userActivation; the page's `Origin` restricts whom it may speak for.
     func ceremonyRequest(_ r: RouteRequest) throws(APIError) -> CeremonyRequest {
         let body = try r.body()
         return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
                                androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
                                mediation: try body.string("mediation"), pick: try body.string("pick"), ceremony: try body.string("ceremony"),
-                               restrictedTo: r.restrictedTo, clientGone: r.http.clientGone, mayWait: r.http.mayWait)
+                               restrictedTo: r.restrictedTo, userActivation: try body.bool("userActivation"), clientGone: r.http.clientGone,
+                               mayWait: r.http.mayWait)
     }
 
     func health() -> JSONValue {
