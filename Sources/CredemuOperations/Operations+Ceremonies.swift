@@ -127,7 +127,7 @@ extension Operations {
         guard let answering = try? answerers(target), let page = try? answering.pageEngine() else { return nil }
         let creating = (try? answering.createEngine().engine) ?? page
         return PageFacts(signalMethods: page.knobs.signalMethods, immediateMediation: page.hasImmediateMediation,
-                         publicKeyMethodAbsent: creating.knobs.publicKeyExposure == .absent)
+                         publicKeyMethodAbsent: creating.knobs.publicKeyExposure == .absent, blinkChecks: page.makesBlinkChecks)
     }
 
     /// `PublicKeyCredential.getClientCapabilities()` as the target's page answers it.

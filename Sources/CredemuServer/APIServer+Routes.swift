@@ -326,11 +326,12 @@ extension APIServer {
         // Vault state, so only for a caller the API would answer. A platform without signal methods (Firefox): the
         // shim removes them, so a page's call is "not a function". Immediate mediation where the pack's browser has
         // it: the shim accepts "immediate" only if the browser it runs in does too. A provider whose response has no
-        // getPublicKey of its own: the page reaches the prototype's.
+        // getPublicKey of its own: the page reaches the prototype's. A provider Chrome asks itself: Blink's checks.
         if configuration.token == nil || pageToken != nil, let facts = operations.pageFacts(target) {
             if !facts.signalMethods { members.append(("signalMethods", false)) }
             if facts.immediateMediation { members.append(("immediateMediation", true)) }
             if facts.publicKeyMethodAbsent { members.append(("publicKeyMethod", "absent")) }
+            if facts.blinkChecks { members.append(("blinkChecks", true)) }
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.

@@ -350,6 +350,12 @@ IMMEDIATE_TYPE_ERROR = ["TypeError", "TypeError", "Failed to execute 'get' on 'C
                         "'CredentialRequestOptions': The provided value 'immediate' is not a valid enum value of type CredentialMediationRequirement."]
 
 
+def activate(s):
+    """A real click on the page (trusted input): the document has transient user activation for a few seconds."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(s.driver).move_by_offset(5, 5).click().move_by_offset(-5, -5).perform()
+
+
 def run_in_page(s, script):
     return s.driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
@@ -377,13 +383,33 @@ def test_immediate_mediation_is_accepted_only_where_both_the_browser_and_the_pac
         s.shim(s.server, "profile=immediate")   # after the stand-in, as a browser's own get comes before the shim
         s.open()
         # Accepted, the engine's immediate path: no credential, NotAllowedError at once (no 500 ms prompt waited for).
+        activate(s)
         assert run_in_page(s, IMMEDIATE_GET) == ["NotAllowedError", "noCredential", True]
         assert run_in_page(s, DISCOVERABLE) == "[object PublicKeyCredential]"
         # With a passkey it signs in; the page on localhost is exempt from the rate limit (2 in 5 s).
         for _ in range(3):
+            activate(s)
             assert run_in_page(s, IMMEDIATE_GET) == ["resolved", "[object PublicKeyCredential]", 2]
         events = s.server.call("GET", "/profiles/immediate/events?kind=get")[1]["events"]
         assert [e["detail"].get("mediation") for e in events][-3:] == ["immediate"] * 3, events
+
+        # Blink's checks, in its order, before anything reaches credemu: an allow list, then the user activation,
+        # which the get consumed (the page still reads it as active: only the shim knows it was spent).
+        asked = len(shim_requests(s))
+        activate(s)
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "allowCredentials: [{type: 'public-key', id: new Uint8Array(4)}]}});")[:3] == \
+            ["DOMException", "NotAllowedError", "An allowCredentials is not allowed with immediate mediation."]
+        assert run_in_page(s, IMMEDIATE_GET)[:2] == ["resolved", "[object PublicKeyCredential]"], "the refused request consumed nothing"
+        assert s.driver.execute_script("return navigator.userActivation.isActive") is True
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "extensions: {credProps: true}}});")[:3] == \
+            ["DOMException", "NotAllowedError", "A user activation is required to request immediate credentials."]
+        assert len(shim_requests(s)) == asked + 1, "only the one signed in reached credemu"
+        activate(s)
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "extensions: {credProps: true}}});")[:3] == \
+            ["DOMException", "NotSupportedError", "The 'credProps' extension is only valid when creating a credential"], "a new click, a new activation"
         assert s.driver.execute_script("return window.__standInCalled || 0") == 0, "the probe never reached the stand-in's real get"
 
         # The pack's browser version before M148: the shim's own TypeError, though this browser has the value.
