@@ -152,6 +152,22 @@ extension Engine {
 }
 
 extension Engine {
+    /// How long Chrome's sheet waits for a request's timeout: Chromium's `AdjustTimeout`
+    /// (content/browser/webauth/authenticator_common_impl.cc): without one, 10 minutes; otherwise clamped to 10 s ..
+    /// 10 min (Chromium takes it as given only with its virtual-authenticator testing API on, which credemu is not).
+    public static func sheetTimeoutMillis(_ timeout: Double?) -> Int {
+        guard let timeout, timeout.isFinite else { return 600_000 }
+        return Int(min(max(timeout, 10_000), 600_000))
+    }
+
+    /// A modal get whose answering provider holds nothing it may use, where the pack shows the browser's sheet
+    /// (`modalGet.noCredential` sheetUntilDismissed): the caller waits on the sheet (`Operations`) before `get`.
+    /// A request `get` refuses (a bad RP ID) shows no sheet: `get` refuses it, and logs it.
+    public func showsSheetForNoCredential(_ options: RequestOptions, caller: Caller) -> Bool {
+        guard knobs.noCredentialSheet, options.mediation != "conditional", options.mediation != "immediate" else { return false }
+        return (try? usableCredentials(options, caller: caller, limit: 1))?.isEmpty ?? false
+    }
+
     /// What a get's event says of its request; the outcome adds to it.
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
         [("origin", .string(caller.origin.description)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),

@@ -85,7 +85,15 @@ class Session:
         self.origin = f"http://localhost:{self.httpd.server_address[1]}"
         self.tmp = tmp
         self.servers = []
-        self.server = self.start_server("main", "--allow-origin", self.origin)
+        # The reference is Chromium's testing API with its UI off, where a get that finds no credential fails at once
+        # (AdjustTimeout takes the page's timeout as given, no sheet is shown); real Chrome shows its sheet until the
+        # user dismisses it. So the compared server plays GPM with that one knob as the testing API behaves.
+        packs = tmp / "testing-api-packs"
+        packs.mkdir()
+        gpm = json.loads((Path(__file__).resolve().parents[2] / "providers" / "gpm.json").read_text())
+        gpm["knobs"]["modalGet.noCredential"] = {"value": "failsAtOnce", "source": "credemu-model"}
+        (packs / "gpm.json").write_text(json.dumps(gpm))
+        self.server = self.start_server("main", "--allow-origin", self.origin, env=dict(os.environ, CREDEMU_PROVIDERS=str(packs)))
         # No name resolves but loopback's: Chromium's related-origins fetch for a foreign RP ID fails at once.
         self.driver = selenium_chromium("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
                                         console=True, script_timeout=90)
@@ -274,6 +282,41 @@ def test_set_up_failures_say_how_to_fix_them_once_and_reject_like_a_browser(sess
     assert refused[:3] == ["DOMException", "NotAllowedError", "The operation either timed out or was not allowed. See: https://www.w3.org/TR/webauthn-2/#sctn-privacy-considerations-client."]
     assert refused[3:] == ["unsupportedAlgorithm", []]
     assert not [line for line in s.console() if "credemu:" in line]
+
+
+def test_chromes_sheet_with_no_credential_stays_until_the_user_dismisses_it_or_the_page_aborts(session):
+    s = session
+    shipped = s.start_server("shipped-gpm", "--allow-origin", s.origin)
+    try:
+        s.shim(shipped)
+        s.open()
+        begin = """
+            window.__sheet = {abort: new AbortController(), started: performance.now()};
+            window.__sheet.got = navigator.credentials.get({signal: window.__sheet.abort.signal, publicKey: {challenge: new Uint8Array(16),
+                timeout: 600000, allowCredentials: [{type: 'public-key', id: new Uint8Array(8)}]}}).then(() => 'resolved', (e) => e.name);
+        """
+        state = """
+            const done = arguments[arguments.length - 1];
+            Promise.race([window.__sheet.got, new Promise((r) => setTimeout(() => r('pending'), arguments[0]))])
+              .then((v) => done([v, Math.round(performance.now() - window.__sheet.started)]));
+        """
+        # No credential anywhere: the sheet waits (no longer NotAllowedError at once); the page's abort ends it.
+        s.driver.execute_script(begin)
+        assert s.driver.execute_async_script(state, 1500)[0] == "pending"
+        s.driver.execute_script("window.__sheet.abort.abort()")
+        ended, elapsed = s.driver.execute_async_script(state, 3000)
+        assert ended == "AbortError" and elapsed < 4000, (ended, elapsed)
+        # The user's dismissal (a `cancel` queued while the sheet shows) ends it with NotAllowedError at once.
+        s.driver.execute_script(begin)
+        assert s.driver.execute_async_script(state, 1500)[0] == "pending"
+        assert shipped.call("POST", "/profiles/default/user", {"decisions": ["cancel"]})[0] == 200
+        ended, elapsed = s.driver.execute_async_script(state, 3000)
+        assert ended == "NotAllowedError" and elapsed < 4500, (ended, elapsed)
+        events = shipped.call("GET", "/profiles/default/events?kind=get")[1]["events"]
+        assert events[-1]["reason"] == "userCancelled", events[-1]
+    finally:
+        shipped.stop()
+        s.shim(s.server)
 
 
 def test_autofill_off_still_records_a_typed_password(session):
