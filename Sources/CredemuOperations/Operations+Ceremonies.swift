@@ -81,7 +81,7 @@ extension Operations {
         }
         var engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: pick) }
         // Chrome's sheet with no credential anywhere waits for the user (any queued decision answers it at once).
-        if pick == nil, request.mayWait, engine.showsSheetForNoCredential(options, caller: caller), try !decisionQueued(answering) {
+        if pick == nil, engine.showsSheetForNoCredential(options, caller: caller), try !decisionQueued(answering) {
             try waitOnSheet(target, id, options, caller, engine, answering, request, lease)
             let waited = engine
             engine = try run(waited, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: nil) }
@@ -233,6 +233,12 @@ extension Operations {
     private func waitOnSheet(_ target: CeremonyTarget, _ id: String?, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
                              _ answering: any Answering, _ request: CeremonyRequest, _ lease: TargetLeases.Lease) throws(OperationError) {
         let millis = Engine.sheetTimeoutMillis(options.timeout)
+        let timedOut = CeremonyError(.notAllowed("The operation either timed out or was not allowed: no provider holds a credential for the request; the browser's sheet offered a phone and security keys, none was used, and it timed out after \(millis) ms (\(engine.knobs.cite("modalGet.noCredential", "sheetUntilDismissed")))."),
+                                     reason: .timedOut, settlesAfterMillis: request.mayWait ? nil : millis)
+        // A request the server answers on a pool thread may not wait there: its page settles it at the timeout
+        // (`settlesAfterMillis`, as the shim does for every such failure) and its abort ends it sooner; only a
+        // dismissal queued before it is seen.
+        guard request.mayWait else { throw .ceremony(engine.refusedGet(timedOut, options, caller: caller), .get, engine) }
         let condition = NSCondition()
         condition.lock()
         let end = BoundedWait.wait(condition, until: Date().addingTimeInterval(Double(millis) / 1000),
@@ -247,8 +253,7 @@ extension Operations {
             try checkNotAborted(target, id, engine, .get)
             return
         case .timedOut:
-            failure = CeremonyError(.notAllowed("The operation either timed out or was not allowed: no provider holds a credential for the request; the browser's sheet offered a phone and security keys, none was used, and it timed out after \(millis) ms (\(engine.knobs.cite("modalGet.noCredential", "sheetUntilDismissed")))."),
-                                    reason: .timedOut)
+            failure = timedOut
         case .cancelled(.removed):
             throw .ceremony(Operations.removedFailure, .get, engine)
         case .cancelled:
