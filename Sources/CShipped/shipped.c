@@ -14,6 +14,9 @@ static const unsigned char pack_apple[] = {
 static const unsigned char pack_bitwarden[] = {
 #embed "../../providers/bitwarden.json"
 };
+static const unsigned char pack_edge[] = {
+#embed "../../providers/edge.json"
+};
 static const unsigned char pack_generic_third_party[] = {
 #embed "../../providers/generic-third-party.json"
 };
@@ -28,6 +31,12 @@ static const unsigned char pack_security_key[] = {
 };
 static const unsigned char pack_keepassxc[] = {
 #embed "../../providers/keepassxc.json"
+};
+static const unsigned char pack_proton_pass[] = {
+#embed "../../providers/proton-pass.json"
+};
+static const unsigned char pack_windows_hello[] = {
+#embed "../../providers/windows-hello.json"
 };
 static const unsigned char shim_js[] = {
 #embed "../CredemuServer/Resources/shim.js"
@@ -79,11 +88,14 @@ static const credemu_shipped_file files[] = {
     FILE_ENTRY("providers/1password.json", pack_1password),
     FILE_ENTRY("providers/apple.json", pack_apple),
     FILE_ENTRY("providers/bitwarden.json", pack_bitwarden),
+    FILE_ENTRY("providers/edge.json", pack_edge),
     FILE_ENTRY("providers/generic-third-party.json", pack_generic_third_party),
     FILE_ENTRY("providers/gpm-pre-m144.json", pack_gpm_pre_m144),
     FILE_ENTRY("providers/gpm.json", pack_gpm),
     FILE_ENTRY("providers/keepassxc.json", pack_keepassxc),
+    FILE_ENTRY("providers/proton-pass.json", pack_proton_pass),
     FILE_ENTRY("providers/security-key.json", pack_security_key),
+    FILE_ENTRY("providers/windows-hello.json", pack_windows_hello),
     FILE_ENTRY("Sources/CredemuServer/Resources/shim.js", shim_js),
     FILE_ENTRY("Sources/CredemuServer/Resources/openapi.json", openapi_json),
     FILE_ENTRY("Sources/CredemuServer/Resources/console.html", console_html),

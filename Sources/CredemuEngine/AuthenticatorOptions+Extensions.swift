@@ -5,11 +5,14 @@ import WebAuthn
 /// minPinLength, as Chromium's virtual authenticator needs `ctap2_1` for them, devtools protocol
 /// `WebAuthn.VirtualAuthenticatorOptions`).
 extension AuthenticatorOptions {
-    /// The identifiers a `extensions` list may name for each knob, the first the WebAuthn input's name.
+    /// The identifiers a `extensions` list may name for each knob, the first the WebAuthn input's name. A key with
+    /// hmac-secret answers prf through it, and one with CTAP 2.2's prf answers hmacCreateSecret too (Chromium's
+    /// `SpecializeRequestForAuthenticator` maps prf onto either; measured: its virtual key with `prf` alone answers
+    /// `hmacCreateSecret: true`).
     static let extensionIdentifiers: [String: [String]] = [
-        "appid": ["appid", "appidExclude"], "hmacSecret": ["hmacCreateSecret", "hmac-secret"],
+        "appid": ["appid", "appidExclude"], "hmacSecret": ["hmacCreateSecret", "hmac-secret", "prf"],
         "credProtect": ["credentialProtectionPolicy", "credProtect"], "credBlob": ["credBlob", "getCredBlob"],
-        "minPinLength": ["minPinLength"], "largeBlob": ["largeBlob"], "prf": ["prf"],
+        "minPinLength": ["minPinLength"], "largeBlob": ["largeBlob"], "prf": ["prf", "hmac-secret", "hmacCreateSecret"],
     ]
 
     /// Whether the key processes the extension behind `knob` (a name of `extensionIdentifiers`).

@@ -14,7 +14,8 @@ import WebAuthn
 ///   Chrome on Android 14+ "sends the signal to all enabled passkey providers" (developer.chrome.com/blog/
 ///   signal-api-android). On Apple platforms a third-party provider gets signals from the 26 releases
 ///   (`ASCredentialProviderViewController` report methods), unconfirmed; that the system sheet proposes the preferred
-///   provider for a new passkey is unconfirmed too.
+///   provider for a new passkey is unconfirmed too. On Windows 11 a plugin authenticator (`webauthnplugin.h`) is
+///   reached for creates and gets only: no signal reaches it (`Platform.osProviderEntryPoints`).
 /// - **Built-in** managers (`builtIn`: GPM, iCloud Keychain) are always reachable and always get signals.
 public struct DeviceRouting: Sendable {
     /// One account on the device, with how its provider plugs in.
@@ -47,7 +48,7 @@ public struct DeviceRouting: Sendable {
         case .builtIn:
             return nil
         case .extension:
-            return [.chromeDesktop, .firefox, .safari].contains(platform) ? nil
+            return [.chromeDesktop, .chromeWindows, .firefox, .safari].contains(platform) ? nil
                 : "a browser extension, and \(platform.rawValue) runs no extensions"
         case .osProvider:
             let os = device.state.osVersion.flatMap(Version.init)
@@ -59,6 +60,8 @@ public struct DeviceRouting: Sendable {
             case .chromeAndroid, .android: return since("14", "Android")
             case .ios, .safari: return since("17", "iOS")
             case .macos: return since("14", "macOS")
+            // Windows 11's plugin authenticators (webauthnplugin.h); the Windows build that brought them is not modelled.
+            case .chromeWindows: return nil
             case .chromeDesktop, .firefox: return "an OS credential provider, which \(platform.rawValue) does not reach"
             }
         }
@@ -69,7 +72,7 @@ public struct DeviceRouting: Sendable {
 
     /// Whether the platform has a preferred provider for new passkeys (Android's preferred service; Apple's
     /// choice, unconfirmed). Desktop browsers have none: an extension takes over, or the browser's own manager answers.
-    var honoursPreferred: Bool { ![.chromeDesktop, .firefox].contains(device.platform) }
+    var honoursPreferred: Bool { ![.chromeDesktop, .chromeWindows, .firefox].contains(device.platform) }
 
     /// The account a create goes to, and why.
     public func createTarget() -> (account: Account, rule: String)? {
@@ -106,12 +109,13 @@ public struct DeviceRouting: Sendable {
             case .builtIn: return true
             case .extension: return false
             case .osProvider:
+                guard device.platform.osProviderEntryPoints.signals else { return false }
                 switch device.platform {
                 case .chromeAndroid, .android: return true
                 case .ios, .macos, .safari:
                     // The report methods of a provider extension arrived with the 26 releases (unconfirmed).
                     return device.state.osVersion.flatMap(Version.init).map { $0 >= Version("26")! } ?? true
-                case .chromeDesktop, .firefox: return false
+                case .chromeDesktop, .chromeWindows, .firefox: return false
                 }
             }
         }

@@ -50,10 +50,11 @@ extension Engine {
             try checkKeyCanStore(options)
             if let match = try excludedMatch(options, rpID: rpID, appidExclude: appidExclude) { throw exclusionFailure(match, timeout: options.timeout) }
             if let failure = declined(try nextDecision(), timeout: options.timeout) { throw failure }
-            try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
+            let verification = try creationVerification(options)
+            try checkKeyCanAnswer(verification, timeout: options.timeout, forResidentKey: verification != options.userVerification)
             try checkProtectionEnforceable(protection)
             let response = try makeCredential(options, rpID: rpID, algorithm: algorithm, caller: caller, settings: settings,
-                                              userPresent: true, userVerified: reportsUserVerification(options.userVerification),
+                                              userPresent: true, userVerified: reportsUserVerification(verification),
                                               detail: &detail)
             log("create", "success", .success, detail + [("credentialId", .string(Base64URL.encode(response.credentialID))),
                                                          ("userVerification", userVerificationCitation), response.flagsDetail])
@@ -111,7 +112,8 @@ extension Engine {
         try storeCreationExtensions(authenticatorExtensions, for: credentialID)
         remember(key, for: credentialID)
 
-        let extensionResults = (creationExtensionResults(options.extensionInputs, discoverable: settings.discoverable, prfSecret: prfSecret)
+        let extensionResults = (creationExtensionResults(options.extensionInputs, residentKey: reportedResidentKey(discoverable: settings.discoverable),
+                                                         prfSecret: prfSecret)
             + authenticatorExtensions.results).sorted { $0.0 < $1.0 }
         return RegistrationResponse(
             credentialID: credentialID, clientDataJSON: clientData,
@@ -136,7 +138,10 @@ extension Engine {
 
     /// §6.3.2 step 3, scoped as the pack says: a stored credential the RP listed in `excludeCredentials`, under the RP
     /// ID or the checked `appidExclude` (§10.1.2: a U2F-era credential registered under the AppID).
+    /// A provider that never reads the list (`exclusion.excludeCredentials` ignored) matches nothing, so a modal and a
+    /// conditional create alike make a second passkey for the account.
     func excludedMatch(_ options: CreationOptions, rpID: String, appidExclude: String? = nil) throws(CeremonyError) -> PasskeyRecord? {
+        guard knobs.exclusionList == .checked else { return nil }
         // The RP's exclude list is short and the vault may be large: look each ID up.
         for descriptor in options.excludeCredentials where descriptor.type == "public-key" {
             // A shadowed passkey is still the RP's credential in the vault: it excludes, as a hidden one does.
@@ -164,8 +169,10 @@ extension Engine {
     }
 
     func ceremonyDetail(_ options: CreationOptions, caller: Caller) -> [(String, JSONValue)] {
-        [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
+        let ignored: [(String, JSONValue)] = knobs.exclusionList == .ignored && !options.excludeCredentials.isEmpty
+            ? [("exclusion", .string(knobs.cite("exclusion.excludeCredentials", "ignored")))] : []
+        return [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
          ("userName", .string(options.user.name)), ("userHandle", .string(Base64URL.encode(options.user.id))),
-         ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))]
+         ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))] + ignored
     }
 }

@@ -37,10 +37,11 @@ extension Engine {
         inputs.largeBlob?.support == "required" && knobs.largeBlob != .supported
     }
 
-    /// A new credential's extension outputs, by name (`clientExtensionResults`, Chromium's members and order).
-    func creationExtensionResults(_ inputs: ExtensionInputs, discoverable: Bool, prfSecret: [UInt8]?) -> [(String, JSONValue)] {
+    /// A new credential's extension outputs, by name (`clientExtensionResults`, Chromium's members and order);
+    /// `residentKey` is `credProps.rk`, nil when the client cannot tell (`reportedResidentKey`).
+    func creationExtensionResults(_ inputs: ExtensionInputs, residentKey: Bool?, prfSecret: [UInt8]?) -> [(String, JSONValue)] {
         var out: [(String, JSONValue)] = []
-        if inputs.credProps { out.append(("credProps", .object([("rk", .bool(discoverable))]))) }
+        if inputs.credProps { out.append(("credProps", .object(residentKey.map { [("rk", .bool($0))] } ?? []))) }
         if inputs.largeBlob != nil, knobs.largeBlob != .notProcessed {
             out.append(("largeBlob", .object([("supported", .bool(knobs.largeBlob == .supported))])))
         }

@@ -29,8 +29,10 @@ extension Engine {
     }
 
     /// Whether a create with these options makes a discoverable credential: always for a passkey provider; on a
-    /// key, when the RP requires one, or prefers one and the key can with a slot left (§5.4.6 `residentKey`; Chromium
-    /// reads the key's `remainingDiscoverableCredentials` for "preferred").
+    /// key, when the RP requires one, or prefers one and the key can with a slot left (§5.4.6 `residentKey`, an absent
+    /// or unknown one read from `requireResidentKey`). Chromium's rule (device/fido/make_credential_request_handler.cc
+    /// `SpecializeRequestForAuthenticator`): "preferred" also needs a PIN or built-in UV to be obtainable, and Chrome's
+    /// delegate always `SupportsPIN()`, so only the slots count; a full key downgrades it (`kStorageFull`).
     func makesDiscoverable(_ options: CreationOptions) throws(CeremonyError) -> Bool {
         guard let key = securityKey else { return true }
         switch options.residentKey {
@@ -43,14 +45,33 @@ extension Engine {
         }
     }
 
+    /// The user verification a create asks of the authenticator: on a key that makes a discoverable credential,
+    /// "required" whatever the RP said (Chromium's `upgrade_uv` in `SpecializeRequestForAuthenticator`: a resident key
+    /// on a roaming authenticator is always made with UV), so a key without UV cannot make one (measured: Chromium
+    /// 156's virtual authenticator answers NotAllowedError at once); the RP's otherwise.
+    func creationVerification(_ options: CreationOptions) throws(CeremonyError) -> UserVerification {
+        guard securityKey != nil, try makesDiscoverable(options) else { return options.userVerification }
+        return .required
+    }
+
+    /// What `credProps.rk` says of a new credential: whether it is discoverable, or nil (no `rk`) for a
+    /// non-discoverable one on a CTAP 2.0 key with resident keys, which CTAP 2.0 lets make every credential resident,
+    /// so Chromium cannot tell (device/fido/make_credential_task.cc: `is_resident_key` is set only when rk was
+    /// required, or the key has no resident keys, or it speaks CTAP 2.1).
+    func reportedResidentKey(discoverable: Bool) -> Bool? {
+        guard let key = securityKey, !discoverable, key.protocol == .ctap2, key.hasResidentKey else { return discoverable }
+        return nil
+    }
+
     /// The key's discoverable credentials, counted up to its capacity.
     func keySlotsUsed(_ key: AuthenticatorOptions) throws(CeremonyError) -> Int {
         try store { () throws(VaultError) in try vault.countDiscoverablePasskeys(limit: key.residentKeyCapacity) }
     }
 
     /// Refuses what the key's hardware cannot do before it is asked to act, in the order a browser meets it: the
-    /// touch, then user verification (§6.3.2 steps 3 to 5), for a create or a get.
-    func checkKeyCanAnswer(_ requirement: UserVerification, timeout: Double?) throws(CeremonyError) {
+    /// touch, then user verification (§6.3.2 steps 3 to 5), for a create or a get; `forResidentKey`: the requirement is
+    /// Chrome's for a discoverable credential (`creationVerification`), not the RP's.
+    func checkKeyCanAnswer(_ requirement: UserVerification, timeout: Double?, forResidentKey: Bool = false) throws(CeremonyError) {
         guard let key = securityKey else { return }
         guard key.isUserConsenting else {
             let millis = Int(saturating: timeout ?? 300_000)
@@ -60,7 +81,9 @@ extension Engine {
         guard requirement == .required else { return }
         guard key.supportsUserVerification else {
             let why = key.isU2F ? "a U2F-only key cannot verify the user" : "the security key has no PIN set"
-            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the RP requires user verification and \(why)."),
+            let asker = forResidentKey ? "Chrome makes a discoverable credential on a security key only with user verification"
+                : "the RP requires user verification"
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: \(asker) and \(why)."),
                                 reason: .userVerificationUnavailable)
         }
         guard key.isUserVerified else {

@@ -13,6 +13,10 @@ extension Engine {
             let decoded = try checkSignal(request, caller: caller)
             if case .unknownCredential = request { detail.append(("credentialId", .string(Base64URL.encode(decoded.0)))) }
             if case .unknownCredential = request {} else { reviewSignal(request, decodedUser: decoded.0, accepted: decoded.1) }
+            guard knobs.signalsForwarded else {
+                log("signal", "ignored", .success, detail + [("knob", .string(knobs.cite("signals.forwarded", "false")))])
+                return
+            }
             let action = signalAction(request)
             if action == "ignore" {
                 log("signal", "ignored", .success, detail + [("knob", .string(knobs.cite(signalKnob(request), action)))])

@@ -53,6 +53,25 @@ public final class Engine: @unchecked Sendable {
             knobs.conditionalGet = .passedToBrowser
             knobs.conditionalMediation = false
         }
+        // Chromium evaluates PRF at a creation from the version the pack names (Windows Hello: kWebAuthnWinPrfOnCreate,
+        // M147); before it, the results come at assertion only.
+        if knobs.prf == .evaluatedOnCreateAndGet, !Engine.atLeast(profile.browserVersion, knobs.prfAtCreationSince) {
+            knobs.prf = .evaluatedOnGet
+        }
+        // A third-party provider behind an OS API with no conditional-create or signal entry point (Windows 11's plugin
+        // authenticators) gets neither, whatever its pack says of itself.
+        if knobs.integration == .osProvider {
+            let api = profile.platform.osProviderEntryPoints
+            let cited = "Platform.osProviderEntryPoints: \(profile.platform.rawValue)'s API for third-party providers has no such entry point (microsoft/webauthn webauthnplugin.h, pluginauthenticator.h)"
+            if !api.conditionalCreate {
+                knobs.conditionalMode = .unsupported
+                knobs.provenance["conditionalCreate.mode"] = (cited, nil)
+            }
+            if !api.signals {
+                knobs.signalsForwarded = false
+                knobs.provenance["signals.forwarded"] = (cited, nil)
+            }
+        }
         self.knobs = knobs
         self.makesBlinkChecks = profile.platform.rendererIsBlink && knobs.integration != .extension
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))

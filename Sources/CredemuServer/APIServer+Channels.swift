@@ -32,10 +32,18 @@ extension APIServer {
     }
 
     /// POST /channels: `{"devtools": "ws://127.0.0.1:PORT/devtools/page/ID", "profile" | "device", "autofill",
-    /// "fillBinding", "autofillEvents"}` (the last three as `/shim.js` takes them).
+    /// "fillBinding", "autofillEvents", "paired", "allowFrameOrigins"}` (autofill to autofillEvents as `/shim.js`
+    /// takes them).
+    ///
+    /// `paired: {"binding", "handoff"}`: the page's shim is the driver's already (Playwright's init script, served
+    /// with `serverChannel` and `serverHandoff` of these names), so the server adds the binding of that name and, in
+    /// place of a shim, the small script that hands the shim its reply receiver (`DevToolsChannel.handoffSource`):
+    /// the driver's shim then sends through the server and keeps the driver's own channel for documents the server
+    /// did not reach. `allowFrameOrigins`: each calling context's http(s) origin is allowed before its first
+    /// request, as `POST /origins` would (the origin Chromium reports, never one the page wrote).
     func openChannel(_ r: RouteRequest) throws(APIError) -> HTTPResponse {
         let body = try r.body()
-        try body.only(["devtools", "profile", "device", "autofill", "fillBinding", "autofillEvents"])
+        try body.only(["devtools", "profile", "device", "autofill", "fillBinding", "autofillEvents", "paired", "allowFrameOrigins"])
         let devtools = try body.requiredString("devtools")
         guard let url = DevToolsChannel.pageURL(devtools) else {
             throw APIError(.invalidInput("body.devtools must be a page target's DevTools websocket URL on a loopback host, ws://127.0.0.1:PORT/devtools/page/ID."))
@@ -54,9 +62,12 @@ extension APIServer {
         if try body.bool("autofillEvents") == true { query["autofillEvents"] = "1" }
         if let fill = try body.string("fillBinding") { query["fillBinding"] = fill }
         if let token = configuration.token { query["token"] = token }
+        let paired = try APIServer.pairing(body, shimMembers: query.count > 1)
+        let allowFrameOrigins = try body.bool("allowFrameOrigins") ?? false
         let host = r.http.headers["host"] ?? "127.0.0.1"
         let channel = try channels.reserve { (id) throws(APIError) in
-            try DevToolsChannel(id: id, url: url, devtools: devtools, target: target, host: host, api: self) { (binding, reply) throws(APIError) in
+            try DevToolsChannel(id: id, url: url, devtools: devtools, target: target, host: host, api: self, paired: paired,
+                                allowFrameOrigins: allowFrameOrigins) { (binding, reply) throws(APIError) in
                 var script = query
                 script["channel"] = binding
                 script["channelReply"] = reply
@@ -68,6 +79,25 @@ extension APIServer {
         try channel.open(timeout: APIServer.channelSetUpSeconds)
         opened = true
         return json(201, APIServer.channelJSON(channel))
+    }
+
+    /// POST /channels' `paired` member, read: the binding and handoff names the driver's shim was served with, or
+    /// nil. A paired channel serves no shim, so the shim's own members (`autofill`, `fillBinding`,
+    /// `autofillEvents`) are refused beside it.
+    static func pairing(_ body: RequestBody, shimMembers: Bool) throws(APIError) -> DevToolsChannel.Pairing? {
+        let read = try APIError.wrap { () throws(OperationError) -> (String, String)? in
+            guard let paired = try body.fields.object("paired") else { return nil }
+            try paired.onlyKeys(["binding", "handoff"])
+            return (try paired.requiredString("binding"), try paired.requiredString("handoff"))
+        }
+        guard let (binding, handoff) = read else { return nil }
+        guard isBindingName(binding), isBindingName(handoff), binding != handoff else {
+            throw APIError(.invalidInput("body.paired.binding and body.paired.handoff must be two different JavaScript identifiers of 1 to 64 ASCII letters, digits and '_', not starting with a digit."))
+        }
+        guard !shimMembers else {
+            throw APIError(.invalidInput("body.paired names the driver's shim: the shim's own members (autofill, fillBinding, autofillEvents) go to that shim, not here."))
+        }
+        return DevToolsChannel.Pairing(binding: binding, handoff: handoff)
     }
 
     /// A channel's message as the front door sees it: a request from a page of `origin` (the execution

@@ -272,7 +272,8 @@ extension APIServer {
     /// driver's trusted input, as a browser's own autofill gives), `autofillEvents=1` (a debug switch: the shim also
     /// fires its own `credemu:autofilled` on `document`, which no browser does), `channel` and `channelReply` (the
     /// driver's channel the shim sends its requests through instead of the page's fetch: docs/shim.md, "Transport"),
-    /// and `token`.
+    /// `serverChannel` and `serverHandoff` (a paired channel of the server's, preferred where it reached the
+    /// document), and `token`.
     ///
     /// The route is public, so the script holds nothing that depends on a secret: with a `token` that is not the
     /// server's it is a 401; with the right one the script carries the target's page token (`PageToken`), never
@@ -302,7 +303,7 @@ extension APIServer {
         // binding), and for a one-way binding (CDP Runtime.addBinding) the name of the global lexical binding the
         // script declares for the driver's replies (a `const` of the script's top level, which no page script can
         // enumerate). Without `channel` the shim uses the page's fetch.
-        for member in ["channel", "channelReply"] {
+        for member in ["channel", "channelReply", "serverChannel", "serverHandoff"] {
             guard let name = request.query[member] else { continue }
             guard APIServer.isBindingName(name) else {
                 throw APIError(.invalidInput("query.\(member) must be a JavaScript identifier of 1 to 64 ASCII letters, digits and '_', not starting with a digit."))
@@ -315,6 +316,15 @@ extension APIServer {
         }
         if reply != nil && reply == request.query["channel"] {
             throw APIError(.invalidInput("query.channelReply must differ from query.channel."))
+        }
+        // A paired channel of the server's (POST /channels' `paired`): the binding the server adds where it reaches
+        // the document, preferred to `channel`, and the slot the server's handoff script meets the shim at.
+        if (request.query["serverChannel"] == nil) != (request.query["serverHandoff"] == nil) {
+            throw APIError(.invalidInput("query.serverChannel and query.serverHandoff go together."))
+        }
+        let names = ["fillBinding", "channel", "channelReply", "serverChannel", "serverHandoff"].compactMap { request.query[$0] }
+        if Set(names).count != names.count {
+            throw APIError(.invalidInput("query.fillBinding, channel, channelReply, serverChannel and serverHandoff must name different bindings."))
         }
         if request.query["autofillEvents"] == "1" { members.append(("autofillEvents", true)) }
         // The test code's switch: `window.__credemuShim` keeps the calls' log (never a page's to read otherwise).

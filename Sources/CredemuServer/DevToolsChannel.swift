@@ -28,8 +28,10 @@ final class DevToolsChannel: @unchecked Sendable {
     private unowned let api: APIServer
     private let binding: String
     private let reply: String
-    /// The shim's source, for each frame's session.
+    /// The shim's source (a paired channel's: the handoff script), for each frame's session.
     private let source: String
+    /// Each calling context's origin is allowed before its first request (POST /channels' `allowFrameOrigins`).
+    private let allowFrameOrigins: Bool
     private let lock = NSLock()
     /// (session, execution context ID) -> origin, as Chromium reports them; the page's own session is nil
     /// (reader thread only).
@@ -57,10 +59,16 @@ final class DevToolsChannel: @unchecked Sendable {
     /// A channel about to open, not connected yet (no network wait): its binding and receiver names, the shim
     /// served for them (`script(binding, reply)`), its socket.
     init(id: String, url: WebSocketURL, devtools: String, target: CeremonyTarget, host: String, api: APIServer,
-         script: (String, String) throws(APIError) -> [UInt8]) throws(APIError) {
-        binding = "__credemuChannel_" + DevToolsChannel.randomHex(16)
+         paired: Pairing? = nil, allowFrameOrigins: Bool = false, script: (String, String) throws(APIError) -> [UInt8]) throws(APIError) {
         reply = "__credemuReply_" + DevToolsChannel.randomHex(16)
-        source = String(decoding: try script(binding, reply), as: UTF8.self)
+        if let paired {
+            binding = paired.binding
+            source = DevToolsChannel.handoffSource(paired, reply: reply)
+        } else {
+            binding = "__credemuChannel_" + DevToolsChannel.randomHex(16)
+            source = String(decoding: try script(binding, reply), as: UTF8.self)
+        }
+        self.allowFrameOrigins = allowFrameOrigins
         do {
             socket = try WebSocketClient(url, maxMessage: APIServer.channelMaxMessage(api.configuration.maxBodyBytes))
         } catch {
@@ -79,13 +87,41 @@ final class DevToolsChannel: @unchecked Sendable {
         var id: Int
     }
 
+    /// The names a driver's shim was served with for a paired channel (`/shim.js`'s `serverChannel` and
+    /// `serverHandoff`): the binding the server adds, and the `window` slot the two scripts meet at.
+    struct Pairing: Sendable {
+        var binding: String
+        var handoff: String
+    }
+
+    /// A paired channel's document-start script, in place of a shim: the top-level `const` the server's replies
+    /// go to, which hands them to the driver's shim. The two scripts meet once, before the page's scripts run,
+    /// through a non-enumerable `window` slot of a random name: whichever runs second (the driver's session's
+    /// scripts run first in Chromium 156, measured; either order works) takes the other's offer and deletes the
+    /// slot. The shim offers only when it took the binding, and this script only when the binding is there, so
+    /// a document the channel reached halfway leaves no slot behind.
+    static func handoffSource(_ paired: Pairing, reply: String) -> String {
+        """
+        /* credemu channel handoff */
+        const \(reply) = (function (slot, binding) {
+          let receive = null;
+          const offered = Object.getOwnPropertyDescriptor(window, slot);
+          if (offered) { delete window[slot]; if (typeof offered.value === 'function') receive = offered.value; }
+          else if (typeof window[binding] === 'function') Object.defineProperty(window, slot, { value: function (r) { if (receive === null && typeof r === 'function') receive = r; }, configurable: true });
+          return function (reply) { if (receive !== null) receive(reply); };
+        })("\(paired.handoff)", "\(paired.binding)");
+
+        """
+    }
+
     /// What a session needs for the shim, in order: the page's at `open`, each attached iframe's before it runs.
+    /// The script before the binding, so a document that has the binding runs the script too.
     static func frameSetUp(binding: String, source: String) -> [(String, JSONValue)] {
         [
             ("Page.enable", .object([])),
             ("Runtime.enable", .object([])),
-            ("Runtime.addBinding", .object([("name", .string(binding))])),
             ("Page.addScriptToEvaluateOnNewDocument", .object([("source", .string(source))])),
+            ("Runtime.addBinding", .object([("name", .string(binding))])),
             ("Target.setAutoAttach", .object([("autoAttach", .bool(true)), ("waitForDebuggerOnStart", .bool(true)), ("flatten", .bool(true))])),
         ]
     }
@@ -133,6 +169,11 @@ final class DevToolsChannel: @unchecked Sendable {
         } catch {
             failed()
             throw APIError(502, "DevToolsUnreachable", "The DevTools connection to \(devtools) did not take the channel: \(error.description).")
+        }
+        // A document that was open before the binding came has it on `window` with no shim to take it (its shim,
+        // if any, ran without it): it goes, so the page never finds it.
+        for context in contexts.keys where context.session == nil {
+            command("Runtime.evaluate", .object([("expression", .string("delete window.\(binding)")), ("contextId", .number(Double(context.id)))]), session: nil)
         }
         Thread.detachNewThread { self.readLoop() }
     }
@@ -271,6 +312,7 @@ final class DevToolsChannel: @unchecked Sendable {
             send(replyText(ident: ident, status: error.status, body: Array(error.body.serialized().utf8)), context: context)
             return
         case .request(let ident, let method, let path, let body):
+            if allowFrameOrigins { _ = api.origins.insert(origin) }   // full: the request is refused as a foreign page's
             request = api.channelRequest(self, method: method, path: path, body: body, origin: origin)
             if !api.mayBlock(request) {
                 var now = request

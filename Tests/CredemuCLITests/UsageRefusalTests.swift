@@ -37,7 +37,7 @@ final class UsageRefusalTests: XCTestCase {
     func testValuesOutsideAnOptionsListAreRefused() {
         assertRefused(["create", "--origin", "https://a.test", "--counter", "sometimes"], "--counter takes zero or increment, not 'sometimes'.")
         assertRefused(["capabilities", "--platform", "windows"],
-                      "--platform takes chrome-desktop, chrome-android, android, safari, firefox, ios or macos, not 'windows'.")
+                      "--platform takes chrome-desktop, chrome-android, chrome-windows, android, safari, firefox, ios or macos, not 'windows'.")
         assertRefused(["scenario", "run", "s.json", "--format", "pdf"], "--format takes table, markdown, json or html, not 'pdf'.")
         assertRefused(["signal", "bogus", "--origin", "https://a.test"], "signal takes unknown, accepted or details as KIND, not 'bogus'.")
         assertRefused(["profile", "set", "default", "--relatedOrigins", "{not json"], "--relatedOrigins takes JSON.")

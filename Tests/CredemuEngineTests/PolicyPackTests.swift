@@ -7,7 +7,8 @@ import XCTest
 final class PolicyPackTests: XCTestCase {
     func testEveryShippedPackLoadsWithSourcesAndVersions() throws {
         let registry = try PolicyRegistry()
-        XCTAssertEqual(Set(registry.packs.map(\.id)), ["gpm", "gpm-pre-m144", "apple", "bitwarden", "keepassxc", "1password", "generic-third-party", "security-key"])
+        XCTAssertEqual(Set(registry.packs.map(\.id)), ["gpm", "gpm-pre-m144", "apple", "bitwarden", "keepassxc", "1password", "generic-third-party", "security-key",
+                                                           "edge", "proton-pass", "windows-hello"])
         for pack in registry.packs {
             XCTAssertFalse(pack.sources.isEmpty, pack.id)
             for platform in pack.platforms {

@@ -16,7 +16,8 @@ final class PolicyRegistryTests: XCTestCase {
 
     func testWithoutADirectoryTheRegistryHoldsTheShippedPacks() throws {
         let registry = try PolicyRegistry()
-        XCTAssertEqual(registry.packs.map(\.id), ["1password", "apple", "bitwarden", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "security-key"])
+        XCTAssertEqual(registry.packs.map(\.id), ["1password", "apple", "bitwarden", "edge", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc",
+                                                  "proton-pass", "security-key", "windows-hello"])
         XCTAssertEqual(registry.all.last?.id, "webauthn-spec")
         XCTAssertEqual(Set(registry.origins.values), ["built-in"])
         XCTAssertEqual(registry.json["directory"], .null)
@@ -29,7 +30,8 @@ final class PolicyRegistryTests: XCTestCase {
         write(text.replacingOccurrences(of: "\"id\": \"gpm\"", with: "\"id\": \"gpm-canary\""), "canary.json", in: directory)
         write("not a pack", "notes.txt", in: directory)
         let registry = try PolicyRegistry(directory: directory.path)
-        XCTAssertEqual(registry.packs.map(\.id), ["1password", "apple", "bitwarden", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "security-key", "gpm-canary"])
+        XCTAssertEqual(registry.packs.map(\.id), ["1password", "apple", "bitwarden", "edge", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc",
+                                                  "proton-pass", "security-key", "windows-hello", "gpm-canary"])
         let gpm = try registry.policy(for: Profile(name: "x", pack: "gpm"))
         XCTAssertEqual(gpm.knobs(for: .chromeDesktop).windowSeconds, 60, "the directory's gpm is the one played")
         XCTAssertEqual(registry.origins["gpm"], directory.file("my-gpm.json"))

@@ -29,10 +29,10 @@ final class VirtualAuthenticatorTests: XCTestCase {
         let invalid = [
             "[]", #"{"transport":"usb"}"#, #"{"protocol":"ctap2"}"#, #"{"protocol":"ctap3","transport":"usb"}"#,
             #"{"protocol":"ctap2","transport":"carrier-pigeon"}"#, #"{"protocol":"ctap2","transport":"usb","hasResidentKey":"yes"}"#,
-            #"{"protocol":"ctap2","transport":"usb","hasResidentKey":null}"#, #"{"protocol":"ctap2","transport":"usb","colour":"red"}"#,
-            #"{"protocol":"ctap2","transport":"usb","residentKeyCapacity":5}"#, #"{"protocol":"ctap2","transport":"usb","extensions":"prf"}"#,
-            #"{"protocol":"ctap2","transport":"usb","extensions":["prf"]}"#,
+            #"{"protocol":"ctap2","transport":"usb","hasResidentKey":null}"#, #"{"protocol":"ctap2","transport":"usb","extensions":"prf"}"#,
             #"{"protocol":"ctap2_1","transport":"usb","extensions":["largeBlob"]}"#,
+            #"{"protocol":"ctap2","transport":"usb","hasHMACSecret":"yes"}"#, #"{"protocol":"ctap2","transport":"usb","hasLargeBlob":true,"hasResidentKey":true}"#,
+            #"{"protocol":"ctap2_1","transport":"usb","hasLargeBlob":true}"#, #"{"protocol":"ctap2","transport":"usb","hasCredBlob":true}"#,
             #"{"protocol":"ctap2_1","transport":"usb","extensions":["prf","prf"]}"#,
         ]
         for text in invalid {
@@ -60,6 +60,41 @@ final class VirtualAuthenticatorTests: XCTestCase {
         let other = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap1/u2f","transport":"usb"}"#))
         XCTAssertNotEqual(id, other)
         XCTAssertEqual(try ops.profile(other).authenticator?.extensions, [], "§11.1: no extensions unless listed")
+    }
+
+    func testAConfigurationMeetsNoRefusalChromedriverDoesNotMake() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        // chromedriver drops members outside its table, and DevTools makes prf keys of any protocol (measured).
+        for text in [#"{"protocol":"ctap2","transport":"usb","colour":"red"}"#, #"{"protocol":"ctap2","transport":"usb","residentKeyCapacity":5}"#,
+                     #"{"protocol":"ctap2","transport":"usb","automaticPresenceSimulation":false}"#,
+                     #"{"protocol":"ctap2","transport":"usb","extensions":["prf"]}"#, #"{"protocol":"ctap1/u2f","transport":"usb","extensions":["prf"]}"#] {
+            let id = try ops.addVirtualAuthenticator(try config(text))
+            let key = try XCTUnwrap(try ops.profile(id).authenticator, text)
+            XCTAssertTrue(key.isUserConsenting, text)
+            XCTAssertEqual(key.residentKeyCapacity, AuthenticatorOptions().residentKeyCapacity, text)
+        }
+        let capable = try ops.addVirtualAuthenticator(try config(
+            #"{"protocol":"ctap2_1","transport":"usb","hasResidentKey":true,"hasLargeBlob":true,"hasCredBlob":true,"hasMinPinLength":true,"hasPrf":false,"hasUvm":true}"#))
+        XCTAssertEqual(try ops.profile(capable).authenticator?.extensions, ["credBlob", "largeBlob", "minPinLength"])
+    }
+
+    func testAKeyWithHMACSecretAnswersPRFAtCreationAndAssertion() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        // web-platform-tests' webauthn/extension-prf.https.html: a CTAP 2.0 key, no UV, hasHMACSecret.
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":false,"hasUserVerification":false,"isUserVerified":false,"hasHMACSecret":true}"#))
+        XCTAssertEqual(try ops.profile(id).authenticator?.extensions, ["hmac-secret"])
+        let made = try ops.create(.profile(id), CeremonyRequest(options: .text(creationOptionsJSON(userVerification: "discouraged",
+                                                                                                 extensions: .object([("prf", .object([]))]))
+            .replacingOccurrences(of: #""residentKey":"preferred""#, with: #""residentKey":"discouraged""#)), origin: origin)).response
+        XCTAssertEqual(made["clientExtensionResults"]?["prf"], JSONValue.object([("enabled", true)]))
+        let credentialID = try XCTUnwrap(made["rawId"]?.stringValue)
+        let salt = JSONValue.string(Base64URL.encode([UInt8](repeating: 0, count: 8)))
+        let asserted = try ops.get(.profile(id), CeremonyRequest(options: .text(requestOptionsJSON(
+            allow: [try XCTUnwrap(Base64URL.decode(credentialID))], userVerification: "discouraged",
+            extensions: .object([("prf", .object([("eval", .object([("first", salt)]))]))]))), origin: origin)).response
+        XCTAssertNotNil(asserted["clientExtensionResults"]?["prf"]?["results"]?["first"]?.stringValue)
     }
 
     func testAnInjectedCredentialSignsInWithItsKeyAndItsCounterGrows() throws {
@@ -151,7 +186,7 @@ final class VirtualAuthenticatorTests: XCTestCase {
     func testCredentialPropertiesChangeOneCredentialAndRemovalsRemove() throws {
         let (ops, _d) = try makeOperations()
         _ = _d
-        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true}"#))
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true,"hasUserVerification":true,"isUserVerified":true}"#))
         for n in 1...3 {
             _ = try ops.create(.profile(id), CeremonyRequest(options: .text(creationOptionsJSON(userID: Array("user-\(n)".utf8))), origin: origin))
         }
@@ -181,7 +216,7 @@ final class VirtualAuthenticatorTests: XCTestCase {
     func testRemovingAnAuthenticatorUnplugsItAndDeletesItsCredentials() throws {
         let (ops, _d) = try makeOperations()
         _ = _d
-        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true}"#))
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true,"hasUserVerification":true,"isUserVerified":true}"#))
         _ = try ops.create(.profile(id), CeremonyRequest(options: .text(creationOptionsJSON()), origin: origin))
         _ = try ops.updateProfile("default", settings: [("authenticators", .array([.string(id)]))], allowPackPath: false)
         _ = try ops.createDevice("desk", settings: [("platform", "chrome-desktop"), ("providers", "default"), ("authenticators", .array([.string(id)]))])

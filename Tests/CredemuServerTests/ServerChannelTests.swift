@@ -37,6 +37,10 @@ final class FakeDevTools: @unchecked Sendable {
     private(set) var binding: String?
     private(set) var script: String?
     var answersSetUp = true
+    /// Main-world contexts (id, origin) the page has before the channel: reported on `Runtime.enable`, as Chromium does.
+    var contextsBeforeEnable: [(Int, String)] = []
+    /// The expressions of the `Runtime.evaluate` commands the server sent.
+    private(set) var evaluated: [String] = []
 
     init(flood: Flood? = nil) throws {
         self.flood = flood
@@ -81,11 +85,17 @@ final class FakeDevTools: @unchecked Sendable {
             let method = value["method"]?.stringValue ?? ""
             if method == "Runtime.addBinding" { binding = value["params"]?["name"]?.stringValue }
             if method == "Page.addScriptToEvaluateOnNewDocument" { script = value["params"]?["source"]?.stringValue }
+            if method == "Runtime.evaluate" { lock.withLock { evaluated.append(value["params"]?["expression"]?.stringValue ?? "") } }
+            if method == "Runtime.enable" {
+                for (id, origin) in contextsBeforeEnable {
+                    event("Runtime.executionContextCreated", "{\"context\":{\"id\":\(id),\"origin\":\"\(origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+                }
+            }
             lock.withLock {
                 commands.append((value["sessionId"]?.stringValue, method))
                 lock.broadcast()
             }
-            if method != "Runtime.callFunctionOn" {
+            if method != "Runtime.callFunctionOn" && method != "Runtime.evaluate" {
                 if answersSetUp, let id = value["id"]?.numberValue { sendText("{\"id\":\(Int(id)),\"result\":{}}") }
                 setUp -= 1
                 if setUp == 0, let flood { return pour(flood, fd) }
@@ -350,7 +360,7 @@ final class ServerChannelTests: XCTestCase {
         let (devtools, _) = try open(api)
         XCTAssertEqual(devtools.commands(on: nil, 5).last, "Target.setAutoAttach", "the page's session attaches to out-of-process frames")
         attach(devtools, "S1")
-        let setUp = ["Page.enable", "Runtime.enable", "Runtime.addBinding", "Page.addScriptToEvaluateOnNewDocument", "Target.setAutoAttach",
+        let setUp = ["Page.enable", "Runtime.enable", "Page.addScriptToEvaluateOnNewDocument", "Runtime.addBinding", "Target.setAutoAttach",
                      "Runtime.runIfWaitingForDebugger"]
         XCTAssertEqual(devtools.commands(on: "S1", setUp.count), setUp, "the frame's own set-up, then it runs")
         // Context 7 in the frame's session is not the page's context 7.
@@ -559,5 +569,96 @@ final class ChannelHeaderTests: XCTestCase {
         origin = "http://127.0.0.1:8765"
         XCTAssertEqual(status("POST", "/profiles/default/passwords", "{\"origin\":\"\(ServerChannelTests.origin)\",\"username\":\"u\",\"password\":\"p\"}"),
                        403, "Forbidden")
+    }
+}
+
+/// A paired channel: the driver's shim (Playwright's init script), the server's binding (Playwright's Chromium).
+extension ServerChannelTests {
+
+    func testAPairedChannelAddsTheDriversBindingNameAndOnlyTheHandoffScriptAndAnswersThroughItsReceiver() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let devtools = try FakeDevTools()
+        let body = "{\"devtools\": \"\(devtools.url)\", \"paired\": {\"binding\": \"__credemuServer_b1\", \"handoff\": \"__credemuHandoff_h1\"}}"
+        let response = api.handle(request("POST", "/channels", body))
+        XCTAssertEqual(response.status, 201, String(decoding: response.body, as: UTF8.self))
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":7,\"origin\":\"\(Self.origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+        XCTAssertEqual(devtools.binding, "__credemuServer_b1", "the name the driver's shim was served with")
+        let script = try XCTUnwrap(devtools.script)
+        XCTAssertTrue(script.contains("credemu channel handoff") && script.contains("(\"__credemuHandoff_h1\", \"__credemuServer_b1\")"))
+        XCTAssertFalse(script.contains("__credemuConfig"), "no shim: the page's is the driver's")
+        XCTAssertEqual(devtools.commands(on: nil, 5).prefix(5), ["Page.enable", "Runtime.enable", "Page.addScriptToEvaluateOnNewDocument", "Runtime.addBinding", "Target.setAutoAttach"],
+                       "the script before the binding: a document with the binding runs the script")
+        call(devtools, "{\"id\":\"p1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        let first = try XCTUnwrap(devtools.replies(1).first)
+        let receiver = try XCTUnwrap(script.split(separator: " ").first { $0.hasPrefix("__credemuReply_") })
+        XCTAssertEqual(first["params"]?["functionDeclaration"]?.stringValue, "function (r) { \(receiver)(r); }")
+        XCTAssertEqual(reply(first)["status"], 200)
+    }
+
+    func testAPairedChannelAllowsTheCallingContextsOriginOnlyWhenAskedTo() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let stranger = "http://stranger.test:9000"
+        for allow in [false, true] {
+            let devtools = try FakeDevTools()
+            let body = "{\"devtools\": \"\(devtools.url)\", \"paired\": {\"binding\": \"b\", \"handoff\": \"h\"}, \"allowFrameOrigins\": \(allow)}"
+            XCTAssertEqual(api.handle(request("POST", "/channels", body)).status, 201)
+            devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":9,\"origin\":\"\(stranger)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+            call(devtools, "{\"id\":\"o1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}", context: 9)
+            let answer = reply(try XCTUnwrap(devtools.replies(1).first))
+            XCTAssertEqual(answer["status"]?.numberValue == 200, allow, "\(answer)")
+            let origins = try JSONValue.parse(api.handle(request("GET", "/origins")).body)["allowedOrigins"]?.arrayValue ?? []
+            XCTAssertEqual(origins.contains(.string(stranger)), allow)
+        }
+    }
+
+    func testAPairedChannelWithBadNamesOrTheShimsOwnMembersIsRefusedAndOpensNothing() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let devtools = try FakeDevTools()
+        let bodies = [
+            "\"paired\": {\"binding\": \"a b\", \"handoff\": \"h\"}",
+            "\"paired\": {\"binding\": \"same\", \"handoff\": \"same\"}",
+            "\"paired\": {\"binding\": \"b\"}",
+            "\"paired\": {\"binding\": \"b\", \"handoff\": \"h\", \"extra\": 1}",
+            "\"paired\": \"b\"",
+            "\"paired\": {\"binding\": \"b\", \"handoff\": \"h\"}, \"fillBinding\": \"f\"",
+            "\"paired\": {\"binding\": \"b\", \"handoff\": \"h\"}, \"autofill\": false",
+            "\"allowFrameOrigins\": \"yes\"",
+        ]
+        for members in bodies {
+            let response = api.handle(request("POST", "/channels", "{\"devtools\": \"\(devtools.url)\", \(members)}"))
+            XCTAssertEqual(response.status, 400, members)
+        }
+        XCTAssertEqual(try JSONValue.parse(api.handle(request("GET", "/channels")).body)["channels"]?.arrayValue?.count, 0)
+        XCTAssertNil(devtools.binding, "no connection was made")
+    }
+
+    func testTheBindingIsTakenOffEveryDocumentThatWasOpenBeforeTheChannel() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let devtools = try FakeDevTools()
+        devtools.contextsBeforeEnable = [(3, Self.origin), (4, "http://localhost:8001")]
+        let body = "{\"devtools\": \"\(devtools.url)\", \"paired\": {\"binding\": \"__credemuServer_b2\", \"handoff\": \"h\"}}"
+        XCTAssertEqual(api.handle(request("POST", "/channels", body)).status, 201)
+        _ = devtools.commands(on: nil, 7, within: ServerChannelTests.prompt)
+        XCTAssertEqual(devtools.evaluated, ["delete window.__credemuServer_b2", "delete window.__credemuServer_b2"])
+    }
+
+    func testTheShimTakesAPairedChannelOnlyWithItsHandoffAndUnderNamesOfItsOwn() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        func shim(_ query: [String: String]) -> HTTPResponse {
+            api.handle(HTTPRequest(method: "GET", path: "/shim.js", query: query, headers: ["host": Self.host], body: [], bodyTooLarge: false))
+        }
+        let served = shim(["serverChannel": "s1", "serverHandoff": "h1", "channel": "c1"])
+        XCTAssertEqual(served.status, 200)
+        XCTAssertTrue(String(decoding: served.body, as: UTF8.self).contains("\"serverChannel\":\"s1\",\"serverHandoff\":\"h1\""))
+        XCTAssertEqual(shim(["serverChannel": "s1"]).status, 400)
+        XCTAssertEqual(shim(["serverHandoff": "h1"]).status, 400)
+        XCTAssertEqual(shim(["serverChannel": "s1", "serverHandoff": "s1"]).status, 400)
+        XCTAssertEqual(shim(["serverChannel": "c1", "serverHandoff": "h1", "channel": "c1"]).status, 400)
+        XCTAssertEqual(shim(["serverChannel": "s-1", "serverHandoff": "h1"]).status, 400)
     }
 }

@@ -620,7 +620,7 @@ ORIGINS = [("'https://example.com'", ORIGIN), ("'http://example.com'", "http://e
            ("'http://localhost'", "http://localhost"), ("fullwidth host", "https://ｅｘａｍｐｌｅ.com"),
            ("'https://example.com/path?q#f'", "https://example.com/path?q#f"), ("android origin", "android:apk-key-hash:" + "A" * 43),
            ("'https://' + 'a'*100000", "https://" + "a" * 100_000), ("1", 1), ("lone surrogate", "https://\ud800.com")]
-PLATFORMS = ["chrome-desktop", "chrome-android", "android", "safari", "ios", "macos", "windows", "", 1]
+PLATFORMS = ["chrome-desktop", "chrome-android", "chrome-windows", "android", "safari", "ios", "macos", "windows", "", 1]
 
 
 def set_at(document, path, value):
@@ -1134,7 +1134,7 @@ KINDS = {
     "time": fz.TIMES,
     "duration": fz.DURATIONS,
     "path": ["nonexistent.json", "", ".", "dir", "empty.json", "invalid.json", "badutf8.json", "a" * 300, "a" * 5000, b"\xff.json", "-"],
-    "platform": ["chrome-desktop", "chrome-android", "android", "safari", "ios", "macos", "windows", "", "CHROME-DESKTOP", "ios "],
+    "platform": ["chrome-desktop", "chrome-android", "chrome-windows", "android", "safari", "ios", "macos", "windows", "", "CHROME-DESKTOP", "ios "],
     "bool": ["true", "false", "TRUE", "1", "yes", "", "null"],
     "name": ["alice", "", "default", "ios", "a" * 100_000, "é", "..", "-", "--", "--help", "１", b"\xff", "a b", "null"],
     "cred": [CRED, "", "%%", "A", "AA==", "a" * 100_000, "pick:", b"\xff"],
@@ -1149,7 +1149,7 @@ KINDS = {
     "maxbody": ["1024", "1023", "0", "-1", "1e300", "99999999999999999999", "9223372036854775807", ""],
     "providers": ["all", "gpm", "gpm@android", "apple@ios,gpm", "nope", "gpm@windows", "", ",", "@", "gpm@", "a" * 10_000],
     "pack": ["gpm", "apple", "bitwarden", "webauthn-spec", "keepassxc", "1password", "generic-third-party", "gpm-pre-m144",
-             "nope", "", "../gpm", "GPM"],
+             "proton-pass", "windows-hello", "edge", "nope", "", "../gpm", "GPM"],
     "version": ["18.2", "", "1e300", "99999999999999999999.0", "18.2.1.1.1", "-1", "１８", "a" * 10_000, "null"],
     "signal": ["unknown", "accepted", "details", "bogus", "", "UNKNOWN"],
     "mediation": ["conditional", "modal", "optional", "silent", "required", "bogus", ""],

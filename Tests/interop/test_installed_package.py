@@ -20,7 +20,8 @@ from api_client import Server
 from conftest import ROOT, Credemu, register_and_sign_in, verify_authentication_both, verify_registration_both
 
 ORIGIN = "https://shop.example.com"
-SHIPPED = ["1password", "apple", "bitwarden", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "security-key", "webauthn-spec"]
+SHIPPED = ["1password", "apple", "bitwarden", "edge", "generic-third-party", "gpm-pre-m144", "gpm", "keepassxc", "proton-pass", "security-key",
+           "windows-hello", "webauthn-spec"]
 RESOURCES = ROOT / "Sources" / "CredemuServer" / "Resources"
 
 

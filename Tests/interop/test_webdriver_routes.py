@@ -61,8 +61,10 @@ def test_bad_configurations_are_named_refusals_and_make_nothing(server):
         ({}, "InvalidArgument"), ({"protocol": "ctap2"}, "InvalidArgument"), ({"transport": "usb"}, "InvalidArgument"),
         ({"protocol": "ctap9", "transport": "usb"}, "InvalidArgument"), ({"protocol": "ctap2", "transport": "wifi"}, "InvalidArgument"),
         ({"protocol": "ctap2", "transport": "usb", "hasResidentKey": 1}, "InvalidArgument"),
-        ({"protocol": "ctap2", "transport": "usb", "automaticPresenceSimulation": True}, "InvalidArgument"),
-        ({"protocol": "ctap2", "transport": "usb", "extensions": ["prf"]}, "InvalidArgument"),
+        ({"protocol": "ctap2", "transport": "usb", "hasResidentKey": None}, "InvalidArgument"),
+        ({"protocol": "ctap2", "transport": "usb", "extensions": ["credBlob"]}, "InvalidArgument"),
+        ({"protocol": "ctap2", "transport": "usb", "hasHMACSecret": "yes"}, "InvalidArgument"),
+        ({"protocol": "ctap2", "transport": "usb", "extensions": ["hmac-secret"]}, "UnsupportedOperation"),
         ({"protocol": "ctap2_1", "transport": "usb", "extensions": ["largeBlob"]}, "InvalidArgument"),
         ({"protocol": "ctap2_1", "transport": "usb", "extensions": ["credProtect"]}, "UnsupportedOperation"),
         ({"protocol": "ctap2_1", "transport": "usb", "extensions": [7]}, "InvalidArgument"),
@@ -152,3 +154,69 @@ def test_a_keys_credentials_are_what_signed_and_their_properties_change(server):
     assert server.call("GET", f"/webauthn/authenticator/{key}/credentials")[1] == {"value": []}
     assert server.call("DELETE", f"/webauthn/authenticator/{key}") == (200, {"value": None})
     assert server.call("GET", f"/profiles/{key}")[0] == 404
+
+
+# ---- page-visible: credemu's key against Chromium's own virtual authenticator, in the same browser ----
+
+RK_PAGE = b"""<!doctype html><html><body><script>
+window.make = async (selection, extensions) => {
+  try {
+    const c = await navigator.credentials.create({publicKey: {rp: {name: "x"}, user: {id: new Uint8Array(16), name: "a", displayName: "a"},
+      challenge: new Uint8Array(16), pubKeyCredParams: [{type: "public-key", alg: -7}], timeout: 3000,
+      authenticatorSelection: Object.assign({userVerification: "discouraged"}, selection), extensions}});
+    return {extensions: c.getClientExtensionResults(), uv: !!(new Uint8Array(c.response.getAuthenticatorData())[32] & 4)};
+  } catch (e) { return {error: e.name}; }
+};
+</script></body></html>"""
+RK_KEYS = [{"protocol": p, "transport": "usb", "hasResidentKey": True, "hasUserVerification": uv, "isUserVerified": uv}
+           for p, uv in [("ctap2", True), ("ctap2", False), ("ctap2_1", False)]]
+RK_SELECTIONS = [{"residentKey": "required"}, {"residentKey": "preferred"}, {"residentKey": "discouraged"}, {"requireResidentKey": True}, {}]
+
+
+def page_outcomes(driver, url, selections, extensions):
+    """Each create's outcome; the UV flag only for a resident credential (Chromium's virtual key with built-in UV also
+    verifies a non-resident create the RP asked "discouraged" for, which credemu's key, like a YubiKey's PIN, does not)."""
+    driver.get(url)
+    outcomes = [driver.execute_async_script("const done = arguments[arguments.length - 1]; window.make(arguments[0], arguments[1]).then(done);",
+                                            selection, extensions) for selection in selections]
+    for outcome in outcomes:
+        if outcome.get("extensions", {}).get("credProps", {}).get("rk") is not True:
+            outcome.pop("uv", None)
+    return outcomes
+
+
+def test_a_keys_resident_credentials_and_prf_are_what_chromiums_virtual_authenticator_gives(tmp_path):
+    """The page's view of a create on credemu's key and on Chromium's own (chromedriver's Add Virtual Authenticator, or
+    DevTools' hasHmacSecret where chromedriver drops hasHMACSecret): a resident credential needs UV, a CTAP 2.0 key's
+    non-resident one has no credProps.rk, and a key with hmac-secret enables prf."""
+    import credemu
+    from conftest import html_site
+    from shim_drivers import selenium_chromium
+    with html_site(RK_PAGE, content_type="text/html; charset=utf-8") as origin, \
+            credemu.Server(BINARY, vault=str(tmp_path / "vault.db")) as server:
+        url = origin + "/"
+        for key in RK_KEYS + [{"protocol": "ctap2", "transport": "usb", "hasHMACSecret": True}]:
+            hmac = key.get("hasHMACSecret", False)
+            selections, extensions = ([{}], {"prf": {}, "credProps": True}) if hmac else (RK_SELECTIONS, {"credProps": True})
+            chrome = selenium_chromium(script_timeout=30)
+            try:
+                if hmac:
+                    chrome.execute_cdp_cmd("WebAuthn.enable", {})
+                    chrome.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator",
+                                           {"options": {"protocol": "ctap2", "ctap2Version": "ctap2_0", "transport": "usb", "hasHmacSecret": True}})
+                else:
+                    chrome.execute("addVirtualAuthenticator", key)
+                reference = page_outcomes(chrome, url, selections, extensions)
+            finally:
+                chrome.quit()
+            plain = selenium_chromium(script_timeout=30)
+            try:
+                driver = server.client().selenium(plain)
+                driver.add_virtual_authenticator(key)
+                assert page_outcomes(driver, url, selections, extensions) == reference, key
+            finally:
+                plain.quit()
+            if hmac:
+                assert reference[0]["extensions"]["prf"] == {"enabled": True}, reference
+            elif key["protocol"] == "ctap2" and key["hasUserVerification"]:
+                assert reference[2] == {"extensions": {"credProps": {}}}, reference  # no rk: Chromium cannot tell

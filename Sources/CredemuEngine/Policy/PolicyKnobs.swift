@@ -15,6 +15,14 @@ public struct PolicyKnobs: Sendable {
     }
     public enum ExclusionOutcome: String, Sendable { case invalidStateError = "InvalidStateError", notAllowedError = "NotAllowedError", noAnswer }
     public enum ExclusionScope: String, Sendable { case relyingParty, sameUser }
+    /// Whether the provider reads the RP's `excludeCredentials` at all (`exclusion.excludeCredentials`).
+    public enum ExclusionList: String, Sendable, CaseIterable {
+        /// §6.3.2 step 3: a listed credential it holds stops the create (`exclusion.outcome`, `.scope`).
+        case checked
+        /// The list is never matched against the provider's store, so a create for an account that already has a
+        /// passkey makes a second one (Proton Pass: its core runs passkey-rs over an empty store).
+        case ignored
+    }
     public enum ConditionalMode: String, Sendable { case silent, modal, unsupported }
     public enum ConditionalExclusion: String, Sendable { case noop, error }
     public enum AndroidIneligible: String, Sendable {
@@ -176,6 +184,7 @@ public struct PolicyKnobs: Sendable {
     // Exclusion in a modal create
     public var exclusionOutcome: ExclusionOutcome
     public var exclusionScope: ExclusionScope
+    public var exclusionList: ExclusionList = .checked
     // Conditional create
     public var conditionalMode: ConditionalMode
     public var minimumPlayServices: String?
@@ -200,12 +209,18 @@ public struct PolicyKnobs: Sendable {
     public var signalDecodeOrder: SignalDecodeOrder = .acceptedListFirst
     /// Whether the page has the three signal methods at all (Firefox has none).
     public var signalMethods: Bool = true
+    /// Whether the browser hands a signal to the provider at all (`signals.forwarded`): when not, every signal resolves
+    /// and the provider never hears of it, whatever `signals.unknownCredential` and the others say it would do.
+    public var signalsForwarded: Bool = true
     /// Each signal's rate limit, by `SignalRequest.kind`; a limit of one kind keeps one state for every signal
     /// that has it (Chrome's quota tracker is shared by the three).
     public var rateLimits: [String: RateLimit]
     // Responses and extensions
     public var publicKeyExposure: PublicKeyExposure = .subjectPublicKeyInfo
     public var prf: PRFSupport = .notProcessed
+    /// The browser version from which `evaluatedOnCreateAndGet` holds (`extensions.prfAtCreationSince`); below it the
+    /// results come at assertion only (nil: every version).
+    public var prfAtCreationSince: String?
     public var largeBlob: LargeBlobSupport = .notProcessed
     /// FIDO AppID (`appid`, `appidExclude`): supported, credentials registered under the AppID are found.
     public var appid: ExtensionSupport = .notProcessed

@@ -183,6 +183,9 @@ public struct PolicyPack: ProviderPolicy {
         knobs.model = .init(rawValue: s("authenticator.model"))!
         knobs.signalDecodeOrder = .init(rawValue: s("signals.decodeOrder"))!
         knobs.signalMethods = b("signals.methodsExposed")
+        knobs.signalsForwarded = b("signals.forwarded")
+        knobs.exclusionList = .init(rawValue: s("exclusion.excludeCredentials"))!
+        knobs.prfAtCreationSince = v("extensions.prfAtCreationSince").stringValue
         knobs.publicKeyExposure = .init(rawValue: s("response.getPublicKey"))!
         knobs.prf = .init(rawValue: s("extensions.prf"))!
         knobs.largeBlob = .init(rawValue: s("extensions.largeBlob"))!
@@ -345,6 +348,7 @@ enum KnobSpec {
         "authenticator.otherAttachment": .oneOf(["notOffered", "answered"]),
         "exclusion.outcome": .oneOf(["InvalidStateError", "NotAllowedError", "noAnswer"]),
         "exclusion.scope": .oneOf(["relyingParty", "sameUser"]),
+        "exclusion.excludeCredentials": .oneOf(PolicyKnobs.ExclusionList.allCases.map(\.rawValue)),
         "conditionalCreate.mode": .oneOf(["silent", "modal", "unsupported"]),
         "conditionalCreate.minimumPlayServices": .optionalVersion,
         "conditionalCreate.minimumOSVersion": .optionalVersion,
@@ -366,11 +370,13 @@ enum KnobSpec {
         "signals.errorSurface": .oneOf(["resolve", "UnknownError"]),
         "signals.decodeOrder": .oneOf(["acceptedListFirst", "userIdFirst"]),
         "signals.methodsExposed": .bool,
+        "signals.forwarded": .bool,
         "signals.rateLimit.unknownCredential": .rateLimit,
         "signals.rateLimit.allAcceptedCredentials": .rateLimit,
         "signals.rateLimit.currentUserDetails": .rateLimit,
         "response.getPublicKey": .oneOf(["subjectPublicKeyInfo", "null", "absent"]),
         "extensions.prf": .oneOf(["notProcessed", "unsupported", "evaluatedOnGet", "evaluatedOnCreateAndGet"]),
+        "extensions.prfAtCreationSince": .optionalVersion,
         "extensions.largeBlob": .oneOf(["notProcessed", "unsupported", "supported"]),
         "extensions.appid": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),
         "extensions.hmacSecret": .oneOf(PolicyKnobs.ExtensionSupport.allCases.map(\.rawValue)),

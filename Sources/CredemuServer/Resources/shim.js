@@ -2,8 +2,8 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, channel, channelReply, autofillEvents, debug, token, signalMethods, immediateMediation, publicKeyMethod,
-// blinkChecks}) it
+// fillBinding, channel, channelReply, serverChannel, serverHandoff, autofillEvents, debug, token, signalMethods,
+// immediateMediation, publicKeyMethod, blinkChecks}) it
 // passes, so no global of credemu's is left for the page to find but `window.__credemuShim`, the mark that stops a
 // second copy: an empty frozen object. Only with the test code's `debug=1` does it hold the calls' log and an
 // `autofill()` to run the fill again (a page's scripts see nothing of Chromium's traffic with its credential
@@ -691,7 +691,22 @@ return (function () {
   // back {id, status, body}. A promise-returning binding (Playwright exposeBinding) answers with the reply; a
   // one-way binding (CDP Runtime.addBinding) answers nothing, and the driver calls the receiver this function
   // returns, which the served script keeps in a top-level const named by `channelReply` (docs/shim.md, Transport).
-  const channel = takeBinding(config.channel);
+  // A paired channel of credemu serve's (`serverChannel`, POST /channels' `paired`): a one-way binding the server
+  // added where it reached this document, preferred to the driver's own; its replies come through the server's
+  // handoff script, which this shim meets once at the `serverHandoff` slot before the page's scripts run (the
+  // second of the two to run takes the other's offer and deletes the slot).
+  const driverChannel = takeBinding(config.channel);
+  const serverChannel = takeBinding(config.serverChannel);
+  if (serverChannel) {
+    const offered = Object.getOwnPropertyDescriptor(window, config.serverHandoff);
+    if (offered) {
+      delete window[config.serverHandoff];
+      if (typeof offered.value === 'function') offered.value(receive);
+    } else {
+      Object.defineProperty(window, config.serverHandoff, { value: receive, configurable: true });
+    }
+  }
+  const channel = serverChannel || driverChannel;
   const channelWaits = new Map();   // request id -> the settle of its promise
   function receive(reply) {
     const id = reply && reply.id;

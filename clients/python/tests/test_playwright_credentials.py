@@ -65,12 +65,26 @@ def site():
 
 
 @pytest.fixture(scope="module")
-def chromium_browser():
+def playwright_manager():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as manager:
-        browser = manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        yield browser
-        browser.close()
+        yield manager
+
+
+@pytest.fixture(scope="module")
+def chromium_browser(playwright_manager):
+    browser = playwright_manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def chromium_with_devtools_port(playwright_manager):
+    """Playwright's Chromium with a DevTools port (port 0: Chromium picks one): credemu serve relays the pages itself."""
+    browser = playwright_manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage",
+                                                                                 "--remote-debugging-port=0"])
+    yield browser
+    browser.close()
 
 
 @pytest.fixture(autouse=True)
@@ -98,10 +112,13 @@ KEYS = {"id", "rpId", "userHandle", "privateKey", "publicKey", "signCount"}
 UP, UV, BE, BS = 0x01, 0x04, 0x08, 0x10
 
 
-@pytest.mark.parametrize("authenticator", list(INSTALLS))
-def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(authenticator, chromium_browser, site, tmp_path):
+@pytest.mark.parametrize("authenticator,devtools_port", [(name, False) for name in INSTALLS] + [("credemu-gpm", True)])
+def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(authenticator, devtools_port, request, site,
+                                                                                tmp_path, credemu_server):
     install = INSTALLS[authenticator]
     on_credemu = authenticator != "playwright"
+    chromium_browser = request.getfixturevalue("chromium_with_devtools_port" if devtools_port else "chromium_browser")
+    answered = sum(c["answered"] for c in credemu_server.client().channels())
     context = chromium_browser.new_context()
     install(context)
     page = context.new_page()
@@ -148,6 +165,10 @@ def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(a
     state = context.storage_state(path=state_path, credentials=True)
     assert [c["id"] for c in state["credentials"]] == [registered["id"]]
     assert json.loads(state_path.read_text())["credentials"] == state["credentials"]
+    # With a DevTools port, credemu serve answered the page itself (its paired channel): the two sign-ins and the
+    # registration; without one, the client relayed them.
+    relayed = sum(c["answered"] for c in credemu_server.client().channels()) - answered
+    assert relayed == (3 if devtools_port else 0), relayed
     context.close()
 
     reused = chromium_browser.new_context(storage_state=state_path)
@@ -160,6 +181,36 @@ def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(a
     assert again["id"] == registered["id"]
     verify(again, held["publicKey"])
     reused.close()
+
+
+def test_with_a_devtools_port_the_page_finds_nothing_of_credemu_but_its_mark_and_popups_still_answer(
+        chromium_with_devtools_port, site, credemu_server):
+    """The server's binding and the handoff slot are gone before the page's scripts run, in the first document and
+    the next; a popup the page opens (which the server may reach late) answers through one channel or the other."""
+    own = chromium_with_devtools_port.new_context()
+    own.credentials.install()
+    plain = own.new_page()
+    plain.goto(site + "/login")
+    expected = set(plain.evaluate("Object.getOwnPropertyNames(window)")) | {"__credemuShim"}
+    context = chromium_with_devtools_port.new_context()
+    credemu.credentials(context, pack="gpm").install()
+    page = context.new_page()
+    try:
+        for path in ("/login", "/login?again"):
+            page.goto(site + path)
+            assert set(page.evaluate("Object.getOwnPropertyNames(window)")) <= expected
+            assert "error" not in page.evaluate(REGISTER)
+        [channel] = [c for c in credemu_server.client().channels() if c["profile"] == context.credentials.profile.profile]
+        assert channel["answered"] == 2, channel
+        with context.expect_page() as opened:
+            page.evaluate("url => { window.open(url); }", site + "/login")
+        popup = opened.value
+        popup.wait_for_load_state()
+        assert set(popup.evaluate("Object.getOwnPropertyNames(window)")) <= expected
+        assert "error" not in popup.evaluate(SIGN_IN, [[]])
+    finally:
+        context.close()
+        own.close()
 
 
 def test_credemu_takes_over_the_credentials_a_storage_state_gave_the_context(chromium_browser, site, tmp_path):

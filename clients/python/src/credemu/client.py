@@ -257,7 +257,7 @@ class Client:
         return self.request("GET", "/openapi.json")
 
     def shim(self, profile=None, *, autofill=True, device=None, fill_binding=None, autofill_events=False, channel=None,
-             channel_reply=None):
+             channel_reply=None, server_channel=None, server_handoff=None):
         """`GET /shim.js`: the browser shim's source for `profile`, this server's URL and a page token (good for
         that profile's page routes only) baked in. For a `device` (given, or the client's when no profile is given)
         the page's ceremonies and passwords go to the device, which routes them among its accounts.
@@ -265,7 +265,9 @@ class Client:
         one); `autofill_events=True` is a debug switch adding the shim's own `credemu:autofilled` event.
         `channel` names a driver binding the shim sends its requests through instead of the page's fetch, and
         `channel_reply`, for a one-way binding, the top-level const the script keeps its reply receiver in
-        (`install_shim` makes both; docs/shim.md, "Transport")."""
+        (`install_shim` makes both; docs/shim.md, "Transport"). `server_channel` and `server_handoff` name a paired
+        channel of the server's (`open_channel(..., paired=...)`), which the shim prefers where the server reached
+        the document."""
         if profile is not None and device is not None:
             raise TypeError("a shim runs on a profile or on a device, not both")
         device = device or (self.device if profile is None else None)
@@ -280,6 +282,9 @@ class Client:
             query["channel"] = channel
         if channel_reply:
             query["channelReply"] = channel_reply
+        if server_channel:
+            query["serverChannel"] = server_channel
+            query["serverHandoff"] = server_handoff
         if self.token:
             query["token"] = self.token
         script = self.request("GET", "/shim.js", query=query)
@@ -323,12 +328,20 @@ class Client:
 
     # ---- the shim's channel, relayed by the server ----
 
-    def open_channel(self, devtools, *, profile=None, device=None, autofill=True, fill_binding=None, autofill_events=False):
+    def open_channel(self, devtools, *, profile=None, device=None, autofill=True, fill_binding=None, autofill_events=False,
+                     paired=None, allow_frame_origins=False):
         """`POST /channels`: the server opens its own DevTools connection to the Chromium page target whose websocket
         URL is `devtools` (`ws://127.0.0.1:PORT/devtools/page/ID`, loopback only), adds the shim's channel binding and
         the shim for `profile` or `device` there, and answers the page's shim itself (docs/shim.md, "Transport").
+        `paired=(binding, handoff)`: the page's shim is the driver's, served with `server_channel=binding,
+        server_handoff=handoff`; the server adds that binding and its handoff script, no shim.
+        `allow_frame_origins`: each calling frame's origin is allowed on its first call.
         The channel lasts until `close_channel` or until the browser closes the page. Returns `{"id", ...}`."""
         body = {"devtools": devtools}
+        if paired:
+            body["paired"] = {"binding": paired[0], "handoff": paired[1]}
+        if allow_frame_origins:
+            body["allowFrameOrigins"] = True
         if device is not None:
             body["device"] = device
         else:

@@ -179,6 +179,14 @@ class Credentials:
             _write_state(path, state)
         return state
 
+    def _new_page(self, **options):
+        """`BrowserContext.new_page()`, the page's paired channel of credemu serve opened before it returns (where
+        there is one: `credemu.shim._Pairing`), so its first document already answers through the server."""
+        pairing = getattr(self._context, "_credemu_pairing", None)
+        if pairing is None:
+            return self._base.new_page(self._context, **options)
+        return pairing.new_page(lambda: self._base.new_page(self._context, **options))
+
     def set_storage_state(self, storage_state):
         """`BrowserContext.set_storage_state(...)`: the profile's credentials become the state's (installed when
         there are any)."""
@@ -260,6 +268,9 @@ class AsyncCredentials:
             _write_state(path, state)
         return state
 
+    async def _new_page(self, **options):
+        return await self._base.new_page(self._context, **options)
+
     async def set_storage_state(self, storage_state):
         profile = await self._attach()
         state = _read_state(storage_state)
@@ -288,6 +299,7 @@ def _adopt(context, credentials, *, asynchronous):
                                     doc="The context's credentials, answered by credemu (`credemu.playwright`)."),
             "storage_state": lambda self, **options: self._credemu_credentials.storage_state(**options),
             "set_storage_state": lambda self, storage_state: self._credemu_credentials.set_storage_state(storage_state),
+            "new_page": lambda self, **options: self._credemu_credentials._new_page(**options),
         })
         _subclasses[base] = subclass
     # The original methods stay the credemu object's to call: the subclass's own would call back into credemu.

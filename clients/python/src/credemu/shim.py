@@ -9,6 +9,8 @@ origin is allowed on the server (`POST /origins`), since the shim's requests are
 import secrets
 import urllib.parse
 import warnings
+import weakref
+from pathlib import Path
 
 from .client import origin_of
 from .errors import CredemuError
@@ -114,23 +116,29 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
     def client_relay():
         return Relay(client, profile=None if device else shim_profile, device=device, allow_frame_origins=allow_frame_origins)
 
-    def script(fill_binding=None, channel_binding=None, channel_reply=None):
+    def script(fill_binding=None, channel_binding=None, channel_reply=None, server=(None, None)):
         return client.shim(shim_profile, autofill=autofill, device=device, fill_binding=fill_binding,
-                           autofill_events=autofill_events, channel=channel_binding, channel_reply=channel_reply)
+                           autofill_events=autofill_events, channel=channel_binding, channel_reply=channel_reply,
+                           server_channel=server[0], server_handoff=server[1])
     if hasattr(target, "add_init_script") or hasattr(target, "new_context"):
         if _is_coroutine_function(getattr(target, "add_init_script", None) or target.new_context):
             raise TypeError(_ASYNC)
         bypass = (not channel) if bypass_csp is None else bypass_csp
-        if hasattr(target, "add_init_script"):
-            fill = _fill_binding(target) if autofill else None
-            binding = _channel_binding(target, client_relay()) if channel else None
-            _playwright(target, script(fill, binding), bypass)
-            return target, None
-        context = target.new_context(bypass_csp=bypass, **context_options)
-        fill = _fill_binding(context) if autofill else None
-        binding = _channel_binding(context, client_relay()) if channel else None
-        context.add_init_script(script=script(fill, binding))
-        return context, context.close
+        made = None
+        if not hasattr(target, "add_init_script"):
+            target = made = target.new_context(bypass_csp=bypass, **context_options)
+        fill = _fill_binding(target) if autofill else None
+        binding = _channel_binding(target, client_relay()) if channel else None
+        pairing = _Pairing.of(target, client, relay, profile=None if device else shim_profile, device=device,
+                              allow_frame_origins=allow_frame_origins) if channel else None
+        names = pairing.names if pairing else (None, None)
+        if made is not None:
+            made.add_init_script(script=script(fill, binding, server=names))
+        else:
+            _playwright(target, script(fill, binding, server=names), bypass)
+        if pairing:
+            pairing.start()
+        return target, (made.close if made is not None else None)
     if hasattr(target, "add_preload_script"):  # credemu.browsers: Chromium, Firefox, WebKitGTK
         devtools = getattr(target, "devtools_url", None) if channel else None
         if devtools:   # Chromium: credemu serve relays the channel itself where it can reach the tab
@@ -185,6 +193,126 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
         identifier = _selenium(target, script(), True if bypass_csp is None else bypass_csp)
         return target, lambda: target.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
     raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
+
+
+class _Pairing:
+    """Playwright's Chromium with a DevTools port: credemu serve relays each page's shim itself. The shim stays
+    Playwright's init script, with its `expose_binding` channel relayed here; each page of the context also gets a
+    paired channel of the server's (`POST /channels` with `paired`: the server adds a binding of these names and a
+    handoff script, no shim), which the shim prefers in every document the server reached: the page's calls then
+    cross no driver and no client (docs/shim.md, "Transport"). A page the server cannot take (no port, the server's
+    channels full, a page closed meanwhile) keeps the driver's channel, as does a document open before its page
+    was reached."""
+
+    def __init__(self, context, page, client, port, *, profile, device, allow_frame_origins):
+        self.context, self.page, self.client, self.port = context, page, client, port
+        self.profile, self.device, self.allow_frame_origins = profile, device, allow_frame_origins
+        self.names = ("__credemuServer_" + secrets.token_hex(16), "__credemuHandoff_" + secrets.token_hex(16))
+        self.attached = weakref.WeakSet()
+        self.opening = 0
+
+    @classmethod
+    def of(cls, target, client, relay, *, profile, device, allow_frame_origins):
+        """The pairing for a Playwright context or page, or None where the server cannot relay it: `relay="client"`,
+        a server that is not on loopback, a browser that is not Chromium or has no DevTools port."""
+        if relay == "client" or (relay is None and not _server_is_local(client)):
+            return None
+        page = target if hasattr(target, "goto") else None
+        context = page.context if page is not None else target
+        if not hasattr(context, "new_cdp_session"):
+            return None
+        port = chromium_devtools_port(getattr(context, "browser", None))
+        if port is None:
+            return None
+        return cls(context, page, client, port, profile=profile, device=device, allow_frame_origins=allow_frame_origins)
+
+    def start(self):
+        """Each page of the context, now and as it opens (a Page target: that page only). The `page` event comes
+        while the test's next call runs, after its first navigation may have begun; `credemu.playwright`'s
+        `new_page` attaches the page before it returns it (`context._credemu_pairing`)."""
+        if self.page is not None:
+            self.attach(self.page)
+            return
+        self.context._credemu_pairing = self
+        for page in list(self.context.pages):
+            self.attach(page)
+        self.context.on("page", self._opened)
+
+    def _opened(self, page):
+        # Inside `new_page` (credemu.playwright's), which attaches its page itself once it has it: the event's
+        # handler would be suspended at its first Playwright call while `new_page` returns.
+        if not self.opening:
+            self.attach(page)
+
+    def new_page(self, open_page):
+        """`open_page()`'s page, attached before it is returned."""
+        self.opening += 1
+        try:
+            page = open_page()
+        finally:
+            self.opening -= 1
+        self.attach(page)
+        return page
+
+    def attach(self, page):
+        """Opens the page's paired channel, once."""
+        if page in self.attached:
+            return
+        self.attached.add(page)
+        try:
+            session = self.context.new_cdp_session(page)
+            try:
+                target = session.send("Target.getTargetInfo")["targetInfo"]["targetId"]
+            finally:
+                session.detach()
+            self.client.open_channel(f"ws://127.0.0.1:{self.port}/devtools/page/{target}", profile=self.profile,
+                                     device=self.device, paired=self.names, allow_frame_origins=self.allow_frame_origins)
+        except Exception:   # noqa: BLE001 - the page keeps the driver's channel (closed meanwhile, channels full)
+            pass
+
+
+def chromium_devtools_port(browser):
+    """The DevTools port of a Playwright-launched Chromium (`launch(args=["--remote-debugging-port=N"])`, N or 0),
+    read from its command line (CDP `Browser.getBrowserCommandLine`; port 0: the `DevToolsActivePort` file of its
+    user data directory), or None: not Chromium, no port, or a browser Playwright did not launch. Kept per browser."""
+    if browser is None or getattr(getattr(browser, "browser_type", None), "name", None) != "chromium":
+        return None
+    known = getattr(browser, "_credemu_devtools_port", False)
+    if known is not False:
+        return known
+    port = None
+    try:
+        session = browser.new_browser_cdp_session()
+        try:
+            arguments = _command_line(session)
+        finally:
+            session.detach()
+        switches = dict(a[2:].split("=", 1) for a in arguments if a.startswith("--") and "=" in a)
+        given = switches.get("remote-debugging-port")
+        if given is not None and given.isdigit():
+            port = int(given)
+            if port == 0 and switches.get("user-data-dir"):
+                active = Path(switches["user-data-dir"]) / "DevToolsActivePort"
+                port = int(active.read_text().split()[0]) if active.exists() else None
+    except Exception:   # noqa: BLE001 - no such command (a browser not launched for automation), no file
+        port = None
+    try:
+        browser._credemu_devtools_port = port
+    except AttributeError:
+        pass
+    return port or None
+
+
+def _command_line(session):
+    """The browser's command line: CDP's `Browser.getBrowserCommandLine`, which Chromium answers only with
+    --enable-automation (Playwright leaves it out), else the browser process's /proc cmdline (its pid from
+    `SystemInfo.getProcessInfo`: the browser runs on this machine, as its loopback port must)."""
+    from playwright.sync_api import Error
+    try:
+        return session.send("Browser.getBrowserCommandLine")["arguments"]
+    except Error:
+        pids = [p["id"] for p in session.send("SystemInfo.getProcessInfo")["processInfo"] if p.get("type") == "browser"]
+        return Path(f"/proc/{pids[0]}/cmdline").read_text().split("\0") if pids else []
 
 
 def _channel_binding(target, relay):
