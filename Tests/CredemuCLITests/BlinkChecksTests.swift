@@ -115,4 +115,18 @@ final class BlinkChecksTests: XCTestCase {
                        ["TypeError", "publicKey.user.id must be between 1 and 64 bytes long; it is 65.", "malformedRequest"])
         XCTAssertEqual(try passkeys(cli) + passkeys(cli, "bw"), 0)
     }
+
+    func testChromeOnWindowsMakesBlinksChecksForWindowsHelloAndEdgeAndNotForProtonPassAnExtension() throws {
+        let cli = CLIHarness()
+        for (name, pack) in [("hello", "windows-hello"), ("edge", "edge"), ("proton", "proton-pass")] {
+            XCTAssertEqual(cli.run(["profile", "create", name, "--pack", pack]).status, .success)
+        }
+        let options = creationOptionsJSON(exclude: tooManyIDs)
+        for name in ["hello", "edge"] {
+            XCTAssertEqual(try error(cli.run(["--profile", name, "create", "--origin", origin], input: options)),
+                           ["RangeError", "The `excludeCredentials` attribute exceeds the maximum allowed size (64).", "refusedByBrowser"], name)
+            XCTAssertEqual(try passkeys(cli, name), 0, name)
+        }
+        _ = try created(cli.run(["--profile", "proton", "create", "--origin", origin], input: options))
+    }
 }

@@ -41,24 +41,29 @@ final class NoCredentialSheetTests: XCTestCase {
         XCTAssertEqual(try refusal(cli.run(["get", "--origin", origin], input: requestOptions(timeout: 600_000))), ["NotAllowedError", "noCredential"])
     }
 
-    func testADismissalWhileTheSheetWaitsEndsItWithinAPoll() throws {
-        let cli = CLIHarness()
-        _ = cli.run(["profile", "show"])   // the default profile exists before the two runs share the vault
+    /// Runs a get for `profile` on a thread of its own, sees it still waiting after a second, then dismisses the sheet.
+    func assertWaitsUntilDismissed(_ cli: CLIHarness, profile: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let done = expectation(description: "the get answered")
         let result = LockedBox<CLIRun>()
         let started = Date()
-        let words = ["--vault", cli.vault, "get", "--origin", origin], input = requestOptions(timeout: 600_000)
+        let words = ["--vault", cli.vault, "--profile", profile, "get", "--origin", origin], input = requestOptions(timeout: 600_000)
         nonisolated(unsafe) let fulfil = done
         Thread.detachNewThread {
             result.set(CLIHarness.run(words, input: input))
             fulfil.fulfill()
         }
         Thread.sleep(forTimeInterval: 1)
-        XCTAssertNil(result.get(), "still waiting on the sheet")
-        XCTAssertEqual(cli.run(["user", "next", "cancel"]).status, .success)
+        XCTAssertNil(result.get(), "\(profile): still waiting on the sheet", file: file, line: line)
+        XCTAssertEqual(cli.run(["--profile", profile, "user", "next", "cancel"]).status, .success, file: file, line: line)
         wait(for: [done], timeout: 20)
-        XCTAssertEqual(try refusal(try XCTUnwrap(result.get())), ["NotAllowedError", "userCancelled"])
-        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "ended by the dismissal, not the 10 minutes")
+        XCTAssertEqual(try refusal(try XCTUnwrap(result.get())), ["NotAllowedError", "userCancelled"], profile, file: file, line: line)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "\(profile): ended by the dismissal, not the 10 minutes", file: file, line: line)
+    }
+
+    func testADismissalWhileTheSheetWaitsEndsItWithinAPoll() throws {
+        let cli = CLIHarness()
+        _ = cli.run(["profile", "show"])   // the default profile exists before the two runs share the vault
+        try assertWaitsUntilDismissed(cli, profile: "default")
     }
 
     func testANativeAndroidAppStillFailsAtOnceAsAndroidxDoes() throws {
@@ -67,6 +72,19 @@ final class NoCredentialSheetTests: XCTestCase {
         let started = Date()
         let run = cli.run(["--profile", "droid", "get", "--origin", origin], input: requestOptions(timeout: 600_000))
         XCTAssertEqual(try refusal(run), ["NotAllowedError", "noCredential"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+    }
+
+    func testWindowsHelloAndEdgeWaitOnChromesSheetWhereProtonPassAnExtensionFailsAtOnce() throws {
+        let cli = CLIHarness()
+        for (name, pack) in [("hello", "windows-hello"), ("edge", "edge"), ("proton", "proton-pass")] {
+            XCTAssertEqual(cli.run(["profile", "create", name, "--pack", pack]).status, .success)
+        }
+        try assertWaitsUntilDismissed(cli, profile: "hello")
+        try assertWaitsUntilDismissed(cli, profile: "edge")
+        let started = Date()
+        XCTAssertEqual(try refusal(cli.run(["--profile", "proton", "get", "--origin", origin], input: requestOptions(timeout: 600_000))),
+                       ["NotAllowedError", "noCredential"])
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
     }
 }
