@@ -12,11 +12,7 @@ extension Engine {
     public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> AuthenticationResponse {
         var detail = getDetail(options, caller: caller)
         do throws(CeremonyError) {
-            try checkImmediateMediationExists(options)
-            try checkBlinkRequest(options, caller: caller)
-            try checkRequestExtensions(options)
-            let rpID = try relyingPartyID(options.rpId, caller: caller)
-            let appID = try requestAppID(options, caller: caller)
+            let (rpID, appID) = try checkedGetRequest(options, caller: caller)
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             try checkConditionalGetAnswered(options, rpID: rpID)
             try checkImmediateGet(options, rpID: rpID, caller: caller, detail: &detail)
@@ -162,10 +158,23 @@ extension Engine {
 
     /// A modal get whose answering provider holds nothing it may use, where the pack shows the browser's sheet
     /// (`modalGet.noCredential` sheetUntilDismissed): the caller waits on the sheet (`Operations`) before `get`.
-    /// A request `get` refuses (a bad RP ID) shows no sheet: `get` refuses it, and logs it.
+    /// A request the browser refuses before any UI (`checkedGetRequest`: Blink's checks, a get's extensions, a bad RP
+    /// ID or AppID) shows no sheet: `get` refuses it at once, and logs it.
     public func showsSheetForNoCredential(_ options: RequestOptions, caller: Caller) -> Bool {
-        guard knobs.noCredentialSheet, options.mediation != "conditional", options.mediation != "immediate" else { return false }
-        return (try? usableCredentials(options, caller: caller, limit: 1))?.isEmpty ?? false
+        guard knobs.noCredentialSheet, options.mediation != "conditional", options.mediation != "immediate",
+              let (rpID, appID) = try? checkedGetRequest(options, caller: caller) else { return false }
+        return (try? candidates(options, rpID: rpID, limit: 1, appID: appID))?.isEmpty ?? false
+    }
+
+    /// A get's checks before any provider or sheet, in the order the browser makes them: the mediation value, Blink's
+    /// (`checkBlinkRequest`), the extensions', the RP ID's and the AppID's (Chromium's `AuthenticatorCommonImpl`
+    /// refuses these before its request handler shows any UI). Returns the RP ID and the AppID the get uses.
+    func checkedGetRequest(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, appID: String?) {
+        try checkImmediateMediationExists(options)
+        try checkBlinkRequest(options, caller: caller)
+        try checkRequestExtensions(options)
+        let rpID = try relyingPartyID(options.rpId, caller: caller)
+        return (rpID, try requestAppID(options, caller: caller))
     }
 
     /// What a get's event says of its request; the outcome adds to it.

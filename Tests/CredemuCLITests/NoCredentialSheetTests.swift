@@ -66,6 +66,18 @@ final class NoCredentialSheetTests: XCTestCase {
         try assertWaitsUntilDismissed(cli, profile: "default")
     }
 
+    func testARequestChromeRefusesBeforeAnyProviderShowsNoSheet() throws {
+        let cli = CLIHarness()
+        XCTAssertEqual(cli.run(["profile", "create", "key", "--pack", "security-key"]).status, .success)
+        let started = Date()
+        // Blink's check of a get's extensions (GPM), and the browser's AppID check (a key): refused at once, no sheet.
+        let credProps = #"{"challenge": "AAECAwQFBgcICQoLDA0ODw", "rpId": "example.com", "timeout": 600000, "extensions": {"credProps": true}}"#
+        XCTAssertEqual(try refusal(cli.run(["get", "--origin", origin], input: credProps)), ["NotSupportedError", "invalidExtensionInput"])
+        let appid = #"{"challenge": "AAECAwQFBgcICQoLDA0ODw", "rpId": "example.com", "timeout": 600000, "extensions": {"appid": "https://u2f.example.org/app-id.json"}}"#
+        XCTAssertEqual(try refusal(cli.run(["--profile", "key", "get", "--origin", origin], input: appid)).first, "SecurityError")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "answered at once, not at the 10 minutes")
+    }
+
     func testANativeAndroidAppStillFailsAtOnceAsAndroidxDoes() throws {
         let cli = CLIHarness()
         XCTAssertEqual(cli.run(["profile", "create", "droid", "--pack", "gpm", "--platform", "android"]).status, .success)
