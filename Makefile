@@ -195,7 +195,7 @@ bench: deps-debian deps-browser deps-python
 	swift build -c release --product credemu-bench
 	swift build -c release --product credemu
 	.build/release/credemu-bench 1.5
-	$(PYTHON) bench/side_by_side.py .build/release 0.4 7
+	CREDEMU_BENCH_DOCS=1 $(PYTHON) bench/side_by_side.py .build/release 0.4 7
 
 # Vaults of 10k, 100k and 1M passkeys with a 100,000-row event log (about 4 minutes on 2 cores).
 bench-scale: deps-debian

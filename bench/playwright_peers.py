@@ -1,9 +1,12 @@
 """The in-page loop under Playwright (sync Python API), for `side_by_side.py`: Playwright's own authenticator
 (`context.credentials.install()`) and credemu through its Playwright surface (`credemu.credentials(context,
-pack="gpm").install()`: the shim over Playwright's `expose_binding`, relayed by the Python client), each in a
-context of its own in one Playwright-launched Chromium (the same binary as the CDP peers'), on the same page.
+pack="gpm").install()`), each in a context of its own in a Playwright-launched Chromium (the same binary as the CDP
+peers'), on the same page. credemu twice: in a Chromium launched with a DevTools port (`--remote-debugging-port=0`,
+as the pytest plugin launches it), where `credemu serve` answers the page itself over a paired channel (the
+server's `answeringMs` per ceremony taken alongside), and in one without, where the shim's calls cross
+Playwright's `expose_binding` to the Python client, which relays them to credemu.
 
-Where a credemu ceremony under Playwright spends its time, three figures taken alongside the loops:
+Where a client-relayed ceremony spends its time, three figures taken alongside the loops:
 - the relay's work per ceremony: its HTTP request to credemu (`Relay.timings`) and the whole of `Relay.answer`
   (the request, JSON, the route and origin checks), counted by a bench-only subclass of the relay (below);
 - the binding's own round trip: an in-page loop calling a no-op binding of the channel's shape (`expose_binding`
@@ -72,20 +75,27 @@ class PlaywrightPeers:
         self.loop = loop
         self.playwright = sync_playwright().start()
         try:
-            self.browser = self.playwright.chromium.launch(
-                executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"])
+            chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+            self.browser = self.playwright.chromium.launch(executable_path=chromium,
+                                                           args=["--no-sandbox", "--remote-debugging-port=0"])
+            self.plain = self.playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             own = self.browser.new_context()
             own.credentials.install()
             self.own = own.new_page()
-            ours = self.browser.new_context()
+            self.client = Client(api)
+            served = self.browser.new_context()
+            self.served_profile = credemu_credentials(served, client=self.client, pack="gpm").profile.profile
+            served.credentials.install()
+            self.ours = served.new_page()
+            relayed = self.plain.new_context()
             original, credemu.shim.Relay = credemu.shim.Relay, _Counted
             try:
-                credemu_credentials(ours, client=Client(api), pack="gpm").install()
+                credemu_credentials(relayed, client=self.client, pack="gpm").install()
             finally:
                 credemu.shim.Relay = original
             [self.relay] = [r for r in _Counted.made if r.target.startswith("/profiles/pw-")][-1:]
-            self.ours = ours.new_page()
-            echo = self.browser.new_context()
+            self.relayed = relayed.new_page()
+            echo = self.plain.new_context()
             self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
 
             def threaded(source, message):
@@ -94,7 +104,7 @@ class PlaywrightPeers:
             echo.expose_binding("benchEchoThreaded", threaded)
             echo.expose_binding("benchEchoInPlace", lambda source, message: message)
             self.echo = echo.new_page()
-            for page in (self.own, self.ours, self.echo):
+            for page in (self.own, self.ours, self.relayed, self.echo):
                 page.goto(page_url)
         except BaseException:
             self.close()
@@ -104,14 +114,29 @@ class PlaywrightPeers:
         return page.evaluate(f"({self.loop})('{mode}', {seconds})")
 
     def warm(self, create, loop_seconds):
-        for page in (self.own, self.ours):
+        for page in (self.own, self.ours, self.relayed):
             page.evaluate(create)
             self.run(page, "get", loop_seconds)
 
-    def credemu_loop(self, mode, seconds, results):
-        """credemu's in-page loop; meanwhile the relay's HTTP seconds and answers, per ceremony, into `results`."""
-        self.relay.timings, self.relay.answers = [], [0, 0.0]
+    def _answered(self):
+        channels = [c for c in self.client.channels() if c["profile"] == self.served_profile]
+        return sum(c["answered"] for c in channels), sum(c["answeringMs"] for c in channels)
+
+    def served_loop(self, mode, seconds, results):
+        """credemu's in-page loop over the paired channel; meanwhile the server's milliseconds per answer."""
+        count, ms = self._answered()
         rate = self.run(self.ours, mode, seconds)
+        now, now_ms = self._answered()
+        if now > count:
+            results[f"pw-served-answer-{mode}"].append((now_ms - ms) / 1000 / (now - count))
+            results[f"pw-served-share-{mode}"].append((now - count) / max(rate * seconds, 1))
+        return rate
+
+    def credemu_loop(self, mode, seconds, results):
+        """credemu's in-page loop over the client's relay; meanwhile the relay's HTTP seconds and answers, per
+        ceremony, into `results`."""
+        self.relay.timings, self.relay.answers = [], [0, 0.0]
+        rate = self.run(self.relayed, mode, seconds)
         ceremonies = rate * seconds
         if ceremonies >= 1 and self.relay.timings:
             results[f"pw-http-{mode}"].append(sum(self.relay.timings) / ceremonies)
@@ -124,20 +149,24 @@ class PlaywrightPeers:
         return {
             "pw-own-create": lambda s: self.run(self.own, "create", s),
             "pw-own-get": lambda s: self.run(self.own, "get", s),
-            "pw-credemu-create": lambda s: self.credemu_loop("create", s, results),
-            "pw-credemu-get": lambda s: self.credemu_loop("get", s, results),
+            "pw-credemu-create": lambda s: self.served_loop("create", s, results),
+            "pw-credemu-get": lambda s: self.served_loop("get", s, results),
+            "pw-client-create": lambda s: self.credemu_loop("create", s, results),
+            "pw-client-get": lambda s: self.credemu_loop("get", s, results),
             "pw-binding-threaded": lambda s: self.echo.evaluate(ECHO_LOOP, ["benchEchoThreaded", s]),
             "pw-binding-in-place": lambda s: self.echo.evaluate(ECHO_LOOP, ["benchEchoInPlace", s]),
         }
 
     SIDE_FIGURES = ("pw-http-create", "pw-http-get", "pw-answer-create", "pw-answer-get",
-                    "pw-messages-create", "pw-messages-get")
+                    "pw-messages-create", "pw-messages-get", "pw-served-answer-create", "pw-served-answer-get",
+                    "pw-served-share-create", "pw-served-share-get")
 
     def close(self):
         if getattr(self, "pool", None):
             self.pool.shutdown(wait=False)
-        if getattr(self, "browser", None):
-            self.browser.close()
+        for browser in (getattr(self, "browser", None), getattr(self, "plain", None)):
+            if browser:
+                browser.close()
         self.playwright.stop()
 
 
@@ -169,4 +198,5 @@ class JsPeers:
         if worker is None:
             return {}
         return {name: (lambda s, name=name: worker.figure(name, s))
-                for name in ("js-own-create", "js-own-get", "js-credemu-create", "js-credemu-get")}
+                for name in ("js-own-create", "js-own-get", "js-credemu-create", "js-credemu-get", "js-client-create",
+                             "js-client-get")}

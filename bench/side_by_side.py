@@ -208,7 +208,7 @@ def answered(api, seconds, results, kind, measure):
     """An in-page loop over the channel credemu serve relays, and the mean seconds the server spent answering each
     binding call meanwhile (GET /channels' `answered` and `answeringMs`)."""
     def totals():
-        [channel] = Client(api).channels()
+        [channel] = [c for c in Client(api).channels() if c["profile"] == "bench"]   # not the Playwright pages'
         return channel["answered"], channel["answeringMs"] / 1000
     (n0, s0) = totals()
     rate = measure()
@@ -356,6 +356,43 @@ def main():
             shim_server.wait(timeout=20)
             page.shutdown()
     report(results, seconds, rounds, ready)
+    if os.environ.get("CREDEMU_BENCH_DOCS") == "1":
+        write_playwright_row(results, Path(__file__).resolve().parent.parent / "docs" / "playwright.md")
+
+
+# docs/playwright.md's speed row, which `make bench` rewrites with each run (CREDEMU_BENCH_DOCS=1); the clients'
+# tests check it is a row this function wrote.
+PLAYWRIGHT_ROW = re.compile(r"^\| Speed, in-page ES256 registrations / assertions per second.*$", re.M)
+
+
+def playwright_row(results, day, load):
+    """The migration page's speed row: Playwright's own authenticator, credemu under Playwright (DevTools port,
+    and without one), Chromium's virtual authenticator in the page, per second, medians of one `make bench` run."""
+    median = {name: statistics.median(values) for name, values in results.items() if values}
+
+    def ratio(a, b):
+        return statistics.median(x / y for x, y in zip(results[a], results[b]))
+
+    def pair(prefix):
+        return f"{median[prefix + '-create']:,.0f} / {median[prefix + '-get']:,.0f}"
+    own = f"{pair('pw-own')} (Python)" + (f", {pair('js-own')} (Node)" if median.get("js-own-create") else "")
+    ours = (f"{pair('pw-credemu')} with the Python client ({ratio('pw-credemu-create', 'pw-own-create'):.2f}x / "
+            f"{ratio('pw-credemu-get', 'pw-own-get'):.2f}x)")
+    if median.get("js-own-create"):
+        ours += (f", {pair('js-credemu')} with the JS client ({ratio('js-credemu-create', 'js-own-create'):.2f}x / "
+                 f"{ratio('js-credemu-get', 'js-own-get'):.2f}x)")
+    ours += (f"; without a DevTools port {pair('pw-client')} ({ratio('pw-client-create', 'pw-own-create'):.2f}x / "
+             f"{ratio('pw-client-get', 'pw-own-get'):.2f}x)")
+    return (f"| Speed, in-page ES256 registrations / assertions per second (`make bench`, {day}, load {load:.1f} on "
+            f"{os.cpu_count()} cores; Chromium with a DevTools port) | {own} | {ours} | {pair('page')} |")
+
+
+def write_playwright_row(results, page):
+    text = page.read_text()
+    row = playwright_row(results, time.strftime("%Y-%m-%d"), os.getloadavg()[0])
+    if PLAYWRIGHT_ROW.search(text):
+        page.write_text(PLAYWRIGHT_ROW.sub(lambda _: row, text, count=1))
+        print(f"{page.name}: speed row rewritten")
 
 
 def report(results, seconds, rounds, ready):
@@ -377,8 +414,10 @@ def report(results, seconds, rounds, ready):
         ("credemu shim over the channel, relayed by credemu serve", "served-create", "served-get"),
         ("Playwright's own authenticator, in-page loop", "pw-own-create", "pw-own-get"),
         ("credemu under Playwright (credentials(), gpm), in-page", "pw-credemu-create", "pw-credemu-get"),
+        ("  the same, Chromium without a DevTools port", "pw-client-create", "pw-client-get"),
         *([("Playwright's own authenticator, Node, in-page", "js-own-create", "js-own-get"),
-           ("credemu under Playwright, JS client (gpm), in-page", "js-credemu-create", "js-credemu-get")]
+           ("credemu under Playwright, JS client (gpm), in-page", "js-credemu-create", "js-credemu-get"),
+           ("  the same, Chromium without a DevTools port", "js-client-create", "js-client-get")]
           if results.get("js-own-create") else []),
     ]
     print(f"\nSide by side (ES256; {rounds} interleaved rounds of {seconds:g} s per figure; medians; release build; "
@@ -399,12 +438,16 @@ def report(results, seconds, rounds, ready):
         ("shim relayed by credemu serve / by the Python relay", ratio("served-create", "channel-create"), ratio("served-get", "channel-get")),
         ("credemu under Playwright / Playwright's own authenticator", ratio("pw-credemu-create", "pw-own-create"),
          ratio("pw-credemu-get", "pw-own-get")),
+        ("  the same without a DevTools port (the client relays)", ratio("pw-client-create", "pw-own-create"),
+         ratio("pw-client-get", "pw-own-get")),
         ("Playwright's own authenticator / virtual authenticator", ratio("pw-own-create", "page-create"),
          ratio("pw-own-get", "page-get")),
     ]
     if results.get("js-own-create"):
         lines.append(("credemu under Playwright, JS / Playwright's own (Node)", ratio("js-credemu-create", "js-own-create"),
                       ratio("js-credemu-get", "js-own-get")))
+        lines.append(("  the same without a DevTools port (the client relays)", ratio("js-client-create", "js-own-create"),
+                      ratio("js-client-get", "js-own-get")))
     for label, r, a in lines:
         print(f"  {label:58} {r:>10.2f}x {a:>12.2f}x")
     # Where a ceremony over the channel spends its time: the relay's HTTP request (credemu's work and the loopback
@@ -428,16 +471,25 @@ def report(results, seconds, rounds, ready):
         threaded, in_place = 1000 / median["pw-binding-threaded"], 1000 / median["pw-binding-in-place"]
         print(f"  a no-op expose_binding call (ms): as the channel's (on a thread, a reply's dict) {threaded:.2f}, "
               f"the floor (in place, a string) {in_place:.2f}: at most {median['pw-binding-in-place']:.0f} calls/s")
-        print("  a ceremony of credemu under Playwright (ms): whole, the relay's HTTP request, its whole answer, "
-              "the binding's round trip, the rest (shim and page)")
+        print("  a ceremony of credemu under Playwright, the client relaying (ms): whole, the relay's HTTP request, its "
+              "whole answer, the binding's round trip, the rest (shim and page)")
         for kind in ("create", "get"):
-            whole = 1000 / median[f"pw-credemu-{kind}"]
+            whole = 1000 / median[f"pw-client-{kind}"]
             messages = statistics.median(results[f"pw-messages-{kind}"])
             http_ms = 1000 * statistics.median(results[f"pw-http-{kind}"])
             answer = 1000 * statistics.median(results[f"pw-answer-{kind}"])
             binding = messages * threaded
             print(f"    {kind:6} {whole:7.2f}  {http_ms:7.2f}  {answer:7.2f}  {binding:7.2f}  {whole - answer - binding:7.2f}"
                   f"  ({messages:.2f} messages a ceremony; Playwright's own: {1000 / median[f'pw-own-{kind}']:.2f})")
+    if results["pw-served-answer-create"] and results["pw-served-answer-get"]:
+        print("  a ceremony of credemu under Playwright, credemu serve relaying (ms): whole, the server's answer (event "
+              "in to reply out), the rest (Chromium, the shim and the page); Playwright's own whole ceremony")
+        for kind in ("create", "get"):
+            whole = 1000 / median[f"pw-credemu-{kind}"]
+            answer = 1000 * statistics.median(results[f"pw-served-answer-{kind}"])
+            share = statistics.median(results[f"pw-served-share-{kind}"])
+            print(f"    {kind:6} {whole:7.2f}  {answer:7.2f}  {whole - answer:7.2f}  {1000 / median[f'pw-own-{kind}']:7.2f}"
+                  f"  ({share:.2f} of the ceremonies through the server)")
     soft = lines[0]
     cdp = lines[2]
     print("goal: credemu in-process at least as fast as soft-webauthn: "
@@ -448,8 +500,37 @@ def report(results, seconds, rounds, ready):
     print("goal: the shim over the driver's channel (relayed by credemu serve) at least as fast as the virtual "
           "authenticator in-page: " + ("met" if channel[1] >= 1 and channel[2] >= 1 else "NOT met"))
     playwright = lines[9]
-    print("goal: credemu under Playwright at least as fast as Playwright's own authenticator in-page: "
-          + ("met" if playwright[1] >= 1 and playwright[2] >= 1 else "NOT met"))
+    print("goal: credemu under Playwright (Python, DevTools port) at least as fast as Playwright's own authenticator "
+          "in-page: " + ("met" if playwright[1] >= 1 and playwright[2] >= 1 else "NOT met")
+          + f" ({playwright[1]:.2f}x, {playwright[2]:.2f}x)")
+    if results.get("js-own-create"):
+        js_line = next(line for line in lines if line[0].startswith("credemu under Playwright, JS"))
+        print("goal: credemu under Playwright (JS, DevTools port) at least as fast as Playwright's own authenticator "
+              "in-page: " + ("met" if js_line[1] >= 1 and js_line[2] >= 1 else "NOT met")
+              + f" ({js_line[1]:.2f}x, {js_line[2]:.2f}x)")
+    issue37_goals(results)
+
+
+def issue37_goals(results):
+    """Issue 37's goals, each met or not by the median of its per-round ratios, with the rounds' ratios beside it."""
+    def rounds(a, b):
+        return [x / y for x, y in zip(results[a], results[b])]
+
+    def line(label, pairs, met):
+        ratios = [rounds(a, b) for a, b in pairs]
+        medians = [statistics.median(r) for r in ratios]
+        verdict = "met" if all(met(m) for m in medians) else "NOT met"
+        shown = "; ".join(f"{statistics.median(r):.2f}x (rounds {' '.join(f'{x:.2f}' for x in r)})" for r in ratios)
+        print(f"goal (issue 37): {label}: {verdict}: {shown}")
+
+    line("a registration's in-process cost at most 1.25x the raw floor (keygen+sign), an assertion's at most 1.25x (sign)",
+         [("raw-keygen-sign", "create"), ("raw-sign", "get")], lambda r: r <= 1.25)
+    line("credemu in-process at least 1.2x soft-webauthn, registrations and assertions",
+         [("create", "soft-create"), ("get", "soft-get")], lambda r: r >= 1.2)
+    line("the shim relayed by credemu serve at least the virtual authenticator in the same page, both ceremonies",
+         [("served-create", "page-create"), ("served-get", "page-get")], lambda r: r >= 1)
+    line("one client over HTTP at least 10x the virtual authenticator per CDP call, both ceremonies",
+         [("http1-create", "cdp-create"), ("http1-get", "cdp-get")], lambda r: r >= 10)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,13 @@ extension Commands {
         account then a sign-in with its first passkey's ID (GPM shadows it). Each response is made by the real engine for the options the
         server issued. The server speaks the FIDO2 Conformance Test API (POST URL/attestation/options,
         /attestation/result, /assertion/options, /assertion/result) unless --adapter names a JSON file with its own paths
-        (docs/probe.md).
+        (docs/probe.md). With the adapter's signIn and signOut steps it also checks, once, that a registration answered
+        after a sign-out, a switch to another account or a newer sign-in is refused and stored for no one (seed 002
+        N2.5-AC03, seed 000 N2.6-AC03 and N2.6-AC06); without a session the report says these checks need an adapter.
 
         Exit status: 0 the server accepted every response a correct server must accept; 1 a finding about the server: it
-        rejected at least one (each tied to its seed criterion or spec rule, with the fix) or issued options no browser
-        accepts; 2 the run could not finish: usage (an origin WebAuthn does not run in, a bad adapter), or a server that
+        rejected at least one (each tied to its seed criterion or spec rule, with the fix), issued options no browser
+        accepts, or took a stale registration; 2 the run could not finish: usage (an origin WebAuthn does not run in, a bad adapter), or a server that
         fails (unreachable, too slow, malformed or oversized answers); 3 the log vault failed.
         """,
         positionals: [Positional("URL", "the RP server's URL (plain http://)")],
@@ -33,6 +35,10 @@ extension Commands {
             Option("log", .text("VAULT"), """
                 The vault whose event log keeps every request and response (default .credemu/probe.db; profiles
                 probe-PACK-PLATFORM are replaced at each run).
+                """),
+            Option("forgeries", .text("none|all|NAME,..."), """
+                Forged responses to send after the variants, each of which a correct server refuses (default none;
+                all, or names such as badSignature,otherOrigin). One accepted is a finding (exit 1).
                 """),
             Option("max-time", .text("SECONDS"), "The whole run's time limit, 1 to 86400 seconds (default 600); each exchange has its own 30 s."),
         ]
@@ -69,10 +75,20 @@ extension Context {
         } catch {
             throw OperationFailureOutput(failure: error)
         }
+        let forgeries: [Forgery]
+        switch args.value("forgeries") ?? "none" {
+        case "none": forgeries = []
+        case "all": forgeries = Forgery.allCases
+        case let list:
+            do { forgeries = try list.split(separator: ",").map { (name) throws(ForgeryError) in try Forgery.named(String(name)) } } catch {
+                throw UsageError(error.message)
+            }
+        }
         let report: ProbeReport
         do {
-            report = try Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops,
-                            timeLimit: timeLimit).run(providers)
+            let prober = Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops, timeLimit: timeLimit)
+            prober.forgeries = forgeries
+            report = try prober.run(providers)
         } catch {
             terminal.writeError("credemu: \(error.description)\n")
             return error.kind == .vault ? .vaultError : .usage

@@ -60,8 +60,11 @@ extension Commands {
                     is one (storage_state(credentials=True), Playwright 1.62+); --format webdriver reads WebDriver's Get
                     Credentials list (Selenium's get_credentials; also {"value": [...]} and CDP's WebAuthn.getCredentials
                     {"credentials": [...]}). Those two go into the --profile's passkeys with its pack's settings (a pack whose
-                    counter stays zero keeps it zero). Every credential is checked first, its key as a fixture's; then all are
-                    stored, or none.
+                    counter stays zero keeps it zero). --format cxf reads a FIDO Credential Exchange Format 1.0 document
+                    (docs/cxf.md): its passkey credentials go into the --profile's passkeys with its pack's settings and no
+                    counter, its basic-auth credentials into its passwords, other credential types are counted and left out.
+                    Every credential is checked first, its key as a fixture's, and a refusal names the member's path
+                    (cxf.accounts[0].items[2].credentials[0].key); then all are stored, or none.
                     """,
                     positionals: [Positional("FILE", "the file ('-' for standard input)")],
                     options: [format]) { context, args in
@@ -83,7 +86,10 @@ extension Commands {
                     member replaced); --format webdriver as WebDriver's Get Credentials list (what Selenium's add_credential takes;
                     CDP's WebAuthn.addCredential takes the same members with the byte strings in standard base64). Both always
                     hold the private keys, in the clear: they are of no use without them. Playwright's file leaves out EdDSA
-                    passkeys, which its authenticator cannot sign with, and standard error names them.
+                    passkeys, which its authenticator cannot sign with, and standard error names them. --format cxf writes the
+                    --profile's passkeys and passwords as one FIDO Credential Exchange Format 1.0 document (docs/cxf.md), with
+                    the private keys and passwords only with --include-secrets; a passkey whose counter is not 0 is left out,
+                    as CXF's exporter must, and standard error names it.
                     """,
                     options: [.flag("include-secrets", "Include the private keys and passwords, in the clear (--format fixture)."), format,
                               Option("storage-state", .text("FILE"), "With --format playwright: a Playwright storage state to write with these credentials.")]) { context, args in
@@ -95,6 +101,20 @@ extension Commands {
                     if !secrets {
                         context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --include-secrets' writes them in the clear.\n")
                     }
+                    return .success
+                }
+                if format == .cxf {
+                    if args.value("storage-state") != nil { throw UsageError("--storage-state goes with --format playwright.") }
+                    let (document, leftOut) = try context.perform { (ops) throws(OperationError) in
+                        try ops.exportCXF(context.profileName, includeSecrets: secrets)
+                    }
+                    if !leftOut.isEmpty {
+                        context.terminal.writeError("credemu: left out \(leftOut.count) passkey(s) whose signature counter is not 0, as CXF's exporter must: \(leftOut.joined(separator: ", ")).\n")
+                    }
+                    if !secrets {
+                        context.terminal.writeError("credemu: private keys and passwords are left out; 'vault export --format cxf --include-secrets' writes them in the clear.\n")
+                    }
+                    context.printJSON(document)
                     return .success
                 }
                 var state: [(String, JSONValue)]?
@@ -117,11 +137,31 @@ extension Commands {
                 context.printJSON(.object(kept + [("credentials", list)]))
                 return .success
             },
+            Command("move", summary: "Move the --from profile's passkeys and passwords into the --to profile through a CXF document.",
+                    discussion: """
+                    What a user does when switching password managers: the --from profile's credentials (only --rp-id's with
+                    it) are written as a Credential Exchange Format document and imported into --to as `vault import` reads
+                    one, then removed from --from unless --keep-source; all in one transaction. The passkeys keep
+                    their credential IDs and keys; --to's pack answers for them from then on (its backup flags and AAGUID, no
+                    counter, its signal handling). A passkey whose counter is not 0 stays in --from, named under leftOut.
+                    --keep-source copies passwords only: one vault holds a credential ID once, so it refuses a kept passkey
+                    (export from one vault and import into another to keep both). See docs/cxf.md.
+                    """,
+                    options: [Option("from", .text("PROFILE"), "The profile the credentials leave.", required: true),
+                              Option("to", .text("PROFILE"), "The profile they go to.", required: true),
+                              Option("rp-id", .text("RP_ID"), "Only this RP's passkeys and its site's passwords."),
+                              .flag("keep-source", "Leave the --from profile's copies in place (both managers then hold them).")]) { context, args in
+                let from = args.value("from") ?? "", to = args.value("to") ?? ""
+                context.printJSON(try context.perform { (ops) throws(OperationError) in
+                    try ops.moveCredentials(from: from, to: to, keepSource: args.flag("keep-source"), rpID: args.value("rp-id"))
+                })
+                return .success
+            },
         ])
 
     /// `--format` of `vault import` and `vault export`.
     private static let format = Option("format", .oneOf(["fixture"] + CredentialFileFormat.allCases.map(\.rawValue)),
-                                       "The file's format: credemu's fixture (the default), Playwright's credentials or WebDriver's.")
+                                       "The file's format: credemu's fixture (the default), Playwright's credentials, WebDriver's, or a CXF document.")
 
     /// The `ID` positional, checked as base64url.
     private static func credentialID(_ args: Arguments) throws(UsageError) -> String {

@@ -46,6 +46,8 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
         case invalidArgument
         /// `invalidInput`: WebDriver's "unsupported operation" (§11.3: an extension the authenticator cannot process).
         case unsupportedOperation
+        /// `conflict`: a forged answer armed on the target (`forge-next`, override bits) that cannot be made of this answer.
+        case forgeryNotMade
 
         public var rawValue: String {
             switch self {
@@ -61,6 +63,7 @@ public struct OperationError: Error, Sendable, CustomStringConvertible {
             case .clientGone: return "ClientGone"
             case .invalidArgument: return "InvalidArgument"
             case .unsupportedOperation: return "UnsupportedOperation"
+            case .forgeryNotMade: return "ForgeryNotMade"
             }
         }
 

@@ -51,7 +51,8 @@ extension Operations {
         try checkNotAborted(target, id, engine, .create)
         let chosen = engine
         let response = try acting(lease, engine, .create) { () throws(CeremonyError) in try chosen.create(options, caller: caller, settings: settings) }.json
-        return Answer(response: response, accounts: [engine.profile.name])
+        return Answer(response: try forged(response, .registration, target, engine, offered: options.pubKeyCredParams.compactMap { COSEAlgorithm(rawValue: $0.alg) }),
+                      accounts: [engine.profile.name])
     }
 
     /// `navigator.credentials.get()` on a target, with the simulated user's pick when given: the page's engine
@@ -93,7 +94,7 @@ extension Operations {
             try checkNotAborted(target, id, engine, .get)
         }
         let response = try acting(lease, engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json
-        return Answer(response: response, accounts: [engine.profile.name])
+        return Answer(response: try forged(response, .assertion, target, engine), accounts: [engine.profile.name])
     }
 
     /// Whether the simulated user's next decision is queued already on any account behind the target.

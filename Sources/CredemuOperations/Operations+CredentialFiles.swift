@@ -14,16 +14,28 @@ public enum CredentialFileFormat: String, Sendable, CaseIterable {
     /// `get_credentials` gives it; also WebDriver's `{"value": [...]}` and CDP's `WebAuthn.getCredentials`
     /// `{"credentials": [...]}`, whose byte strings are standard base64.
     case webdriver
+    /// The FIDO Alliance's Credential Exchange Format 1.0 (`CXFDocument`): the profile's passkeys and passwords as one
+    /// exporter's account, what providers move credentials with (Apple Passwords, Bitwarden, Android's providerevents).
+    case cxf
 }
 
 extension Operations {
     /// Imports a credential file into the profile: every credential read and checked first (the key through the one
     /// import check, as a fixture's), then all stored in one transaction, or none (a credential ID the vault holds,
-    /// or one the file gives twice, is a `conflict`). Returns `{"imported": {"passkeys": n}}`.
+    /// or one the file gives twice, is a `conflict`). Returns `{"imported": {"passkeys": n}}`, with `passwords` and
+    /// `skipped` (credential types credemu holds none of, by type) for CXF.
     ///
     /// Each passkey gets the profile's pack's settings (`seededSettings`), as one the pack made: a WebDriver
-    /// credential keeps its residency, backup flags and (`signCount` null) its lack of a counter.
+    /// credential keeps its residency, backup flags and (`signCount` null) its lack of a counter; a CXF passkey keeps
+    /// no counter, as CXF's importer must not count one.
     public func importCredentials(_ name: String, format: CredentialFileFormat, _ text: String) throws(OperationError) -> JSONValue {
+        try importCredentials(name, format: format, text, by: "import:" + format.rawValue)
+    }
+
+    /// `importCredentials` with the vault event's `by`, and `first` run in the same transaction before the store (a
+    /// move's removal from its source), so the whole of it lands or none.
+    func importCredentials(_ name: String, format: CredentialFileFormat, _ text: String, by: String,
+                           expecting: [[UInt8]: COSEKey] = [:], first: () throws(VaultError) -> Void = {}) throws(OperationError) -> JSONValue {
         let engine = try self.engine(name)
         let document: JSONValue
         do {
@@ -31,8 +43,40 @@ extension Operations {
         } catch {
             throw .invalidInput("The \(format.rawValue) file is not valid JSON: \(error.description).")
         }
-        let (list, member) = try Operations.credentialList(document, format)
         let now = clock.now()
+        var seeds: [Seed] = [], passwords: [CXFPassword] = [], skipped: [String: Int] = [:]
+        switch format {
+        case .cxf:
+            let cxf = try CXFDocument.read(document)
+            let settings = try Operations.seededSettings(engine, discoverable: true, backupEligible: nil, backupState: nil, counted: false)
+            for (p, path) in cxf.passkeys {
+                if let expected = expecting[p.credentialID], expected != p.key.publicKey {
+                    throw .invalidInput("\(path).key is not the private key of the credential's public key (the one the RP registered).")
+                }
+                let record = PasskeyRecord(credentialID: p.credentialID, rpID: p.rpID, userHandle: p.userHandle, userName: p.userName,
+                                           displayName: p.displayName, algorithm: p.key.algorithm, publicKey: p.key.publicKey,
+                                           signCount: 0, settings: settings, createdAt: p.created ?? now)
+                seeds.append(Seed(record: record, pkcs8: p.pkcs8, largeBlob: nil))
+            }
+            passwords = cxf.passwords
+            skipped = cxf.skipped
+        case .playwright, .webdriver:
+            seeds = try listSeeds(engine, format, document, at: now)
+        }
+        if !seeds.isEmpty || !passwords.isEmpty {
+            try store(name, seeds, passwords: passwords, by: by, at: now, first: first)
+        }
+        var imported: [(String, JSONValue)] = [("passkeys", .number(Double(seeds.count)))]
+        if format == .cxf {
+            imported.append(("passwords", .number(Double(passwords.count))))
+            imported.append(("skipped", .object(skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) })))
+        }
+        return .object([("imported", .object(imported))])
+    }
+
+    /// The passkeys of a Playwright or WebDriver list, checked.
+    private func listSeeds(_ engine: Engine, _ format: CredentialFileFormat, _ document: JSONValue, at now: Date) throws(OperationError) -> [Seed] {
+        let (list, member) = try Operations.credentialList(document, format)
         var seeds: [Seed] = []
         for (i, item) in list.enumerated() {
             let path = OptionsPath.element(.root("file"), member, i)
@@ -48,10 +92,11 @@ extension Operations {
                                            displayName: c.userDisplayName, algorithm: c.privateKey.algorithm, publicKey: c.privateKey.publicKey,
                                            signCount: settings.counter == .zero ? 0 : c.signCount ?? 0, settings: settings, createdAt: now)
                 seeds.append(Seed(record: record, pkcs8: c.privateKey.pkcs8, largeBlob: c.largeBlob))
+            case .cxf:
+                break
             }
         }
-        if !seeds.isEmpty { try store(name, seeds, by: "import:" + format.rawValue) }
-        return .object([("imported", .object([("passkeys", .number(Double(seeds.count)))]))])
+        return seeds
     }
 
     /// The profile's passkeys as a credential file, oldest first: Playwright's list, or WebDriver's Get Credentials
@@ -73,6 +118,8 @@ extension Operations {
                 file.append(PlaywrightCredential.json(record, privateKey: pkcs8))
             case .webdriver:
                 file.append(CredentialParameters.json(record, privateKey: pkcs8, largeBlob: largeBlob, noCounter: .number(0)))
+            case .cxf:
+                throw .invalidInput("A CXF document is one document with passwords too: exportCXF writes it.")
             }
         }
         return (.array(file), leftOut)

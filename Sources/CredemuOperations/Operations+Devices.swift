@@ -51,6 +51,7 @@ extension Operations {
             ceremonies.wake()
             guard try stored({ () throws(VaultError) in try vault.removeDevice(name) }) else { throw .notFound("No device '\(name)'.") }
             forgetDevice(name)
+            forgeries.remove(.device(name))
         }
     }
 

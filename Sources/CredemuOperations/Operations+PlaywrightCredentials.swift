@@ -91,17 +91,28 @@ extension Operations {
         return settings
     }
 
-    /// Stores the passkeys in the profile in one transaction, or none: a credential ID the vault holds already is a
-    /// `conflict`. Logged as one `vault` event, `added`, naming the credential when there is one.
-    func store(_ name: String, _ seeds: [Seed], by: String) throws(OperationError) {
+    /// Stores the passkeys (and a CXF document's passwords) in the profile in one transaction, or none: a credential ID
+    /// the vault holds already, or a password the profile holds for the same origin and user name, is a `conflict`.
+    /// `first` runs first in the same transaction (a move's removal from its source, which frees the credential IDs). Logged as one `vault` event,
+    /// `added`, naming the credential when there is one.
+    func store(_ name: String, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at now: Date? = nil,
+               first: () throws(VaultError) -> Void = {}) throws(OperationError) {
         let scoped = vault.scoped(to: name)
-        var detail: [(String, JSONValue)] = seeds.count == 1
+        var detail: [(String, JSONValue)] = seeds.count == 1 && passwords.isEmpty
             ? [("credentialId", .string(seeds[0].record.id)), ("rpId", .string(seeds[0].record.rpID))]
-            : [("count", .number(Double(seeds.count)))]
+            : [("count", .number(Double(seeds.count)))] + (passwords.isEmpty ? [] : [("passwords", .number(Double(passwords.count)))])
         detail.append(("by", .string(by)))
+        let time = now ?? clock.now()
         try stored { () throws(VaultError) in
             try scoped.transaction { () throws(VaultError) in
+                try first()
                 try scoped.insertPasskeys(seeds.map { ($0.record, $0.pkcs8, nil, $0.largeBlob) })
+                for p in passwords {
+                    if try scoped.passwords(origin: p.origin).contains(where: { $0.username == p.username }) {
+                        throw VaultError(.duplicate, "The profile \(name) already holds a password for \(p.username) at \(p.origin).")
+                    }
+                    try scoped.savePassword(origin: p.origin, username: p.username, password: p.password, at: p.created ?? time)
+                }
                 try scoped.appendEvent(kind: "vault", outcome: "added", reason: "success", detail: .object(detail), at: clock.now())
             }
         }

@@ -42,6 +42,7 @@ extension Operations {
         }
         try leases.remove(.profile(name)) { () throws(OperationError) in
             holds.removeProfile(name)
+            forgeries.remove(.profile(name))
             ceremonies.wake()
             guard try stored({ () throws(VaultError) in try vault.removeProfile(name) }) else { throw .notFound("No profile '\(name)'.") }
             forget(name)

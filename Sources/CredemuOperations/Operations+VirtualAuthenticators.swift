@@ -145,7 +145,7 @@ extension Operations {
     }
 
     /// The key's engine and hardware; a missing profile, or one of a passkey provider, is `NotFound`.
-    private func virtualAuthenticator(_ id: String) throws(OperationError) -> (Engine, AuthenticatorOptions) {
+    func virtualAuthenticator(_ id: String) throws(OperationError) -> (Engine, AuthenticatorOptions) {
         let missing = OperationError.notFound("No virtual authenticator '\(id.prefix(64))'; add one with POST /webauthn/authenticator.")
         guard Profile.isValidName(id) else { throw missing }
         let engine: Engine

@@ -18,6 +18,8 @@ public final class Operations: @unchecked Sendable {
     public let holds = HoldBoard()
     /// Ceremonies in flight, for aborts and conditional gets' dropdowns.
     public let ceremonies = CeremonyBoard()
+    /// Forged answers a test armed (`forge-next`, a WebDriver key's override bits).
+    public let forgeries = ForgeryBoard()
     /// Ceremonies in flight by target, so a removal ends them (`TargetLeases`).
     let leases = TargetLeases()
     /// Set by `endWaits`: every wait and scenario run ends, and none begins.

@@ -18,10 +18,16 @@ import WebAuthn
 /// `response` the dotted path at which the credential goes into the finish step's body ("" for the body
 /// itself). In body strings `{username}`, `{displayName}`, `{userVerification}` and `{attestation}` are
 /// replaced. `signIn`, when present, is posted first for each account, and cookies are kept per account.
+/// `signOut` (`{"path": "/logout", "method": "POST"}`, method `POST`, `GET` or `DELETE`) ends the session; with
+/// `signIn` it turns on the stale-account-context checks (`Prober+StaleContext.swift`), which sign in as a
+/// second account with the same `signIn` step and another generated user name. Every step's members are
+/// checked: a misspelt one is refused by name rather than ignored.
 public struct ProbeAdapter: Sendable {
     public struct Step: Sendable {
         public var path: String
         public var body: JSONValue
+        /// The HTTP method: `POST` but for `signIn` and `signOut`, which may say `GET` or `DELETE` (with no body).
+        public var method: String = "POST"
     }
 
     public struct Ceremony: Sendable {
@@ -33,6 +39,8 @@ public struct ProbeAdapter: Sendable {
 
     public var name: String
     public var signIn: Step?
+    /// Ends the session the cookies carry; the stale-context checks need it (and `signIn`).
+    public var signOut: Step?
     public var registration: Ceremony
     public var authentication: Ceremony
 
@@ -67,38 +75,63 @@ public struct ProbeAdapter: Sendable {
 
     public init(json: JSONValue, name: String) throws(ProbeError) {
         guard json.objectValue != nil else { throw ProbeError(.badAdapter, "\(name): the adapter must be a JSON object.") }
-        for (key, _) in json.objectValue! where !["signIn", "registration", "authentication"].contains(key) {
-            throw ProbeError(.badAdapter, "\(name): unknown member '\(key)' (signIn, registration, authentication).")
+        for (key, _) in json.objectValue! where !["signIn", "signOut", "registration", "authentication"].contains(key) {
+            throw ProbeError(.badAdapter, "\(name): unknown member '\(ProbeError.quote(key, limit: 40))' (signIn, signOut, registration, authentication).")
         }
         self.name = name
-        signIn = try json["signIn"].map { (v) throws(ProbeError) in try ProbeAdapter.step(v, "signIn", name) }
+        signIn = try json["signIn"].map { (v) throws(ProbeError) in try ProbeAdapter.step(v, "signIn", name, methods: ProbeAdapter.sessionMethods) }
+        signOut = try json["signOut"].map { (v) throws(ProbeError) in try ProbeAdapter.step(v, "signOut", name, methods: ProbeAdapter.sessionMethods) }
+        if signOut != nil && signIn == nil {
+            throw ProbeError(.badAdapter, "\(name): 'signOut' needs a 'signIn' step: there is no session to end without one.")
+        }
         registration = try ProbeAdapter.ceremony(json["registration"], "registration", name)
         authentication = try ProbeAdapter.ceremony(json["authentication"], "authentication", name)
     }
 
-    init(name: String, signIn: Step?, registration: Ceremony, authentication: Ceremony) {
+    init(name: String, signIn: Step?, signOut: Step? = nil, registration: Ceremony, authentication: Ceremony) {
         self.name = name
         self.signIn = signIn
+        self.signOut = signOut
         self.registration = registration
         self.authentication = authentication
     }
 
     private static func ceremony(_ value: JSONValue?, _ at: String, _ file: String) throws(ProbeError) -> Ceremony {
-        guard let value, value.objectValue != nil else { throw ProbeError(.badAdapter, "\(file): '\(at)' must be an object with begin, options, finish.") }
+        guard let value, let members = value.objectValue else { throw ProbeError(.badAdapter, "\(file): '\(at)' must be an object with begin, options, finish.") }
+        for (key, _) in members where !["begin", "options", "finish"].contains(key) {
+            throw ProbeError(.badAdapter, "\(file): unknown member '\(at).\(ProbeError.quote(key, limit: 40))' (begin, options, finish).")
+        }
         guard let begin = value["begin"], let finish = value["finish"] else { throw ProbeError(.badAdapter, "\(file): '\(at)' needs begin and finish.") }
         let options = value["options"] ?? .string("")
         guard let optionsPath = options.stringValue else { throw ProbeError(.badAdapter, "\(file): '\(at).options' must be a dotted path string.") }
         let response = finish["response"] ?? .string("")
         guard let responsePath = response.stringValue else { throw ProbeError(.badAdapter, "\(file): '\(at).finish.response' must be a dotted path string.") }
         return Ceremony(begin: try step(begin, at + ".begin", file), optionsPath: optionsPath,
-                        finish: try step(finish, at + ".finish", file), responsePath: responsePath)
+                        finish: try step(finish, at + ".finish", file, extra: ["response"]), responsePath: responsePath)
     }
 
-    private static func step(_ value: JSONValue, _ at: String, _ file: String) throws(ProbeError) -> Step {
+    /// The methods a session step may use; a ceremony's steps post JSON.
+    static let sessionMethods = ["POST", "GET", "DELETE"]
+
+    /// One step, its members checked: `path`, `body`, `method` where `methods` has more than POST, and `extra`.
+    private static func step(_ value: JSONValue, _ at: String, _ file: String, methods: [String] = ["POST"],
+                             extra: [String] = []) throws(ProbeError) -> Step {
+        guard let members = value.objectValue else { throw ProbeError(.badAdapter, "\(file): '\(at)' must be an object with a path.") }
+        let known = ["path", "body"] + (methods.count > 1 ? ["method"] : []) + extra
+        for (key, _) in members where !known.contains(key) {
+            throw ProbeError(.badAdapter, "\(file): unknown member '\(at).\(ProbeError.quote(key, limit: 40))' (\(known.joined(separator: ", "))).")
+        }
         guard let path = value["path"]?.stringValue, !path.isEmpty else { throw ProbeError(.badAdapter, "\(file): '\(at).path' must be a non-empty string.") }
         let body = value["body"] ?? .object([])
         guard body.objectValue != nil else { throw ProbeError(.badAdapter, "\(file): '\(at).body' must be an object.") }
-        return Step(path: path, body: body)
+        let method = value["method"] ?? .string("POST")
+        guard let name = method.stringValue, methods.contains(name) else {
+            throw ProbeError(.badAdapter, "\(file): '\(at).method' must be one of \(methods.joined(separator: ", ")).")
+        }
+        if name != "POST" && value["body"] != nil {
+            throw ProbeError(.badAdapter, "\(file): '\(at)' is a \(name): it carries no body (drop 'body', or use POST).")
+        }
+        return Step(path: path, body: body, method: name)
     }
 
     // MARK: Filling and reading documents

@@ -32,9 +32,23 @@ extension ProbeReport {
         if invalidOptions {
             bugItems += "<li><b>Options no browser accepts</b> — <i>Fix:</i> \(e(ProbeReport.optionsFix)).<br><small>\(e(ProbeReport.optionsRule))</small></li>\n"
         }
+        bugItems += staleContextHTMLItems
         for name in unexplained { bugItems += "<li><b>\(e(name))</b>: rejected with nothing unusual in the response (WebAuthn L3 §7.1/§7.2).</li>\n" }
+        var forgedRows = ""
+        for cell in forged {
+            let bad = cell.outcome == .accepted
+            forgedRows += "<tr class=\"\(bad ? "diverges" : "same")\"><th scope=\"row\">\(bad ? "<span class=\"mark\">✗</span> " : "")\(e(cell.title))</th>"
+                + "<td class=\"\(bad ? "rejected" : cell.outcome == .refused ? "accepted" : "notRun")\"><div class=\"summary\">\(e(ProbeReport.short(cell)))</div>"
+                + (cell.outcome == .refused ? "<div class=\"message\">“\(e(cell.message))”</div>" : "")
+                + (bad ? "<div class=\"message\">\(e(cell.rule))<br><i>Fix:</i> \(e(cell.forgery.fix))</div>" : "") + "</td></tr>\n"
+        }
+        let forgedSection = forged.isEmpty ? "" : "<h2>Forged responses</h2>\n<p>Each is a real response with one thing wrong; a correct server refuses every one.</p>\n"
+            + "<table><thead><tr><th scope=\"col\">Forgery</th><th scope=\"col\">Verdict</th></tr></thead><tbody>\n\(forgedRows)</tbody></table>"
+        for cell in acceptedForgeries {
+            bugItems += "<li><b>Accepted forgery: \(e(cell.title))</b> — <i>Fix:</i> \(e(cell.forgery.fix)).<br><small>\(e(cell.rule))</small></li>\n"
+        }
         let headers = columns.map { "<th scope=\"col\">\(e($0.name))<br><small>\(e($0.platform.rawValue)) · \(e($0.version))</small></th>" }.joined()
-        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept, or issued options no browser accepts.</p>"
+        let verdict = failed ? "<p class=\"verdict bad\">The server rejected responses a correct server must accept, issued options no browser accepts, took a registration whose account context went stale, or accepted a forged response.</p>"
                              : "<p class=\"verdict good\">The server accepted every response a correct server must accept.</p>"
         return """
         <!doctype html>
@@ -52,8 +66,10 @@ extension ProbeReport {
         \(verdict)
         <table><thead><tr><th scope="col">Variant</th>\(headers)</tr></thead><tbody>
         \(rows)</tbody></table>
+        \(forgedSection)
         <h2>Integration bugs</h2>
         \(bugItems.isEmpty ? "<p>None: the server accepts what every provider sends.</p>" : "<ul class=\"bugs\">\n\(bugItems)</ul>")
+        \(staleContextHTML)
         </body></html>
 
         """

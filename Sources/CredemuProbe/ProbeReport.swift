@@ -25,10 +25,19 @@ public struct ProbeReport: Sendable {
     public var alsoSuspected: [Bug] = []
     /// Rejections no unusual trait explains (the server refused a plain response).
     public var unexplained: [String] = []
+    /// The stale-account-context checks, run once with the first provider (`Prober+StaleContext.swift`).
+    public var staleContext: [StaleContextCheck] = []
+    /// The forged responses (`--forgeries`), each of which a correct server refuses.
+    public var forged: [ForgedCell] = []
+    /// The forgeries the server accepted: each a finding.
+    public var acceptedForgeries: [ForgedCell] { forged.filter { $0.outcome == .accepted } }
 
     /// True when the server rejected a response a correct server must accept, or issued options no browser takes:
     /// the CLI exits 1.
-    public var failed: Bool { cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } } }
+    public var failed: Bool {
+        cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } } || !staleFindings.isEmpty
+            || !acceptedForgeries.isEmpty
+    }
 
     /// Ties each rejection to its likely cause: the traits it carried that no accepted response carried, every one
     /// of them named in the cell. A trait that is a rejection's only suspect is a bug; a rejection with several
@@ -79,6 +88,9 @@ public struct ProbeReport: Sendable {
                                                                   ("rule", .string($0.trait.rule)), ("fix", .string($0.trait.fix)),
                                                                   ("cells", .array($0.cells.map(JSONValue.string)))]) })),
             ("unexplained", .array(unexplained.map(JSONValue.string))),
+            ("staleContext", staleContextJSON),
+            ("forgeries", .array(forged.map(\.json))),
+            ("acceptedForgeries", .array(acceptedForgeries.map { .string($0.forgery.rawValue + "/" + $0.ceremony.rawValue) })),
             ("eventLog", .string(log)),
         ])
     }
@@ -89,6 +101,15 @@ public struct ProbeReport: Sendable {
 
     /// True when some cell's options were not valid WebAuthn options.
     var invalidOptions: Bool { cells.contains { $0.contains { $0.outcome == .invalidOptions } } }
+
+    static func short(_ cell: ForgedCell) -> String {
+        switch cell.outcome {
+        case .refused: return "refused"
+        case .accepted: return "ACCEPTED"
+        case .ruledOut: return "ruled out: " + cell.message
+        case .notRun: return "not run: " + cell.message
+        }
+    }
 
     static func short(_ cell: ProbeCell) -> String {
         switch cell.outcome {
@@ -138,9 +159,22 @@ public struct ProbeReport: Sendable {
                 out += "note [\(columns[c].header)] \(variants[v].title): \(cell.note)\n"
             }
         }
-        out += bugs.isEmpty && !failed
-            ? "\nThe server accepted every response a correct server must accept.\n"
-            : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        out += staleContextTable
+        if !forged.isEmpty {
+            out += "\n" + fit("forged response", first + 10) + " verdict\n"
+            for cell in forged { out += fit(cell.title, first + 10) + " " + ProbeReport.short(cell) + "\n" }
+            for cell in acceptedForgeries {
+                out += "accepted forgery: \(cell.title)\n  breaks: \(cell.rule)\n  fix: \(cell.forgery.fix)\n"
+            }
+        }
+        let rejectionsFailed = cells.contains { $0.contains { $0.outcome == .rejected || $0.outcome == .invalidOptions } }
+        out += bugs.isEmpty && !rejectionsFailed ? "\nThe server accepted every response a correct server must accept.\n"
+            : bugs.isEmpty ? "\n" : "\n\(bugs.count) integration bug(s): " + bugs.map(\.trait.label).joined(separator: "; ") + ".\n"
+        if !staleFindings.isEmpty { out += "\(staleFindings.count) stale-account-context finding(s): " + staleFindings.map { "\($0.kind.rawValue) (\($0.kind.criteria.joined(separator: ", ")))" }.joined(separator: "; ") + ".\n" }
+        if !forged.isEmpty {
+            out += acceptedForgeries.isEmpty ? "The server refused every forged response.\n"
+                : "\(acceptedForgeries.count) forged response(s) accepted: " + acceptedForgeries.map(\.title).joined(separator: "; ") + ".\n"
+        }
         if invalidOptions { out += "The server issued options no browser accepts: no provider was asked.\n" }
         for suspect in alsoSuspected {
             out += "also suspected: \(suspect.trait.label), carried beside a bug by \(suspect.cells.joined(separator: ", ")) and by no accepted "

@@ -18,8 +18,10 @@ public final class Prober {
     /// How long a whole run may take; past it, the exchange under way ends in `RunTimedOut`.
     public let timeLimit: Duration
     public let limits: HTTPLimits
+    /// The forged responses sent after the variants (`--forgeries`; none by default).
+    public var forgeries: [Forgery] = []
     let ops: Operations
-    private var deadline: Deadline?
+    var deadline: Deadline?
 
     public static let defaultTimeLimit: Duration = .seconds(600)
 
@@ -47,6 +49,11 @@ public final class Prober {
         }
         var report = ProbeReport(target: base.description, adapter: adapter.name, origin: origin, columns: columns,
                                  variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
+        if let (policy, platform) = providers.first { report.staleContext = try staleContext(policy, platform) }
+        if let (policy, platform) = providers.first, !forgeries.isEmpty {
+            let upgrade = ProbeVariant.allCases.firstIndex(of: .upgrade)!
+            report.forged = try forge(policy, platform, upgradeAccepted: cells.contains { $0[upgrade].outcome == .accepted })
+        }
         report.diagnose()
         return report
     }
@@ -78,7 +85,7 @@ public final class Prober {
     }
 
     private func probe(_ policy: any ProviderPolicy, _ platform: Platform, _ column: ProbeColumn) throws(ProbeError) -> [ProbeCell] {
-        let profile = "probe-\(policy.id)-\(platform.rawValue)"
+        let profile = Prober.profile(policy, platform)
         let roaming = try prepareRoaming(policy, platform, profile: profile)
         try operation { () throws(OperationError) in
             if (try? ops.profile(profile)) != nil { try ops.removeProfile(profile) }
@@ -112,6 +119,9 @@ public final class Prober {
         return out
     }
 
+    /// The vault profile of a pack on a platform, replaced at each run.
+    static func profile(_ policy: any ProviderPolicy, _ platform: Platform) -> String { "probe-\(policy.id)-\(platform.rawValue)" }
+
     /// Why the pack never sends `variant`, or nil when it does.
     private func notApplicable(_ variant: ProbeVariant, _ knobs: PolicyKnobs, _ roaming: Roaming) -> String? {
         switch variant {
@@ -144,7 +154,7 @@ public final class Prober {
         let attestation = variant == .packedAttestation || variant == .securityKey ? "direct" : "none"
         let values = ["username": username, "displayName": "Probe \(variant.rawValue)", "userVerification": userVerification, "attestation": attestation]
         let log = logger(profile, variant)
-        if let signIn = adapter.signIn { _ = try exchange(client, "signIn", signIn.path, ProbeAdapter.fill(signIn.body, values), log) }
+        if let signIn = adapter.signIn { _ = try exchange(client, "signIn", signIn.path, ProbeAdapter.fill(signIn.body, values), log, method: signIn.method) }
         let begin = try exchange(client, "registration.begin", adapter.registration.begin.path,
                                  ProbeAdapter.fill(adapter.registration.begin.body, values), log)
         guard (200..<300).contains(begin.status), let options = Prober.options(begin.json, at: adapter.registration.optionsPath) else {
@@ -263,11 +273,12 @@ public final class Prober {
 
     struct Logger {
         let vault: Vault
-        let variant: ProbeVariant
+        /// The variant's name, the stale-context check's (`staleContext.signedOut`) or the forgery's.
+        let variant: String
         let now: () -> Date
 
-        func exchange(_ step: String, _ url: String, _ request: String, _ status: Int, _ response: String) {
-            append("exchange", [("step", .string(step)), ("method", "POST"), ("url", .string(url)),
+        func exchange(_ step: String, _ method: String, _ url: String, _ request: String, _ status: Int, _ response: String) {
+            append("exchange", [("step", .string(step)), ("method", .string(method)), ("url", .string(url)),
                                 ("request", .string(Logger.clip(request))), ("status", .number(Double(status))),
                                 ("response", .string(Logger.clip(response)))])
         }
@@ -276,24 +287,28 @@ public final class Prober {
             append(cell.outcome.rawValue, [("result", cell.json)])
         }
 
-        private func append(_ outcome: String, _ detail: [(String, JSONValue)]) {
+        func append(_ outcome: String, _ detail: [(String, JSONValue)]) {
             _ = try? vault.appendEvent(kind: "probe", outcome: outcome, reason: "success",
-                                       detail: .object([("variant", .string(variant.rawValue))] + detail), at: now())
+                                       detail: .object([("variant", .string(variant))] + detail), at: now())
         }
 
         static func clip(_ text: String) -> String { text.utf8.count <= 16_384 ? text : String(text.prefix(16_384)) + "…" }
     }
 
-    func logger(_ profile: String, _ variant: ProbeVariant) -> Logger {
+    func logger(_ profile: String, _ variant: ProbeVariant) -> Logger { logger(profile, named: variant.rawValue) }
+
+    func logger(_ profile: String, named name: String) -> Logger {
         let clock = ops.clock
-        return Logger(vault: ops.vault.scoped(to: profile), variant: variant, now: { clock.now() })
+        return Logger(vault: ops.vault.scoped(to: profile), variant: name, now: { clock.now() })
     }
 
-    func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger) throws(ProbeError) -> Exchange {
+    /// One request to `path` with a JSON `body`; a `GET` or `DELETE` (a session step's) carries none.
+    func exchange(_ client: HTTPClient, _ step: String, _ path: String, _ body: JSONValue, _ log: Logger,
+                  method: String = "POST") throws(ProbeError) -> Exchange {
         let url = try base.resolving(path)
-        let text = body.serialized()
-        let response = try client.request("POST", url, json: text)
-        log.exchange(step, url.description, text, response.status, response.text)
+        let text: String? = method == "POST" ? body.serialized() : nil
+        let response = try client.request(method, url, json: text)
+        log.exchange(step, method, url.description, text ?? "", response.status, response.text)
         return Exchange(status: response.status, text: response.text, json: try? JSONValue.parse(response.body))
     }
 

@@ -82,6 +82,13 @@ extension APIServer {
             let list = try s.operations.playwrightCredentials(r.first, rpID: r.query("rpId"), id: r.query("id"))
             return s.json(200, .object([("credentials", .array(list))]))
         },
+        // A move between two profiles through a CXF document (`Operations.moveCredentials`): secrets pass, so the operator's alone.
+        Route("POST", "/vault/move", .operator) { s, r in
+            let body = try r.body()
+            try body.only(["from", "to", "keepSource", "rpId"])
+            return s.json(200, try s.operations.moveCredentials(from: try body.requiredString("from"), to: try body.requiredString("to"),
+                                                                keepSource: try body.bool("keepSource") ?? false, rpID: try body.string("rpId")))
+        },
         Route("GET", "/profiles/{profile}/events", .operator) { s, r in
             let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
             let limit = try r.query("limit").map { (t) throws(OperationError) in
@@ -176,6 +183,18 @@ extension APIServer {
         },
         Route.onEveryTarget("DELETE", "/user", .operator) { s, r in
             s.json(200, try s.operations.clearDecisions(r.target!))
+        },
+        // A forged next answer: the test's, never a page's (a page must not forge its own answers).
+        Route.onEveryTarget("GET", "/forge-next", .operator) { s, r in
+            s.json(200, try s.operations.forgeryState(r.target!))
+        },
+        Route.onEveryTarget("POST", "/forge-next", .operator) { s, r in
+            let body = try r.body()
+            try body.only(["forgery"])
+            guard let value = body.value["forgery"], value.isNull || value.stringValue != nil else {
+                throw APIError(.invalidInput("body.forgery is required: a forgery's name, or null to disarm."))
+            }
+            return s.json(200, try s.operations.forgeNext(r.target!, value.stringValue))
         },
     ].flatMap { $0 }
 

@@ -33,6 +33,10 @@ extension APIServer {
             try s.operations.setVirtualUserVerified(r.first, try s.parameters(r))
             return s.webDriver(.null)
         },
+        // Not §11's and not chromedriver's: CDP's WebAuthn.setResponseOverrideBits (docs/webdriver.md).
+        Route("POST", "/webauthn/authenticator/{authenticatorId}/override-bits", .operator) { s, r in
+            s.webDriver(try s.operations.setResponseOverrideBits(r.first, try s.parameters(r)))
+        },
         Route("POST", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props", .operator) { s, r in
             try s.operations.setVirtualCredentialProperties(r.first, credentialID: r.second, try s.parameters(r))
             return s.webDriver(.null)

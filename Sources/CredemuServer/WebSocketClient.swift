@@ -1,4 +1,5 @@
 import Foundation
+import Signing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,8 @@ final class WebSocketClient: @unchecked Sendable {
     private let maxOutbox: Int
     /// The reading thread's.
     private var frames: WebSocketFrames
+    /// What one `recv` reads into (reading thread only): kept, so a message costs no 64 KB allocation and fill.
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
 
     /// A socket for `url`, not yet connected (`connect`): no network wait here.
     init(_ url: WebSocketURL, maxMessage: Int) throws(WebSocketError) {
@@ -188,7 +191,6 @@ final class WebSocketClient: @unchecked Sendable {
 
     /// What the socket has, once it is readable (reading thread).
     private func read(deadline: Date?) throws(WebSocketError) -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             _ = try wait(for: Int16(POLLIN), until: deadline)
             // Not a wait: the socket is non-blocking. The lock keeps `close` from closing it meanwhile.
@@ -197,10 +199,10 @@ final class WebSocketClient: @unchecked Sendable {
                 // ACK at once: a peer's two small writes would otherwise wait on this end's delayed ACK (Nagle).
                 var one: Int32 = 1
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
-                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                let n = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 return (n, errno)
             }
-            if n >= 0 { return Array(chunk[0..<n]) }
+            if n >= 0 { return Array(readBuffer[0..<n]) }
             if failure == EINTR || failure == EAGAIN { continue }
             throw WebSocketError("reading the connection failed: \(String(cString: strerror(failure)))")
         }
@@ -514,15 +516,28 @@ struct WebSocketFrames {
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((UInt64(payload.count) >> UInt64(shift)) & 0xFF)) }
         }
         out += mask
-        for (i, byte) in payload.enumerated() { out.append(byte ^ mask[i & 3]) }
+        let header = out.count
+        out += payload
+        // Masked in place, a word at a time where it can be: a relayed registration's reply is about 1.5 KB.
+        out.withUnsafeMutableBytes { buffer in
+            let body = UnsafeMutableRawBufferPointer(rebasing: buffer[header...])
+            let word = (mask + mask).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            var i = 0
+            while i + 8 <= body.count {
+                body.storeBytes(of: body.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ word, toByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            while i < body.count {
+                body[i] ^= mask[i & 3]
+                i += 1
+            }
+        }
         return out
     }
 
-    static func randomMask() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt32
-        return [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-    }
+    /// RFC 6455 §5.3: an unpredictable key per frame, from `SecureRandom`'s pool (a system call per frame was one
+    /// per relayed ceremony).
+    static func randomMask() -> [UInt8] { SecureRandom.bytes(4) }
 }
 
 /// SHA-1 (FIPS 180-4), for the websocket handshake's `Sec-WebSocket-Accept` only: nothing secret depends on it.

@@ -73,22 +73,19 @@ public struct RPCheck {
     }
 
     public static func registration(_ response: RegistrationResponse, challenge: [UInt8], origin: String, rpID: String,
-                                    requireUserPresence: Bool = true) throws -> AuthenticatorData {
-        let clientData = try JSONValue.parse(response.clientDataJSON)
-        guard clientData["type"]?.stringValue == "webauthn.create" else { throw Failure(description: "type") }
-        guard clientData["challenge"]?.stringValue == Base64URL.encode(challenge) else { throw Failure(description: "challenge") }
-        guard clientData["origin"]?.stringValue == origin else { throw Failure(description: "origin") }
+                                    requireUserPresence: Bool = true, requireUserVerification: Bool = false,
+                                    offeredAlgorithms: [COSEAlgorithm] = COSEAlgorithm.allCases) throws -> AuthenticatorData {
+        try clientData(response.clientDataJSON, "webauthn.create", challenge: challenge, origin: origin)
         let attestation = try CBOR.decode(response.attestationObject)
         guard let authDataBytes = attestation["authData"]?.bytesValue, let fmt = attestation["fmt"]?.textValue else {
             throw Failure(description: "attestation object")
         }
-        let authData = try AuthenticatorData(bytes: authDataBytes)
-        guard authData.rpIDHash == Digest.sha256(rpID.utf8) else { throw Failure(description: "rpIdHash") }
-        if requireUserPresence && !authData.flags.contains(.userPresent) { throw Failure(description: "UP not set") }
+        let authData = try authenticatorData(authDataBytes, rpID: rpID, requireUserPresence: requireUserPresence,
+                                             requireUserVerification: requireUserVerification)
         guard let credential = authData.attestedCredentialData, credential.credentialID == response.credentialID else {
             throw Failure(description: "attested credential data")
         }
-        if authData.flags.contains(.backedUp) && !authData.flags.contains(.backupEligible) { throw Failure(description: "BS without BE") }
+        guard offeredAlgorithms.contains(credential.publicKey.algorithm) else { throw Failure(description: "algorithm not offered") }
         switch fmt {
         case "none":
             guard attestation["attStmt"] == .map([]) else { throw Failure(description: "none attStmt not empty") }
@@ -105,18 +102,38 @@ public struct RPCheck {
     }
 
     /// §7.2: client data, rpIdHash, UP, and the signature under the registered key.
+    /// With `userHandle`, the account's handle the response must carry (§7.2 step 6); with `storedSignCount`, the
+    /// counter stored for the credential, which a non-zero one must exceed (§7.2 step 22).
     public static func assertion(_ response: AuthenticationResponse, publicKey: COSEKey, challenge: [UInt8], origin: String,
-                                 rpID: String) throws -> AuthenticatorData {
-        let clientData = try JSONValue.parse(response.clientDataJSON)
-        guard clientData["type"]?.stringValue == "webauthn.get" else { throw Failure(description: "type") }
-        guard clientData["challenge"]?.stringValue == Base64URL.encode(challenge) else { throw Failure(description: "challenge") }
-        guard clientData["origin"]?.stringValue == origin else { throw Failure(description: "origin") }
-        let authData = try AuthenticatorData(bytes: response.authenticatorData)
-        guard authData.rpIDHash == Digest.sha256(rpID.utf8) else { throw Failure(description: "rpIdHash") }
-        guard authData.flags.contains(.userPresent) else { throw Failure(description: "UP not set") }
+                                 rpID: String, requireUserVerification: Bool = false, userHandle: [UInt8]? = nil,
+                                 storedSignCount: UInt32 = 0) throws -> AuthenticatorData {
+        try clientData(response.clientDataJSON, "webauthn.get", challenge: challenge, origin: origin)
+        let authData = try authenticatorData(response.authenticatorData, rpID: rpID, requireUserPresence: true,
+                                             requireUserVerification: requireUserVerification)
         guard publicKey.verify(signature: response.signature, message: response.authenticatorData + Digest.sha256(response.clientDataJSON)) else {
             throw Failure(description: "signature")
         }
+        if let userHandle, let sent = response.userHandle, sent != userHandle { throw Failure(description: "user handle") }
+        if (authData.signCount != 0 || storedSignCount != 0) && authData.signCount <= storedSignCount { throw Failure(description: "counter") }
+        return authData
+    }
+
+    /// §7.1 steps 5-11, §7.2 steps 7-14: JSON, type, challenge, origin, and no cross-origin frame (tests embed none).
+    static func clientData(_ bytes: [UInt8], _ type: String, challenge: [UInt8], origin: String) throws {
+        guard let clientData = try? JSONValue.parse(bytes) else { throw Failure(description: "client data not JSON") }
+        guard clientData["type"]?.stringValue == type else { throw Failure(description: "type") }
+        guard clientData["challenge"]?.stringValue == Base64URL.encode(challenge) else { throw Failure(description: "challenge") }
+        guard clientData["origin"]?.stringValue == origin else { throw Failure(description: "origin") }
+        guard clientData["crossOrigin"]?.boolValue != true, clientData["topOrigin"] == nil else { throw Failure(description: "cross origin") }
+    }
+
+    /// §6.1 parsed strictly (no ED without extensions, no trailing bytes), then rpIdHash, UP, UV and BS/BE.
+    static func authenticatorData(_ bytes: [UInt8], rpID: String, requireUserPresence: Bool, requireUserVerification: Bool) throws -> AuthenticatorData {
+        guard let authData = try? AuthenticatorData(bytes: bytes) else { throw Failure(description: "authenticator data") }
+        guard authData.rpIDHash == Digest.sha256(rpID.utf8) else { throw Failure(description: "rpIdHash") }
+        if requireUserPresence && !authData.flags.contains(.userPresent) { throw Failure(description: "UP not set") }
+        if requireUserVerification && !authData.flags.contains(.userVerified) { throw Failure(description: "UV not set") }
+        if authData.flags.contains(.backedUp) && !authData.flags.contains(.backupEligible) { throw Failure(description: "BS without BE") }
         return authData
     }
 }
@@ -131,5 +148,19 @@ extension AuthenticationResponse {
         self.init(credentialID: try bytes(answer["rawId"]), clientDataJSON: try bytes(answer["response"]?["clientDataJSON"]),
                   authenticatorData: try bytes(answer["response"]?["authenticatorData"]), signature: try bytes(answer["response"]?["signature"]),
                   userHandle: answer["response"]?["userHandle"]?.stringValue.flatMap(Base64URL.decode))
+    }
+}
+
+extension RegistrationResponse {
+    /// A create's answer read back from its JSON, as an RP reads what a page posts (what `RPCheck.registration` reads of it).
+    public init(answer: JSONValue) throws {
+        func bytes(_ value: JSONValue?) throws -> [UInt8] {
+            guard let bytes = Base64URL.decode(value?.stringValue ?? "") else { throw RPCheck.Failure(description: "not base64url") }
+            return bytes
+        }
+        let attestationObject = try bytes(answer["response"]?["attestationObject"])
+        self.init(credentialID: try bytes(answer["rawId"]), clientDataJSON: try bytes(answer["response"]?["clientDataJSON"]),
+                  attestationObject: attestationObject, authenticatorData: try bytes(answer["response"]?["authenticatorData"]),
+                  transports: [], publicKey: nil, publicKeyAlgorithm: .es256)
     }
 }

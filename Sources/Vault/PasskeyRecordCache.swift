@@ -17,6 +17,10 @@ final class PasskeyRecordCache {
         records[CredentialKey(record.credentialID)] = (profile, record)
     }
 
+    func forget(_ credentialID: [UInt8]) {
+        if !records.isEmpty { records[CredentialKey(credentialID)] = nil }
+    }
+
     func removeAll() {
         if !records.isEmpty { records.removeAll(keepingCapacity: true) }
     }

@@ -20,12 +20,24 @@ final class SQLiteDatabase {
     /// `keepsAccountFilter`, whose callers keep the filter true themselves or which change no account.
     var beforeAccountWrite: (() -> Void)?
     var keepsAccountFilter: Set<String> = []
+    /// Called before a statement that may write passkeys (an insert, update, replace or delete that names them),
+    /// other than those in `keepsAccountCounts`, whose callers keep `AccountCounts` true or which change no count.
+    var beforeCountedWrite: (() -> Void)?
+    var keepsAccountCounts: Set<String> = []
 
-    /// A prepared statement, whether it needs `beforePasskeyStatement` first, and whether `beforeAccountWrite`.
+    /// A prepared statement, whether it needs `beforePasskeyStatement` first, whether `beforeAccountWrite`, and
+    /// whether `beforeCountedWrite`.
     private struct Prepared {
         let statement: OpaquePointer
         let readsPasskeys: Bool
         let writesAccounts: Bool
+        let changesCounts: Bool
+    }
+
+    /// Whether `sql` may write passkeys at all (a delete too), by its text.
+    private static func mayWritePasskeys(_ sql: String) -> Bool {
+        let upper = sql.uppercased()
+        return upper.contains("PASSKEYS") && ["INSERT", "UPDATE", "REPLACE", "DELETE"].contains { upper.contains($0) }
     }
 
     /// Whether `sql` may write passkeys (an insert, update or replace that names them), by its text.
@@ -104,6 +116,7 @@ final class SQLiteDatabase {
         try beginIfPending()
         if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         if let hook = beforeAccountWrite, mayWriteAccounts(sql) { hook() }
+        if let hook = beforeCountedWrite, SQLiteDatabase.mayWritePasskeys(sql) { hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if let errmsg { sqlite3_free(errmsg) }
@@ -117,6 +130,7 @@ final class SQLiteDatabase {
         let prepared = try prepared(sql)
         if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
         if prepared.writesAccounts, let hook = beforeAccountWrite { hook() }
+        if prepared.changesCounts, let hook = beforeCountedWrite { hook() }
         let statement = prepared.statement
         defer {
             sqlite3_reset(statement)
@@ -168,7 +182,8 @@ final class SQLiteDatabase {
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
         let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql),
-                                writesAccounts: mayWriteAccounts(sql))
+                                writesAccounts: mayWriteAccounts(sql),
+                                changesCounts: SQLiteDatabase.mayWritePasskeys(sql) && !keepsAccountCounts.contains(sql))
         statements[sql] = prepared
         return prepared
     }

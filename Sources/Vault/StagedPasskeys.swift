@@ -1,5 +1,5 @@
 /// The registrations a held vault has committed into `staged_passkeys` and not yet moved into `passkeys`, in
-/// memory: what a ceremony reads by credential ID or counts by account finds them here (see `Vault+Staging`).
+/// memory: what a ceremony reads by credential ID, or a create shadows by account, finds them here (see `Vault+Staging`).
 ///
 /// It mirrors the table: an entry is added when its row is committed, and all are dropped when the rows move. A
 /// move inside a transaction that then rolls back is made again at once (`movedInTransaction`); should that fail,
@@ -9,9 +9,11 @@ final class StagedPasskeys {
         var record: PasskeyRecord
         let profile: String
         let sealedKey: [UInt8]
+        /// Its row's `seq` in `staged_passkeys`.
+        let seq: Int64
     }
 
-    /// An account of one profile on one RP: its user handle, or its user name's bytes.
+    /// An account of one profile on one RP: its user handle.
     private struct AccountKey: Hashable {
         let profile: String
         let rpID: String
@@ -27,6 +29,8 @@ final class StagedPasskeys {
     private var entries: [CredentialKey: Entry] = [:]
     private var byHandle: [AccountKey: [CredentialKey]] = [:]
     private var byName: [AccountKey: [CredentialKey]] = [:]
+    /// Each account's staged passkeys that no other passkey shadows (those a create shadows leave it).
+    private var unshadowedByAccount: [AccountKey: [CredentialKey]] = [:]
     /// Set when staged rows were moved inside a transaction, which may still roll back.
     var movedInTransaction = false
     /// Set when the table may hold rows this mirror lacks (a rollback undid a move that could not be made again).
@@ -38,14 +42,17 @@ final class StagedPasskeys {
     func add(_ entry: Entry) {
         let id = CredentialKey(entry.record.credentialID)
         entries[id] = entry
-        byHandle[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle), default: []].append(id)
+        let account = AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle)
+        byHandle[account, default: []].append(id)
         byName[AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: Array(entry.record.userName.utf8)), default: []].append(id)
+        if entry.record.shadowedBy == nil { unshadowedByAccount[account, default: []].append(id) }
     }
 
     func removeAll() {
         entries.removeAll(keepingCapacity: true)
         byHandle.removeAll(keepingCapacity: true)
         byName.removeAll(keepingCapacity: true)
+        unshadowedByAccount.removeAll(keepingCapacity: true)
     }
 
     /// The staged passkey with this credential ID, whatever its profile.
@@ -53,22 +60,48 @@ final class StagedPasskeys {
         entries.isEmpty ? nil : entries[CredentialKey(credentialID)]
     }
 
-    /// `Vault.countAccountSQL` over the staged passkeys: the visible ones with the user handle, and those with the
-    /// user name under another handle, that are not among `excluding`.
-    func countAccount(profile: String, rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) -> Int {
+    /// `Vault.countHandleSQL`, `countNameSQL` or `countHandleAndNameSQL` over the staged passkeys: the visible ones of
+    /// the profile on the RP with the user handle, the user name, or both.
+    func count(profile: String, rpID: String, handle: [UInt8]?, name: String?) -> Int {
         guard !entries.isEmpty else { return 0 }
-        var total = 0
-        for id in byHandle[AccountKey(profile: profile, rpID: rpID, key: userHandle)] ?? [] {
-            if let e = entries[id], !e.record.hidden, !excluding.contains(id.bytes) { total += 1 }
+        let ids: [CredentialKey]
+        if let handle {
+            ids = byHandle[AccountKey(profile: profile, rpID: rpID, key: handle)] ?? []
+        } else if let name {
+            ids = byName[AccountKey(profile: profile, rpID: rpID, key: Array(name.utf8))] ?? []
+        } else {
+            return 0
         }
-        for id in byName[AccountKey(profile: profile, rpID: rpID, key: Array(userName.utf8))] ?? [] {
-            if let e = entries[id], !e.record.hidden, e.record.userHandle != userHandle, !excluding.contains(id.bytes) { total += 1 }
+        return ids.reduce(0) { total, id in
+            guard let e = entries[id], !e.record.hidden, name == nil || e.record.userName == name else { return total }
+            return total + 1
         }
-        return total
+    }
+
+    /// Whether one of the account's staged passkeys is as `matches` says.
+    func holds(profile: String, rpID: String, userHandle: [UInt8], where matches: (PasskeyRecord) -> Bool) -> Bool {
+        guard !entries.isEmpty else { return false }
+        return (byHandle[AccountKey(profile: profile, rpID: rpID, key: userHandle)] ?? []).contains { entries[$0].map { matches($0.record) } ?? false }
+    }
+
+    /// The account's staged passkeys no other passkey shadows yet (`Vault.shadowPriorSQL` over the staged ones).
+    func unshadowed(profile: String, rpID: String, userHandle: [UInt8]) -> [Entry] {
+        guard !entries.isEmpty, let ids = unshadowedByAccount[AccountKey(profile: profile, rpID: rpID, key: userHandle)] else { return [] }
+        return ids.compactMap { entries[$0] }
+    }
+
+    /// Records that the account's staged passkeys `unshadowed` returned are shadowed by `shadow` (their rows were
+    /// updated in the commit that staged it).
+    func shadow(_ shadowed: [Entry], by shadow: [UInt8]) {
+        guard let first = shadowed.first else { return }
+        for entry in shadowed { entries[CredentialKey(entry.record.credentialID)]?.record.shadowedBy = shadow }
+        unshadowedByAccount[AccountKey(profile: first.profile, rpID: first.record.rpID, key: first.record.userHandle)] = nil
     }
 
     /// `Vault.countDiscoverableSQL` over the staged passkeys of one profile.
     func countDiscoverable(profile: String) -> Int {
-        entries.values.reduce(0) { $0 + ($1.profile == profile && $1.record.settings.discoverable && !$1.record.hidden ? 1 : 0) }
+        entries.values.reduce(0) {
+            $0 + ($1.profile == profile && $1.record.settings.discoverable && !$1.record.hidden && $1.record.shadowedBy == nil ? 1 : 0)
+        }
     }
 }

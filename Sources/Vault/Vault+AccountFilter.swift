@@ -14,7 +14,15 @@ extension Vault {
     static let keepsAccountFilter: Set<String> = [
         insertPasskeySQL, stagePasskeySQL, moveStagedSQL, renameUserSQL, renameUserNameOnlySQL, updateUserSQL,
         recordAssertionSQL, recordUseSQL, setHiddenSQL, hideUnlistedSQL, restoreListedSQL, setPRFSecretSQL, setLargeBlobSQL,
-        setCredentialPropertiesSQL, shadowPriorSQL, editUserSQL, replacePriorSQL,
+        setCredentialPropertiesSQL, shadowPriorSQL, shadowStagedSQL, editUserSQL, replacePriorSQL,
+    ]
+
+    /// The statements that write passkeys without emptying `AccountCounts`: their callers count the passkeys they add
+    /// (insert, stage), or they change no passkey's existence, visibility, user handle or user name (a move, shadowing,
+    /// uses, secrets, large blobs, backup flags and counters).
+    static let keepsAccountCounts: Set<String> = [
+        insertPasskeySQL, stagePasskeySQL, moveStagedSQL, deleteStagedSQL, shadowPriorSQL, shadowStagedSQL, recordAssertionSQL,
+        recordUseSQL, setPRFSecretSQL, setLargeBlobSQL, setCredentialPropertiesSQL,
     ]
 
     /// Builds the filter from every passkey in the file (the caller holds the file alone).

@@ -17,21 +17,49 @@ extension Vault {
                               prior: PriorOfSameUser = .kept) throws(VaultError) -> [ChangedPasskey] {
         try locked { () throws(VaultError) in
             let seen = prior != .kept && mayHoldHandle(rpID: record.rpID, userHandle: record.userHandle)
-            try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
+            // A held vault shadows in the staged row's own commit (`Vault+Staging`): no move, one transaction.
+            if seen, prior == .shadowed, stages { return try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret, shadowing: true) }
+            _ = try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret, shadowing: false)
             guard seen else { return [] }
             // After the insert: an insert that fails leaves the older ones as they were. Moves staged rows first (a
-            // statement that does not see them), so a staged passkey of the account is shadowed too.
+            // statement that does not see them), so a staged passkey of the account is replaced too.
             let bindings: [SQLValue] = [.text(profile), .text(record.rpID), .blob(record.userHandle), .blob(record.credentialID)]
             switch prior {
             case .kept: return []
-            case .shadowed: return try changed(Vault.shadowPriorSQL, bindings)
+            case .shadowed: return try shadowStored(bindings)
             case .replaced:
-                guard record.settings.discoverable else { return [] }
+                guard record.settings.discoverable, try holdsOtherDiscoverable(record, bindings) else { return [] }
                 let removed = try changed(Vault.replacePriorSQL, bindings)
                 for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
                 return removed
             }
         }
+    }
+
+    /// Whether the account holds a discoverable passkey other than `record`, staged or moved (the caller holds the
+    /// lock): the replacing DELETE must see staged rows, so it moves them first; a create the account filter only
+    /// took for a known account (a false "maybe", about 1% of new accounts a layer) makes no move for nothing.
+    private func holdsOtherDiscoverable(_ record: PasskeyRecord, _ bindings: [SQLValue]) throws(VaultError) -> Bool {
+        if connection.staged.holds(profile: profile, rpID: record.rpID, userHandle: record.userHandle, where: {
+            $0.credentialID != record.credentialID && $0.settings.discoverable
+        }) { return true }
+        var found = false
+        try db.query(Vault.priorDiscoverableSQL, bindings) { row in found = row.bool(0) }
+        return found
+    }
+
+    static let priorDiscoverableSQL = """
+        SELECT EXISTS (SELECT 1 FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND credential_id != ?4 \
+        AND discoverable = 1)
+        """
+
+    /// The account's passkeys in `passkeys` that `shadowPriorSQL` shadows (the caller holds the lock; `bindings` as
+    /// the statement's). The statement sees no staged row, and does not empty the record cache as other writes do:
+    /// the passkeys it changed leave it here.
+    func shadowStored(_ bindings: [SQLValue]) throws(VaultError) -> [ChangedPasskey] {
+        let shadowed = try changed(Vault.shadowPriorSQL, bindings)
+        for passkey in shadowed { connection.records.forget(passkey.credentialID) }
+        return shadowed
     }
 
     /// The account's other passkeys not yet shadowed get the new one as their shadow; one shadowed already keeps its
@@ -50,19 +78,25 @@ extension Vault {
     /// shadow), for its query plan: it must find the passkeys the deleted one shadowed through `passkeys_shadowed`.
     static let shadowPassesOnSQL = "UPDATE passkeys SET shadowed_by = ?2 WHERE shadowed_by = ?1"
 
-    private func storePasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]?) throws(VaultError) {
+    /// Stores a passkey (the caller holds the lock); with `shadowing` (a held vault only, outside a transaction), the
+    /// account's older passkeys are shadowed in the same commit and returned.
+    private func storePasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]?,
+                              shadowing: Bool = false) throws(VaultError) -> [ChangedPasskey] {
         let sealed = box.seal(pkcs8, context: Vault.keyContext(record.credentialID))
         let sealedPRF: SQLValue = prfSecret.map { .blob(box.seal($0, context: Vault.prfContext(record.credentialID))) } ?? .null
-        try locked { () throws(VaultError) in
+        return try locked { () throws(VaultError) in
+            let newID = !mayHoldCredential(record.credentialID)
             addAccount(record)
             // A held vault commits one page now and moves the row into `passkeys` with a batch (`Vault+Staging`).
-            if connection.exclusive && !db.inTransaction { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF) }
+            if stages { return try stagePasskey(record, sealedKey: sealed, sealedPRF: sealedPRF, shadowing: shadowing, newID: newID) }
             do throws(VaultError) {
                 try db.query(Vault.insertPasskeySQL, Vault.bindings(record) + [.blob(sealed), .text(profile), sealedPRF])
             } catch {
                 if error.code == .duplicate { throw Vault.duplicatePasskey(record) }
                 throw error
             }
+            connection.counts.added(record, profile: profile)
+            return []
         }
     }
 
@@ -79,7 +113,7 @@ extension Vault {
             try db.execute("PRAGMA cache_size = -\(Vault.bulkCacheKiB)")
             defer { try? db.execute("PRAGMA cache_size = -2000") }
             for (record, pkcs8, prfSecret, largeBlob) in records {
-                try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
+                _ = try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret)
                 if let largeBlob { try setLargeBlob(largeBlob, for: record.credentialID) }
             }
         }
@@ -141,36 +175,54 @@ extension Vault {
         }
     }
 
-    /// How many of an account's visible passkeys for an RP ID are not among `excluding`: counted in SQL, so an
-    /// account with many passkeys costs no decoding. One statement, each half on its own index (with an OR,
-    /// SQLite scans every passkey of the RP); the excluded IDs are one parameter, however many.
+    /// How many of an account's visible passkeys for an RP ID are not among `excluding`: those with its user handle,
+    /// and those with its user name under another handle. The account's count is its parts' (`AccountCounts`: the
+    /// handle's, the name's, less those with both), each one indexed count, kept in memory on a held vault; the
+    /// excluded IDs are looked up one by one (the RP's list is short, the account's history may not be).
     public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
         try locked { () throws(VaultError) in
             // An account no passkey has (the filter is sure), the count is 0 without SQL: most creates.
             guard mayHoldAccount(rpID: rpID, userHandle: userHandle, userName: userName) else { return 0 }
-            var total = 0
-            // Without exclusions (most creates), the statement without the list: setting up `json_each` costs more
-            // than the count.
-            let bindings: [SQLValue] = [.text(profile), .text(rpID), .blob(userHandle), .text(userName)]
-            try db.query(excluding.isEmpty ? Vault.countAccountSQL : Vault.countAccountExcludingSQL,
-                         excluding.isEmpty ? bindings : bindings + [.text(Vault.idList(excluding))]) { row in
-                total = Int(row.int(0))
+            let handleSeen = mayHoldHandle(rpID: rpID, userHandle: userHandle)
+            let byHandle = handleSeen ? try accountPart(rpID: rpID, handle: userHandle, name: nil) : 0
+            let byName = try accountPart(rpID: rpID, handle: nil, name: userName)
+            let both = handleSeen && byName > 0 ? try accountPart(rpID: rpID, handle: userHandle, name: userName) : 0
+            var total = byHandle + byName - both
+            guard total > 0, !excluding.isEmpty else { return total }
+            var seen = Set<CredentialKey>()
+            for id in excluding where seen.insert(CredentialKey(id)).inserted {
+                guard let listed = try storedPasskey(id: id), listed.rpID == rpID, !listed.hidden,
+                      listed.userHandle == userHandle || listed.userName == userName else { continue }
+                total -= 1
             }
-            if connection.staged.mustMove { try Vault.moveStaged(connection) }
-            return total + connection.staged.countAccount(profile: profile, rpID: rpID, userHandle: userHandle, userName: userName,
-                                                          excluding: excluding)
+            return total
         }
     }
 
-    static let countAccountSQL = """
-        SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0) + \
-        (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0)
-        """
-    static let countAccountExcludingSQL = """
-        SELECT (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0 \
-        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?5))) + \
-        (SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?4 AND user_handle != ?3 AND hidden = 0 \
-        AND hex(credential_id) NOT IN (SELECT value FROM json_each(?5)))
+    /// One part of an account's count (the caller holds the lock): from `AccountCounts` on a held vault, else SQL.
+    private func accountPart(rpID: String, handle: [UInt8]?, name: String?) throws(VaultError) -> Int {
+        let part = AccountCounts.Part(profile: profile, rpID: rpID, handle: handle, name: name)
+        if connection.accounts != nil, let known = connection.counts.count(part) { return known }
+        var bindings: [SQLValue] = [.text(profile), .text(rpID)]
+        let sql: String
+        switch (handle, name) {
+        case (let handle?, let name?): sql = Vault.countHandleAndNameSQL; bindings += [.blob(handle), .text(name)]
+        case (let handle?, nil): sql = Vault.countHandleSQL; bindings += [.blob(handle)]
+        case (nil, let name?): sql = Vault.countNameSQL; bindings += [.text(name)]
+        case (nil, nil): return 0
+        }
+        // The statement sees no staged row; the mirror counts them (a mirror that lost track moves them first).
+        if connection.staged.mustMove { try Vault.moveStaged(connection) }
+        var total = connection.staged.count(profile: profile, rpID: rpID, handle: handle, name: name)
+        try db.query(sql, bindings) { row in total += Int(row.int(0)) }
+        if connection.accounts != nil { connection.counts.remember(total, for: part) }
+        return total
+    }
+
+    static let countHandleSQL = "SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND hidden = 0"
+    static let countNameSQL = "SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_name = ?3 AND hidden = 0"
+    static let countHandleAndNameSQL = """
+        SELECT COUNT(*) FROM passkeys WHERE profile = ?1 AND rp_id = ?2 AND user_handle = ?3 AND user_name = ?4 AND hidden = 0
         """
 
     /// Credential IDs as one SQL parameter: a JSON array of upper-case hex, which `hex(credential_id)` matches

@@ -9,7 +9,7 @@ import Foundation
 /// appended to: one page, about 9 µs, and the same durability (the passkey is in the file when the call returns).
 /// The rows move into `passkeys` in one transaction `stagedDelay` after the first of them, or once `stagedLimit`
 /// wait, before any statement on passkeys that does not see them by itself (`seesStaged`), at close, and, after a
-/// crash, when the vault is next opened; moving costs about 4 µs a row in a full batch, the index pages shared by the batch. What a ceremony reads by credential ID, or counts by account, finds staged rows in `StagedPasskeys`.
+/// crash, when the vault is next opened; moving costs about 4 µs a row in a full batch, the index pages shared by the batch. What a ceremony reads by credential ID, or a create shadows, finds staged rows in `StagedPasskeys`.
 /// A vault shared with other processes never stages: they would not see the rows.
 extension Vault {
     /// The most registrations that wait to be moved: a move costs about 8.9 µs a row in batches of 256, 6.9 at
@@ -21,28 +21,60 @@ extension Vault {
     static let stagedDelay: TimeInterval = 0.5
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
+    /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
+    /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
-                                          countAccountSQL, countAccountExcludingSQL]
+                                          shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL,
+                                          priorDiscoverableSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
-    /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`.
+    /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`. `?24`
+    /// is 1 when the account filter says no passkey has the ID: the probe, a walk down the credential-ID index that
+    /// reads a page from the file in most registrations on a large vault, is skipped then (the OR stops at its first
+    /// true term).
     static let stagePasskeySQL = """
         INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...23).map { "?\($0)" }.joined(separator: ", ")) \
-        WHERE NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
+        WHERE ?24 = 1 OR NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
         """
     static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
     /// Every row, moved: without a WHERE clause SQLite clears the table's pages at once instead of row by row.
     static let deleteStagedSQL = "DELETE FROM staged_passkeys"
     static let stagedExistsSQL = "SELECT max(seq) FROM staged_passkeys"
 
-    /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction).
-    func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue) throws(VaultError) {
+    /// Whether a new passkey is staged: on a held vault, outside a transaction (whose rollback the mirror would not see).
+    var stages: Bool { connection.exclusive && !db.inTransaction }
+
+    /// `shadowPriorSQL` over the staged rows: one of them, by its `seq`.
+    static let shadowStagedSQL = "UPDATE staged_passkeys SET shadowed_by = ?1 WHERE seq = ?2"
+
+    /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction). With
+    /// `shadowing`, the account's older passkeys, staged or moved, get it as their shadow in the same transaction
+    /// (`PriorOfSameUser.shadowed`), and are returned; nothing is moved for it.
+    ///
+    /// - Parameter newID: the account filter said no passkey has the credential ID (asked before it was added).
+    func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue, shadowing: Bool, newID: Bool) throws(VaultError) -> [ChangedPasskey] {
         guard try stagedEntry(record.credentialID) == nil else { throw Vault.duplicatePasskey(record) }
-        var bindings = Vault.bindings(record, capacity: 23)
-        bindings += [.blob(sealedKey), .text(profile), sealedPRF]
-        try db.query(Vault.stagePasskeySQL, bindings)
-        guard db.changes == 1 else { throw Vault.duplicatePasskey(record) }
-        connection.staged.add(.init(record: record, profile: profile, sealedKey: sealedKey))
+        var bindings = Vault.bindings(record, capacity: 24)
+        bindings += [.blob(sealedKey), .text(profile), sealedPRF, .bool(newID)]
+        let stagedPrior = shadowing ? connection.staged.unshadowed(profile: profile, rpID: record.rpID, userHandle: record.userHandle) : []
+        func stage() throws(VaultError) -> Int64 {
+            try db.query(Vault.stagePasskeySQL, bindings)
+            guard db.changes == 1 else { throw Vault.duplicatePasskey(record) }
+            return db.lastInsertRowID
+        }
+        var seq: Int64 = 0, stored: [ChangedPasskey] = []
+        if shadowing {
+            try db.transaction { () throws(VaultError) in
+                seq = try stage()
+                for entry in stagedPrior { try db.query(Vault.shadowStagedSQL, [.blob(record.credentialID), .int(entry.seq)]) }
+                stored = try shadowStored([.text(profile), .text(record.rpID), .blob(record.userHandle), .blob(record.credentialID)])
+            }
+        } else {
+            seq = try stage()
+        }
+        connection.staged.shadow(stagedPrior, by: record.credentialID)
+        connection.staged.add(.init(record: record, profile: profile, sealedKey: sealedKey, seq: seq))
+        connection.counts.added(record, profile: profile)
         if connection.staged.count >= Vault.stagedLimit {
             try Vault.moveStaged(connection)
         } else if connection.staged.count == 1 {
@@ -54,6 +86,8 @@ extension Vault {
                 try? Vault.moveStaged(connection)
             }
         }
+        guard shadowing else { return [] }
+        return (stored + stagedPrior.map { ChangedPasskey(credentialID: $0.record.credentialID, createdMillis: $0.record.createdAt.vaultMillis) }).sorted()
     }
 
     /// The staged passkey with this credential ID, of any profile (the caller holds the lock).
@@ -109,9 +143,12 @@ extension Vault {
         }
         connection.db.keepsAccountFilter = keepsAccountFilter
         connection.db.beforeAccountWrite = { [weak connection] in connection?.accounts = nil }
+        connection.db.keepsAccountCounts = keepsAccountCounts
+        connection.db.beforeCountedWrite = { [weak connection] in connection?.counts.removeAll() }
         connection.db.afterRollback = { [weak connection] in
             guard let connection else { return }
             connection.records.removeAll()
+            connection.counts.removeAll()
             Vault.stagedAfterRollback(connection)
         }
     }

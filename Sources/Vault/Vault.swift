@@ -68,6 +68,8 @@ public final class Vault: @unchecked Sendable {
         var exclusive = false
         /// The accounts the held file may have passkeys for; nil when not held, or after a write it cannot follow.
         var accounts: AccountFilter?
+        /// The accounts' passkey counts read or kept while the file is held (`AccountCounts`; used only with `accounts`).
+        let counts = AccountCounts()
         /// Profiles whose user-decision queue was found empty; only trusted while `exclusive` (see `popDecision`).
         var profilesWithoutDecisions = Set<String>()
         /// The attestation root and batches read or made and committed (`Vault+Attestation`): rows never change once

@@ -62,8 +62,8 @@ final class UsageRefusalTests: XCTestCase {
 
     func testUnknownCommandsAndSubcommandsAreRefused() {
         assertRefused(["frobnicate"], "Unknown command 'frobnicate'.")
-        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, rename, attestation-root, import or export.")
-        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, rename, attestation-root, import or export.")
+        assertRefused(["vault"], "vault needs a subcommand: list, show, remove, rename, attestation-root, import, export or move.")
+        assertRefused(["vault", "frob"], "Unknown vault subcommand 'frob': list, show, remove, rename, attestation-root, import, export or move.")
         assertRefused(["clock", "5"], "Unknown clock subcommand '5': show, set, advance or system.")
     }
 
@@ -77,6 +77,6 @@ final class UsageRefusalTests: XCTestCase {
     func testHelpAnywhereAfterTheCommandPrintsItsHelp() {
         let run = CLIHarness.run(["vault", "export", "--bogus", "--help"])
         XCTAssertEqual(run.status, .success)
-        XCTAssertTrue(run.output.hasPrefix("Usage: credemu [GLOBAL OPTIONS] vault export [--include-secrets] [--format fixture|playwright|webdriver]"), run.output)
+        XCTAssertTrue(run.output.hasPrefix("Usage: credemu [GLOBAL OPTIONS] vault export [--include-secrets] [--format fixture|playwright|webdriver|cxf]"), run.output)
     }
 }

@@ -59,7 +59,7 @@ final class ScaleTests: XCTestCase {
         }
         // The paths this test is about did run.
         for name in ["offered", "hideUnlisted", "restoreListed", "deleteUnlisted", "firstUserPasskey", "renameUser", "renameUserNameOnly",
-                     "countUsedUnlisted", "otherDisplayName", "mark", "markedKeys", "upsertMark", "countAccount", "countAccountExcluding",
+                     "countUsedUnlisted", "otherDisplayName", "mark", "markedKeys", "upsertMark", "countHandle", "countName", "countHandleAndName", "shadowStaged",
                      "nextDecision", "stagePasskey", "moveStaged", "deleteStaged"] {
             XCTAssertTrue(ran.contains(Vault.pathStatements[name]!), "\(name) never ran")
         }

@@ -81,6 +81,23 @@ final class ProbeTests: XCTestCase {
         XCTAssertTrue(report.html.contains("Also suspected: UP=0 registration"))
     }
 
+    func testAnAcceptedForgeryFailsTheRunAndNamesItsSpecStepAndFixInEveryReport() {
+        let columns = [ProbeColumn(pack: "a", name: "A", version: "1", platform: .chromeDesktop)]
+        var report = ProbeReport(target: "t", adapter: "x", origin: "o", columns: columns, variants: [.modal],
+                                 cells: [[ProbeCell(outcome: .accepted, message: "")]], log: "l")
+        report.forged = [ForgedCell(forgery: .otherOrigin, ceremony: .registration, outcome: .refused, message: "Invalid origin"),
+                         ForgedCell(forgery: .badSignature, ceremony: .assertion, outcome: .refused, message: "bad signature")]
+        XCTAssertFalse(report.failed, "every forgery refused: a clean run")
+        XCTAssertTrue(report.table.contains("The server refused every forged response."))
+        report.forged[1].outcome = .accepted
+        XCTAssertTrue(report.failed)
+        XCTAssertTrue(report.table.contains("breaks: WebAuthn L3 §7.2 step 21"), report.table)
+        XCTAssertTrue(report.table.contains("fix: verify the assertion signature with the stored public key"))
+        XCTAssertEqual(report.json["acceptedForgeries"], .array(["badSignature/assertion"]))
+        XCTAssertEqual(report.json["passed"], .bool(false))
+        XCTAssertTrue(report.html.contains("Accepted forgery: a signature over other bytes (sign-in)"))
+    }
+
     func testProviderSelectionNamesPacksAndPlatforms() throws {
         let registry = try PolicyRegistry(directory: nil)
         XCTAssertEqual(try Prober.select("all", from: registry).count, registry.all.count)

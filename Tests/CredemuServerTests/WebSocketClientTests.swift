@@ -84,6 +84,19 @@ final class WebSocketClientTests: XCTestCase {
                        [0x81, 0xFF, 0, 0, 0, 0, 0, 1, 0x11, 0x70])
     }
 
+    /// The mask applied a word at a time is RFC 6455 §5.3's, byte by byte, at every length and tail.
+    func testAFrameOfAnyLengthIsMaskedByteByByte() {
+        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        for length in [0, 1, 7, 8, 9, 125, 126, 1500, 1503] {
+            let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            let framed = WebSocketFrames.frame(opcode: 0x1, payload, mask: mask)
+            let body = Array(framed.suffix(length))
+            XCTAssertEqual(Array(framed.dropLast(length).suffix(4)), mask, "\(length)")
+            XCTAssertEqual(body.enumerated().map { $0.element ^ mask[$0.offset & 3] }, payload, "\(length)")
+        }
+        XCTAssertNotEqual(WebSocketFrames.randomMask(), WebSocketFrames.randomMask())
+    }
+
     func testOnlyALoopbackPagesDevToolsURLIsTaken() {
         for good in ["ws://127.0.0.1:9222/devtools/page/ABCDEF0123", "ws://localhost:1/devtools/page/a-b", "ws://[::1]:9222/devtools/page/X",
                      "ws://127.1.2.3:65535/devtools/page/X"] {

@@ -19,16 +19,7 @@ final class StagedRegistrationTests: XCTestCase {
                              publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
     }
 
-    /// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.
-    func rows(_ vault: Vault, _ table: String) -> Int {
-        vault.connection.lock.lock()
-        defer { vault.connection.lock.unlock() }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(vault.db.handle, "SELECT count(*) FROM \(table)", -1, &statement, nil) == SQLITE_OK else { return -1 }
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
-        return Int(sqlite3_column_int64(statement, 0))
-    }
+    func rows(_ vault: Vault, _ table: String) -> Int { rawRowCount(vault, table) }
 
     func held() throws -> (Vault, TemporaryDirectory) {
         let directory = TemporaryDirectory()
@@ -196,4 +187,15 @@ final class StagedRegistrationTests: XCTestCase {
         try db.query("SELECT (SELECT count(*) FROM staged_passkeys), (SELECT count(*) FROM passkeys)") { counts = [$0.int(0), $0.int(1)] }
         XCTAssertEqual(counts, [0, 1])
     }
+}
+
+/// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.
+func rawRowCount(_ vault: Vault, _ table: String) -> Int {
+    vault.connection.lock.lock()
+    defer { vault.connection.lock.unlock() }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(vault.db.handle, "SELECT count(*) FROM \(table)", -1, &statement, nil) == SQLITE_OK else { return -1 }
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
+    return Int(sqlite3_column_int64(statement, 0))
 }

@@ -104,7 +104,9 @@ def browser(request, chromium, example_rp, credemu_profile, credemu_install_shim
 
 @pytest.mark.credemu(packs="all", xfail={
     "1password": "no conditional create: the automatic upgrade is declined (conditionalCreateUnsupported)",
-    "generic-third-party": "its platform (android) reports no conditionalCreate capability, so the RP does not try"})
+    "generic-third-party": "its platform (android) reports no conditionalCreate capability, so the RP does not try",
+    "edge": "Microsoft Password Manager's conditional create is unsourced: the pack declines it (unconfirmed)",
+    "windows-hello": "no conditional create: Chrome reaches Windows Hello through webauthn.dll, which has none"})
 def test_a_password_sign_in_is_followed_by_an_automatic_upgrade_and_a_passkey_sign_in(browser):
     browser.sign_in_with_password()
     assert browser.text("upgrade-status").startswith("upgrade: created "), browser.text("upgrade-status")
@@ -117,7 +119,10 @@ def test_a_password_sign_in_is_followed_by_an_automatic_upgrade_and_a_passkey_si
     "1password": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
     "bitwarden": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
     "keepassxc": "an extension: signalAllAcceptedCredentials is ignored, the revoked passkey stays offered",
-    "gpm-pre-m144": "Chrome before M144 hides no passkey missing from the accepted list"})
+    "gpm-pre-m144": "Chrome before M144 hides no passkey missing from the accepted list",
+    "proton-pass": "an extension that overrides no signal method: the revoked passkey stays offered",
+    "edge": "Microsoft Password Manager's signal handling is unsourced: the pack ignores signals (unconfirmed)",
+    "windows-hello": "Chrome forwards no signal to Windows Hello (kWebAuthnHelloSignal is off by default)"})
 def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_no_longer_offered(browser):
     browser.sign_in_with_password()
     if not browser.text("upgrade-status").startswith("upgrade: created "):
@@ -139,7 +144,8 @@ def test_a_revoked_passkey_is_hidden_by_the_rps_signal_and_no_longer_offered(bro
 
 @pytest.mark.credemu(packs="all", automaticPasskeyUpgrades=False, xfail={
     "bitwarden": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not",
-    "keepassxc": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not"})
+    "keepassxc": "mediation ignored: the automatic upgrade is a modal create the user accepts, opt-out or not",
+    "proton-pass": "mediation never forwarded: the automatic upgrade is its save prompt the user accepts, opt-out or not"})
 def test_an_opted_out_user_gets_no_automatic_passkey_but_can_take_the_nudge(browser):
     browser.sign_in_with_password()
     assert not browser.text("upgrade-status").startswith("upgrade: created"), browser.text("upgrade-status")
@@ -175,6 +181,28 @@ def test_gpm_upgrades_silently_signs_in_and_hides_the_revoked_passkey(browser):
     browser.click("passkey")
     browser.wait(lambda d: d.find_element(By.ID, "login-status").text.startswith("No passkey used"))
     assert browser.events("get")[-1]["reason"] == "noCredential"
+
+
+@pytest.mark.credemu(pack="gpm")
+def test_a_forged_sign_in_is_refused_by_the_rp_and_signs_no_one_in(browser):
+    """Issue 35: `forge_next` gives the page's next sign-in a signature over other bytes; the RP (py_webauthn)
+    refuses it and no session starts; the forgery is used once, so the next sign-in is the honest one."""
+    browser.sign_in_with_password()
+    assert browser.text("upgrade-status").startswith("upgrade: created "), browser.text("upgrade-status")
+    browser.sign_out()
+    assert browser.profile.forge_next("badSignature")["forgery"] == "badSignature"
+    browser.click("passkey")
+    browser.wait(lambda d: d.find_element(By.ID, "login-status").text.startswith("Passkey sign-in failed"))
+    browser.screenshot("forged-sign-in-refused")
+    assert "signature" in browser.text("login-status").lower(), browser.text("login-status")
+    assert browser.driver.current_url.endswith("/login")
+    browser.driver.get(browser.rp + "/account")
+    browser.wait(lambda d: d.current_url.endswith("/login"))  # no session: the account page sends the user back
+    forged = browser.events("get")[-1]
+    assert forged["outcome"] == "forged" and forged["detail"]["forgeries"] == [{"forgery": "badSignature", "by": "forgeNext"}]
+    assert browser.profile.pending_forgery()["forgery"] is None
+    browser.wait(lambda d: d.find_element(By.ID, "passkey"))
+    browser.sign_in_with_passkey()  # the forgery was used: this sign-in is honest, and the RP accepts it
 
 
 @pytest.mark.credemu(pack="bitwarden")

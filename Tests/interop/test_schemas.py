@@ -19,6 +19,13 @@ def test_shipped_packs_match_the_pack_schema(pack):
     jsonschema.validate(json.loads(pack.read_text()), schema("providers/policy-pack.schema.json"))
 
 
+def test_every_knob_a_pack_sets_a_variant_may_set_too():
+    """The schema lists the knobs twice (a pack's `knobs`, a variant's overrides): a knob added to one list only
+    makes every variant that sets it invalid."""
+    pack = schema("providers/policy-pack.schema.json")["properties"]
+    assert list(pack["variants"]["additionalProperties"]["properties"]) == list(pack["knobs"]["properties"])
+
+
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_shipped_fixtures_match_the_fixture_schema(fixture):
     jsonschema.validate(json.loads(fixture.read_text()), schema("vault-fixtures/vault-fixture.schema.json"))

@@ -54,6 +54,7 @@ export const ROUTES = {
   'DELETE /profiles/{profile}/passkeys/{id}': ['removePasskey'],
   'POST /profiles/{profile}/credentials': ['createCredential'],
   'GET /profiles/{profile}/credentials': ['credentials'],
+  'POST /vault/move': ['moveCredentials'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
   'GET /demo': ['demo'],
@@ -70,6 +71,10 @@ export const ROUTES = {
   'GET /devices/{device}/user': ['pendingDecisions'],
   'POST /devices/{device}/user': ['queueDecisions'],
   'DELETE /devices/{device}/user': ['clearDecisions'],
+  'GET /profiles/{profile}/forge-next': ['pendingForgery'],
+  'POST /profiles/{profile}/forge-next': ['forgeNext'],
+  'GET /devices/{device}/forge-next': ['pendingForgery'],
+  'POST /devices/{device}/forge-next': ['forgeNext'],
   'GET /attestation/root': ['attestationRoot'],
   'POST /profiles/{profile}/holds': ['hold'],
   'GET /devices': ['devices'],
@@ -96,6 +101,7 @@ export const ROUTES = {
   'DELETE /webauthn/authenticator/{authenticatorId}/credentials': ['removeAllCredentials'],
   'DELETE /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}': ['removeCredential'],
   'POST /webauthn/authenticator/{authenticatorId}/uv': ['setUserVerified'],
+  'POST /webauthn/authenticator/{authenticatorId}/override-bits': ['setResponseOverrideBits'],
   'POST /webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props': ['setCredentialProperties'],
 };
 
@@ -258,12 +264,13 @@ export class Client {
    * page routes only) baked in. For a `device` (given, or the client's when no profile is given) the page's
    * ceremonies and passwords go to the device, which routes them among its accounts.
    */
-  shim(profile, { autofill = true, device, fillBinding, autofillEvents = false, channel, channelReply } = {}) {
+  shim(profile, { autofill = true, device, fillBinding, autofillEvents = false, channel, channelReply, serverChannel, serverHandoff } = {}) {
     if (profile && device) throw new TypeError('a shim runs on a profile or on a device, not both');
     device = device || (profile ? undefined : this.device || undefined);
     return this.request('GET', '/shim.js', undefined, dropUndefined({ device, profile: profile || (device ? undefined : this.profile),
       autofill: autofill ? undefined : '0', fillBinding: fillBinding || undefined, autofillEvents: autofillEvents ? '1' : undefined,
-      channel: channel || undefined, channelReply: channelReply || undefined, token: this.token || undefined }));
+      channel: channel || undefined, channelReply: channelReply || undefined, serverChannel: serverChannel || undefined,
+      serverHandoff: serverChannel ? serverHandoff : undefined, token: this.token || undefined }));
   }
   /** GET /providers: {directory, providers: [{id, name, version, platforms, sources}]}. */
   providers() { return this.request('GET', '/providers'); }
@@ -286,9 +293,13 @@ export class Client {
   // ---- the shim's channel, relayed by the server (docs/shim.md, "Transport") ----
   /** POST /channels: credemu opens its own DevTools connection to the Chromium page target at `devtools`
    * (ws://127.0.0.1:PORT/devtools/page/ID, loopback only), adds the channel's binding and the shim there, and
-   * answers the page's shim itself until closeChannel or the page closes. */
-  async openChannel(devtools, { profile, device, autofill = true, fillBinding, autofillEvents = false } = {}) {
+   * answers the page's shim itself until closeChannel or the page closes. `paired: [binding, handoff]`: the page's
+   * shim is the driver's, served with `serverChannel: binding, serverHandoff: handoff`; the server adds that binding
+   * and its handoff script, no shim. `allowFrameOrigins`: each calling frame's origin is allowed on its first call. */
+  async openChannel(devtools, { profile, device, autofill = true, fillBinding, autofillEvents = false, paired, allowFrameOrigins = false } = {}) {
     const body = { devtools, ...(device ? { device } : { profile: profile || this.profile }) };
+    if (paired) body.paired = { binding: paired[0], handoff: paired[1] };
+    if (allowFrameOrigins) body.allowFrameOrigins = true;
     if (!autofill) body.autofill = false;
     if (fillBinding) body.fillBinding = fillBinding;
     if (autofillEvents) body.autofillEvents = true;
@@ -459,6 +470,13 @@ export class Client {
   async credentials({ rpId, id, profile } = {}) {
     return (await this.request('GET', this.profilePath(profile, '/credentials'), undefined, { rpId, id: base64url(id) })).credentials;
   }
+  /**
+   * POST /vault/move: the `from` profile's passkeys and passwords (only `rpId`'s when given) written as a CXF document,
+   * imported into `to` and removed from `from` in one transaction (docs/cxf.md). `keepSource` copies passwords only.
+   */
+  moveCredentials(from, to, { keepSource, rpId } = {}) {
+    return this.request('POST', '/vault/move', dropUndefined({ from, to, keepSource, rpId }));
+  }
   /** The user deletes the passkey in the provider. */
   removePasskey(credentialId, { profile } = {}) {
     return this.request('DELETE', this.profilePath(profile, `/passkeys/${encodeURIComponent(base64url(credentialId))}`));
@@ -479,6 +497,12 @@ export class Client {
     return (await this.request('POST', this.scopedPath(profile, device, '/user'), { decisions })).pending;
   }
   async clearDecisions({ profile, device } = {}) { return (await this.request('DELETE', this.scopedPath(profile, device, '/user'))).pending; }
+
+  // ---- forged answers (negative cases: the RP must refuse them) ----
+  /** Arms one forgery ('badSignature', 'otherOrigin', 'noUserPresence', ...) for the next create or get it applies to, once; null disarms. */
+  forgeNext(forgery, { profile, device } = {}) { return this.request('POST', this.scopedPath(profile, device, '/forge-next'), { forgery }); }
+  /** The forgery still armed (null once used) and, for a profile, its override bits. */
+  pendingForgery({ profile, device } = {}) { return this.request('GET', this.scopedPath(profile, device, '/forge-next')); }
   /** The vault's test attestation root ({certificate: base64 DER, pem}) that security keys' batch certificates chain to. */
   attestationRoot() { return this.request('GET', '/attestation/root'); }
 
@@ -509,6 +533,11 @@ export class Client {
   async removeAllCredentials({ authenticatorId } = {}) { await this.request('DELETE', this.authenticatorPath(authenticatorId, '/credentials')); }
   async setUserVerified(verified, { authenticatorId } = {}) {
     await this.request('POST', this.authenticatorPath(authenticatorId, '/uv'), { isUserVerified: Boolean(verified) });
+  }
+  /** CDP's WebAuthn.setResponseOverrideBits (chromedriver has no command for it): every later answer of the key with a bogus signature, UV=0 or UP=0; a bit not given is cleared. */
+  async setResponseOverrideBits({ isBogusSignature = false, isBadUV = false, isBadUP = false, authenticatorId } = {}) {
+    const body = { isBogusSignature: Boolean(isBogusSignature), isBadUV: Boolean(isBadUV), isBadUP: Boolean(isBadUP) };
+    return (await this.request('POST', this.authenticatorPath(authenticatorId, '/override-bits'), body)).value;
   }
   /** A credential's BE and BS flags and counter (`signCount: null`: no counter); what is not given stays. */
   async setCredentialProperties(credentialId, { backupEligibility, backupState, signCount, authenticatorId } = {}) {
@@ -763,28 +792,144 @@ async function channelBinding(target, client, shimTarget, allowFrameOrigins) {
  * /origins) before its first request, as Playwright's own authenticator answers every page of its context.
  * Returns what the shim is installed in.
  */
-export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP, autofillEvents = false, channel = true, allowFrameOrigins = false, ...contextOptions } = {}) {
+export async function installShim(target, client, { origin, profile, device, autofill = true, bypassCSP, autofillEvents = false, channel = true, allowFrameOrigins = false, relay, ...contextOptions } = {}) {
   if (origin) await client.allowOrigin(origin);
   if (!device && !profile) device = client.device || undefined;
   const shimProfile = profile || (device ? undefined : client.profile);
   const shimTarget = device ? '/devices/' + encodeURIComponent(device) : '/profiles/' + encodeURIComponent(shimProfile);
   bypassCSP ??= !channel;
-  const script = async (on) => client.shim(shimProfile, { autofill, device, autofillEvents,
-    fillBinding: autofill ? await fillBinding(on) : undefined, channel: channel ? await channelBinding(on, client, shimTarget, allowFrameOrigins) : undefined });
+  const script = async (on, pairing) => client.shim(shimProfile, { autofill, device, autofillEvents,
+    fillBinding: autofill ? await fillBinding(on) : undefined, channel: channel ? await channelBinding(on, client, shimTarget, allowFrameOrigins) : undefined,
+    serverChannel: pairing?.names[0], serverHandoff: pairing?.names[1] });
+  const paired = async (on) => (channel ? Pairing.of(on, client, relay, { profile: device ? undefined : shimProfile, device, allowFrameOrigins }) : null);
   if (typeof target.addInitScript !== 'function' && typeof target.newContext === 'function') {
     const context = await target.newContext({ ...contextOptions, bypassCSP });
-    await context.addInitScript({ content: await script(context) });
+    const pairing = await paired(context);
+    await context.addInitScript({ content: await script(context, pairing) });
+    await pairing?.start();
     return context;
   }
   if (typeof target.addInitScript !== 'function') {
     throw new TypeError('installShim takes a Playwright page, context or browser');
   }
-  await target.addInitScript({ content: await script(target) });
+  const pairing = await paired(target);
+  await target.addInitScript({ content: await script(target, pairing) });
+  await pairing?.start();
   if (bypassCSP && typeof target.newPage !== 'function' && typeof target.context === 'function') {
     const session = await target.context().newCDPSession(target);
     await session.send('Page.setBypassCSP', { enabled: true });
   }
   return target;
+}
+
+/** Whether the client's server is on a loopback host (so it reaches the browser's loopback DevTools port). */
+function serverIsLocal(client) {
+  const host = new URL(client.url).hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+}
+
+const devtoolsPorts = new WeakMap();
+
+/**
+ * The DevTools port of a Playwright-launched Chromium (`launch({ args: ['--remote-debugging-port=N'] })`, N or 0),
+ * read from its command line (CDP Browser.getBrowserCommandLine, which Chromium answers only with
+ * --enable-automation; else the browser process's /proc cmdline, its pid from SystemInfo.getProcessInfo; port 0:
+ * the DevToolsActivePort file of its user data directory), or null: not Chromium, no port, or no browser
+ * (a persistent context). Kept per browser.
+ */
+export async function chromiumDevtoolsPort(browser) {
+  if (!browser || typeof browser.browserType !== 'function' || browser.browserType().name() !== 'chromium') return null;
+  if (!devtoolsPorts.has(browser)) {
+    devtoolsPorts.set(browser, (async () => {
+      const session = await browser.newBrowserCDPSession();
+      try {
+        let args;
+        try {
+          args = (await session.send('Browser.getBrowserCommandLine')).arguments;
+        } catch {
+          const [browserProcess] = (await session.send('SystemInfo.getProcessInfo')).processInfo.filter((p) => p.type === 'browser');
+          args = browserProcess ? readFileSync(`/proc/${browserProcess.id}/cmdline`, 'utf8').split('\0') : [];
+        }
+        const switches = new Map(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
+        const given = switches.get('remote-debugging-port');
+        if (!/^[0-9]+$/.test(given ?? '')) return null;
+        if (Number(given) !== 0) return Number(given);
+        const active = join(switches.get('user-data-dir') ?? '', 'DevToolsActivePort');
+        return switches.has('user-data-dir') && existsSync(active) ? Number(readFileSync(active, 'utf8').split(/\s/)[0]) || null : null;
+      } finally {
+        await session.detach().catch(() => {});
+      }
+    })().catch(() => null));
+  }
+  return devtoolsPorts.get(browser);
+}
+
+const pairings = new WeakMap();
+
+/**
+ * Playwright's Chromium with a DevTools port: credemu serve relays each page's shim itself (the Python client's
+ * credemu.shim._Pairing; docs/shim.md, "Transport"). The shim stays the init script, with its exposeBinding
+ * channel relayed here; each page of the context also gets a paired channel of the server's (POST /channels with
+ * `paired`: the server adds a binding of these names and its handoff script), which the shim prefers in every
+ * document the server reached. A page the server cannot take keeps the driver's channel, as does a document open
+ * before its page was reached.
+ */
+class Pairing {
+  constructor(context, page, client, port, { profile, device, allowFrameOrigins }) {
+    Object.assign(this, { context, page, client, port, profile, device, allowFrameOrigins });
+    this.names = ['__credemuServer_' + randomBytes(16).toString('hex'), '__credemuHandoff_' + randomBytes(16).toString('hex')];
+    this.attached = new WeakMap();
+    this.opening = 0;
+  }
+
+  /** The pairing for a Playwright context or page, or null: relay 'client', a server off loopback, no Chromium port. */
+  static async of(target, client, relay, options) {
+    if (relay === 'client' || (relay !== 'server' && !serverIsLocal(client))) return null;
+    const page = typeof target.goto === 'function' ? target : null;
+    const context = page ? page.context() : target;
+    if (typeof context.newCDPSession !== 'function' || typeof context.browser !== 'function') return null;
+    const port = await chromiumDevtoolsPort(context.browser());
+    return port ? new Pairing(context, page, client, port, options) : null;
+  }
+
+  /** Each page of the context, now and as it opens (a Page: that page only); credentials()' newPage attaches its page itself. */
+  async start() {
+    if (this.page) return this.attach(this.page);
+    pairings.set(this.context, this);
+    this.context.on('page', (page) => { if (!this.opening) this.attach(page); });
+    await Promise.all(this.context.pages().map((page) => this.attach(page)));
+  }
+
+  /** `open()`'s page, attached before it is returned. */
+  async newPage(open) {
+    this.opening += 1;
+    let page;
+    try {
+      page = await open();
+    } finally {
+      this.opening -= 1;
+    }
+    await this.attach(page);
+    return page;
+  }
+
+  /** Opens the page's paired channel, once; never throws (the page keeps the driver's channel). */
+  attach(page) {
+    if (!this.attached.has(page)) {
+      this.attached.set(page, (async () => {
+        const session = await this.context.newCDPSession(page);
+        let target;
+        try {
+          target = (await session.send('Target.getTargetInfo')).targetInfo.targetId;
+        } finally {
+          await session.detach().catch(() => {});
+        }
+        await this.client.openChannel(`ws://127.0.0.1:${this.port}/devtools/page/${target}`, { profile: this.profile,
+          device: this.device, paired: this.names, allowFrameOrigins: this.allowFrameOrigins });
+      })().catch(() => {}));
+    }
+    return this.attached.get(page);
+  }
 }
 
 /** A Playwright binding the shim fills through, exposed before the shim's init script: the text is inserted into
@@ -865,6 +1010,13 @@ export class Credentials {
     context.credentials = this;
     context.storageState = (opts) => this.storageState(opts);
     context.setStorageState = (state) => this.setStorageState(state);
+    // A new page's paired channel of credemu serve opens before the page is returned (where there is one), so its
+    // first document already answers through the server: the 'page' event alone comes too late for it.
+    const newPage = context.newPage.bind(context);
+    context.newPage = (...args) => {
+      const pairing = pairings.get(context);
+      return pairing ? pairing.newPage(() => newPage(...args)) : newPage(...args);
+    };
     if (!keepProfile) {
       const close = context.close.bind(context);
       context.close = async (opts) => { await close(opts); await this.removeProfile(); };

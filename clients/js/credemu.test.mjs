@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { generateKeyPairSync } from 'node:crypto';
-import { Client, CredemuError, ROUTES, Server, credentials, findBinary, installShim, originOf, relay, sharedServer } from './credemu.mjs';
+import { Client, CredemuError, ROUTES, Server, chromiumDevtoolsPort, credentials, findBinary, installShim, originOf, relay, sharedServer } from './credemu.mjs';
 import { extendWithCredemu, fixtures } from './playwright-fixtures.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -91,6 +91,7 @@ describe('the client', () => {
     await call('signalUnknownCredential', { rpId: RP_ID, credentialId: new Uint8Array(16).fill(1) });
     await call('events'); await call('findings');
     await call('queueDecisions', ['accept']); await call('pendingDecisions'); await call('clearDecisions');
+    await call('forgeNext', 'badSignature'); await call('pendingForgery'); await call('forgeNext', null);
     const hold = await call('hold', { timeoutMs: 5000 });
     await call('holds'); await call('releaseHold', hold);
     await call('offers');
@@ -120,6 +121,8 @@ describe('the client', () => {
     assert.deepEqual(await call('queueDecisions', ['use:reach'], { device }), ['use:reach']);
     assert.deepEqual(await call('pendingDecisions', { device }), ['use:reach']);
     assert.deepEqual(await call('clearDecisions', { device }), []);
+    assert.deepEqual(await call('forgeNext', 'otherOrigin', { device }), { forgery: 'otherOrigin' });
+    await call('forgeNext', null, { device }); assert.deepEqual(await call('pendingForgery', { device }), { forgery: null });
     assert.ok((await call('attestationRoot')).pem.startsWith('-----BEGIN CERTIFICATE-----'));
     const onDeviceWaiting = server.client('reach', { origin: ORIGIN }).get(requestOptions(), { mediation: 'conditional', ceremony: 'd-1', device });
     for (let i = 0; i < 500 && (await server.client().offers({ device })).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -140,6 +143,9 @@ describe('the client', () => {
     assert.deepEqual((await call('credentials', { id: seeded.id })).map((c) => c.id), [seeded.id]);
     await call('removePasskey', seeded.id);
     await call('removePasskey', created.id);
+    await call('createProfile', 'mac', { pack: 'apple' });
+    const moved = await call('moveCredentials', 'reach', 'mac', { rpId: RP_ID });
+    assert.equal(moved.from, 'reach'); assert.equal(moved.importer.pack, 'apple');
     // WebDriver's virtual authenticators, under selenium-webdriver's names.
     const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });
     const key = await call('addVirtualAuthenticator', { protocol: 'ctap2', transport: 'usb', hasResidentKey: true });
@@ -147,6 +153,7 @@ describe('the client', () => {
     await call('addCredential', { credentialId: 'AQID', isResidentCredential: true, rpId: RP_ID, userHandle: 'dXNlcg',
       privateKey: pkcs8.toString('base64url'), signCount: 0 });
     assert.deepEqual((await call('getCredentials')).map((c) => c.credentialId), ['AQID']);
+    assert.deepEqual(await call('setResponseOverrideBits', { isBadUP: true }), { isBogusSignature: false, isBadUV: false, isBadUP: true });
     await call('setUserVerified', false); await call('setCredentialProperties', new Uint8Array([1, 2, 3]), { backupState: false, signCount: null });
     await call('removeCredential', new Uint8Array([1, 2, 3])); await call('removeAllCredentials'); await call('removeVirtualAuthenticator');
     assert.equal(client.virtualAuthenticatorId, null);
@@ -172,6 +179,21 @@ describe('the client', () => {
     assert.ok(verify('sha256', signed, key, Buffer.from(assertion.response.signature, 'base64url')), 'the ES256 signature verifies');
     const rpIdHash = Buffer.from(assertion.response.authenticatorData, 'base64url').subarray(0, 32);
     assert.deepEqual(rpIdHash, createHash('sha256').update(RP_ID).digest());
+  });
+
+  test('forgeNext: the next assertion carries a signature its key does not verify, once', async () => {
+    await server.client().createProfile('forged', { pack: 'webauthn-spec' });
+    const client = server.client('forged', { origin: ORIGIN });
+    const registration = await client.create(registrationOptions('carol'));
+    const key = createPublicKey({ key: Buffer.from(registration.response.publicKey, 'base64url'), format: 'der', type: 'spki' });
+    const verifies = (assertion) => verify('sha256', Buffer.concat([Buffer.from(assertion.response.authenticatorData, 'base64url'),
+      createHash('sha256').update(Buffer.from(assertion.response.clientDataJSON, 'base64url')).digest()]), key,
+    Buffer.from(assertion.response.signature, 'base64url'));
+    assert.equal((await client.forgeNext('badSig').catch((e) => e)).status, 400);
+    assert.deepEqual(await client.forgeNext('badSignature'), { forgery: 'badSignature', overrideBits: { isBogusSignature: false, isBadUV: false, isBadUP: false } });
+    assert.equal(verifies(await client.get(requestOptions([registration.id]))), false, 'the forged signature');
+    assert.equal((await client.pendingForgery()).forgery, null);
+    assert.equal(verifies(await client.get(requestOptions([registration.id]))), true, 'the next answer is honest');
   });
 
   test('renamePasskey is the user\'s edit, which GPM\'s details signal keeps and Apple\'s does not', async () => {
@@ -608,10 +630,47 @@ describe("Playwright's context.credentials, and credemu's after one line", { ski
     await passkeySuite(browser, site, (context) => credentials(context, { pack: 'gpm', server }).install(), { counts: false });
   });
 
+  test('in a Chromium with a DevTools port, credemu serve answers the pages itself and the page finds nothing of it', async () => {
+    const { chromium } = await import(join(playwrightCore(), 'index.mjs'));
+    const withPort = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage', '--remote-debugging-port=0'] });
+    try {
+      assert.ok(await chromiumDevtoolsPort(withPort) > 0);
+      assert.equal(await chromiumDevtoolsPort(browser), null, 'no port, no pairing: the client relays');
+      const own = await withPort.newContext();
+      await own.credentials.install();
+      const plain = await own.newPage();
+      await plain.goto(site + '/');
+      const expected = new Set([...await plain.evaluate(() => Object.getOwnPropertyNames(window)), '__credemuShim']);
+      const context = await withPort.newContext();
+      const made = credentials(context, { pack: 'gpm', server });
+      await made.install();
+      const page = await context.newPage();
+      await page.goto(site + '/');
+      const seeded = await context.credentials.create('localhost');
+      assert.equal((await page.evaluate(signInInPage, [])).id, seeded.id);
+      assert.deepEqual((await page.evaluate(() => Object.getOwnPropertyNames(window))).filter((n) => !expected.has(n)), []);
+      const [channel] = (await server.client().channels()).filter((c) => c.profile === made.profile);
+      assert.equal(channel.answered, 1, 'the sign-in went through credemu serve');
+      await context.close();
+      await own.close();
+    } finally {
+      await withPort.close();
+    }
+  });
+
   test("Playwright Test's fixtures: the suite's context comes with credemu, seeded from test.use({storageState})", async () => {
     // What @playwright/test's test.extend gets; its fixture functions are called here as its runner calls them.
     const extended = extendWithCredemu({ extend: (given) => given }, { pack: 'apple', server });
-    assert.deepEqual(Object.keys(extended), ['credemuOptions', 'context', 'credemu']);
+    assert.deepEqual(Object.keys(extended), ['credemuOptions', 'launchOptions', 'context', 'credemu']);
+    const launched = async (launchOptions, browserName) => {
+      let given;
+      await extended.launchOptions[0]({ launchOptions, browserName }, async (value) => { given = value; });
+      return given;
+    };
+    assert.deepEqual(extended.launchOptions[1], { scope: 'worker' });
+    assert.deepEqual(await launched({ args: ['--no-sandbox'], slowMo: 1 }, 'chromium'), { args: ['--no-sandbox', '--remote-debugging-port=0'], slowMo: 1 });
+    assert.deepEqual(await launched({ args: ['--remote-debugging-port=9333'] }, 'chromium'), { args: ['--remote-debugging-port=9333'] });
+    assert.deepEqual(await launched({}, 'firefox'), {}, 'only Chromium');
     assert.deepEqual(extended.credemuOptions, [{ pack: 'apple', server }, { option: true }], 'an option: test.use({credemuOptions})');
     assert.deepEqual(fixtures.credemuOptions, [{}, { option: true }]);
     // A passkey a setup project saved in the storage state.

@@ -13,12 +13,20 @@ import { credentials } from './credemu.mjs';
 
 /**
  * The fixtures for `test.extend`: `credemuOptions` (an option: credentials()'s options, `pack`, `platform`,
- * `server`, ...; default `options`), `context` (the base context, credemu installed in it before the test uses
- * it) and `credemu` (the context's Credentials: its `client` and `profile`, for the profile's events and findings).
+ * `server`, ...; default `options`), `launchOptions` (the suite's, with a DevTools port for Chromium), `context`
+ * (the base context, credemu installed in it before the test uses it) and `credemu` (the context's Credentials:
+ * its `client` and `profile`, for the profile's events and findings).
  */
 export function credemuFixtures(options = {}) {
   return {
     credemuOptions: [options, { option: true }],
+    // Chromium gets a DevTools port (Chromium picks it), so credemu serve answers the pages itself rather than
+    // through Playwright's binding and this process (credemu.mjs's Pairing); a port the suite names is kept.
+    launchOptions: [async ({ launchOptions, browserName }, use) => {
+      const args = launchOptions?.args ?? [];
+      await use(browserName !== 'chromium' || args.some((a) => String(a).startsWith('--remote-debugging-port'))
+        ? launchOptions : { ...launchOptions, args: [...args, '--remote-debugging-port=0'] });
+    }, { scope: 'worker' }],
     context: async ({ context, credemuOptions }, use) => {
       await credentials(context, credemuOptions).install();
       await use(context);

@@ -103,6 +103,7 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("signal_unknown_credential", RP_ID, b"\x01" * 16)
     call("events"), call("findings")
     call("queue_decisions", "accept"), call("pending_decisions"), call("clear_decisions")
+    call("forge_next", "badSignature"), call("pending_forgery"), call("forge_next", None)
     hold = call("hold", timeout_ms=5000)
     call("holds"), call("release_hold", hold)
     call("offers")
@@ -133,6 +134,8 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     assert call("queue_decisions", "use:reach", device="reach-laptop") == ["use:reach"]
     assert call("pending_decisions", device="reach-laptop") == ["use:reach"]
     assert call("clear_decisions", device="reach-laptop") == []
+    assert call("forge_next", "otherOrigin", device="reach-laptop") == {"forgery": "otherOrigin"}
+    assert call("forge_next", None, device="reach-laptop") == call("pending_forgery", device="reach-laptop") == {"forgery": None}
     assert call("attestation_root")["pem"].startswith("-----BEGIN CERTIFICATE-----")
     call("signal_current_user_details", RP_ID, b"user", "alice@example.com", "Alice", device="reach-laptop")
     call("offers", device="reach-laptop")
@@ -158,6 +161,10 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     assert set(seeded) == {"id", "rpId", "userHandle", "privateKey", "publicKey", "signCount"} and seeded["signCount"] == 0
     assert [c["id"] for c in call("credentials", id=seeded["id"])] == [seeded["id"]]
     call("remove_passkey", created["id"])
+    # A move through a CXF document: the seeded passkey leaves for an apple profile.
+    call("create_profile", "mac", pack="apple")
+    moved = call("move_credentials", "reach", "mac", rp_id=RP_ID)
+    assert seeded["id"] in moved["credentialIds"] and moved["importer"]["pack"] == "apple"
     # WebDriver's virtual authenticators, under Selenium's names.
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -168,6 +175,7 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("add_credential", {"credentialId": "AQID", "isResidentCredential": True, "rpId": RP_ID, "userHandle": "dXNlcg",
                             "privateKey": base64.urlsafe_b64encode(pkcs8).decode(), "signCount": 0})
     assert [c["credentialId"] for c in call("get_credentials")] == ["AQID"]
+    assert call("set_response_override_bits", is_bad_up=True) == {"isBogusSignature": False, "isBadUV": False, "isBadUP": True}
     call("set_user_verified", False), call("set_credential_properties", b"\x01\x02\x03", backup_state=False, sign_count=None)
     call("remove_credential", b"\x01\x02\x03"), call("remove_all_credentials"), call("remove_virtual_authenticator")
     assert client.virtual_authenticator_id is None
@@ -191,6 +199,31 @@ def test_a_ceremony_answer_is_what_py_webauthn_verifies(credemu_server):
     assertion = alice.get(json.loads(options_to_json(request)))  # a dict
     verify_authentication_response(credential=assertion, expected_challenge=request.challenge, expected_origin=ORIGIN, expected_rp_id=RP_ID,
                                    credential_public_key=verified.credential_public_key, credential_current_sign_count=0)
+
+
+def test_forge_next_gives_the_next_sign_in_one_fault_py_webauthn_refuses_once(credemu_server):
+    client = credemu_server.client(origin=ORIGIN)
+    client.create_profile("forged", pack="gpm")
+    alice = client.for_profile("forged")
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Shop", user_name="alice")
+    verified = verify_registration_response(credential=alice.create(options), expected_challenge=options.challenge,
+                                            expected_origin=ORIGIN, expected_rp_id=RP_ID)
+    with pytest.raises(CredemuError) as unknown:
+        alice.forge_next("badSig")
+    assert unknown.value.status == 400 and "badSignature" in str(unknown.value)
+    assert alice.forge_next("badSignature")["forgery"] == "badSignature"
+
+    def sign_in():
+        request = generate_authentication_options(rp_id=RP_ID)
+        verify_authentication_response(credential=alice.get(request), expected_challenge=request.challenge, expected_origin=ORIGIN,
+                                       expected_rp_id=RP_ID, credential_public_key=verified.credential_public_key,
+                                       credential_current_sign_count=0)
+
+    with pytest.raises(Exception, match="(?i)signature"):
+        sign_in()
+    assert alice.pending_forgery()["forgery"] is None
+    sign_in()  # once: the next answer is honest
+    assert [e["outcome"] for e in alice.events(kind="get")].count("forged") == 1
 
 
 def test_a_refusal_is_one_error_type_with_name_reason_dialects_and_status(credemu_server):

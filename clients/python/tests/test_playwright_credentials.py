@@ -255,13 +255,17 @@ def test_the_async_api_context_gets_the_same_surface(site, credemu_server):
 
     async def suite():
         async with async_playwright() as manager:
-            browser = await manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+            browser = await manager.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage",
+                                                                                    "--remote-debugging-port=0"])
             context = await browser.new_context()
             await credemu.credentials(context, pack="gpm").install()
             seeded = await context.credentials.create("localhost")
             page = await context.new_page()
             await page.goto(site + "/login")
             assertion = await page.evaluate(SIGN_IN, [[]])
+            # The browser has a DevTools port: credemu serve answered the page itself (a paired channel).
+            [channel] = [c for c in credemu_server.client().channels() if c["profile"] == context.credentials.profile.profile]
+            assert channel["answered"] == 1, channel
             held = await context.credentials.get(rp_id="localhost")
             state = await context.storage_state(credentials=True)
             await context.credentials.delete(seeded["id"])
@@ -295,6 +299,9 @@ def test_seeded_credential_signs_in(context, page):
     assert assertion.get("id") == seeded["id"], assertion
     flags = __import__("base64").urlsafe_b64decode(assertion["authenticatorData"] + "==")[32]
     print("FLAGS", flags & 0x18, type(context.credentials).__module__)
+    # On credemu, the plugin's Chromium has a DevTools port: credemu serve answered the page itself.
+    client = getattr(context.credentials, "profile", None)
+    print("SERVED", sum(c["answered"] for c in client.channels()) if client else None)
 
 @pytest.mark.credemu(pack="apple", playwright=True)
 def test_the_marker_names_the_pack(context, credemu_profile):
@@ -323,7 +330,7 @@ def test_pytest_playwrights_own_context_fixture_gets_credemu_with_the_option(pyt
     pytester.makepyfile(test_suite=PYTEST_PLAYWRIGHT_SUITE % {"chromium": CHROMIUM, "sign_in": SIGN_IN, "site": site})
     on_credemu = pytester.runpytest_subprocess("-s", "-k", "seeded", "--credemu-playwright=gpm")
     on_credemu.assert_outcomes(passed=1)
-    on_credemu.stdout.fnmatch_lines(["*FLAGS 24 credemu.playwright*"])
+    on_credemu.stdout.fnmatch_lines(["*FLAGS 24 credemu.playwright*", "*SERVED 1*"])
     on_playwright = pytester.runpytest_subprocess("-s", "-k", "seeded")
     on_playwright.assert_outcomes(passed=1)
     on_playwright.stdout.fnmatch_lines(["*FLAGS 0 playwright.sync_api*"])
@@ -350,3 +357,22 @@ def test_every_method_of_playwrights_credentials_is_credemus_with_its_signature_
             assert our_parameters == theirs_parameters, name
             assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(getattr(playwrights, name)), name
             assert f"`{name}(" in page, f"docs/playwright.md says nothing of {name}"
+
+
+def test_the_migration_pages_speed_row_is_a_bench_run_and_its_ratios_are_its_figures():
+    """docs/playwright.md's speed row is what `make bench` wrote (bench/side_by_side.py's playwright_row): a dated
+    run whose ratios agree with its own figures, not numbers typed in."""
+    import re
+    page = (Path(__file__).resolve().parents[3] / "docs" / "playwright.md").read_text()
+    [row] = [line for line in page.splitlines() if line.startswith("| Speed, in-page ES256")]
+    assert re.search(r"\(`make bench`, \d{4}-\d{2}-\d{2}, load \d+\.\d on \d+ cores; Chromium with a DevTools port\)", row), row
+    own, ours = row.split(" | ")[1:3]
+    number = r"([\d,]+) / ([\d,]+)"
+    own_create, own_get = (float(x.replace(",", "")) for x in re.match(number + r" \(Python\)", own).groups())
+    found = re.match(number + r" with the Python client \((\d+\.\d+)x / (\d+\.\d+)x\)", ours)
+    assert found, ours
+    create, get, create_ratio, get_ratio = (float(x.replace(",", "")) for x in found.groups())
+    # Each ratio is the median of per-round ratios, so near (not equal to) the ratio of the medians.
+    assert abs(create_ratio - create / own_create) <= 0.25 * create / own_create
+    assert abs(get_ratio - get / own_get) <= 0.25 * get / own_get
+

@@ -39,6 +39,7 @@ ROUTES = {
     ("POST", "/profiles/{profile}/autofill"): ["autofill"],
     ("POST", "/profiles/{profile}/credentials"): ["create_credential"],
     ("GET", "/profiles/{profile}/credentials"): ["credentials"],
+    ("POST", "/vault/move"): ["move_credentials"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
     ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey", "rename_passkey"],
@@ -57,6 +58,10 @@ ROUTES = {
     ("GET", "/devices/{device}/user"): ["pending_decisions"],
     ("POST", "/devices/{device}/user"): ["queue_decisions"],
     ("DELETE", "/devices/{device}/user"): ["clear_decisions"],
+    ("GET", "/profiles/{profile}/forge-next"): ["pending_forgery"],
+    ("POST", "/profiles/{profile}/forge-next"): ["forge_next"],
+    ("GET", "/devices/{device}/forge-next"): ["pending_forgery"],
+    ("POST", "/devices/{device}/forge-next"): ["forge_next"],
     ("GET", "/attestation/root"): ["attestation_root"],
     ("POST", "/profiles/{profile}/holds"): ["hold"],
     ("GET", "/devices"): ["devices"],
@@ -84,6 +89,7 @@ ROUTES = {
     ("DELETE", "/webauthn/authenticator/{authenticatorId}/credentials"): ["remove_all_credentials"],
     ("DELETE", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}"): ["remove_credential"],
     ("POST", "/webauthn/authenticator/{authenticatorId}/uv"): ["set_user_verified"],
+    ("POST", "/webauthn/authenticator/{authenticatorId}/override-bits"): ["set_response_override_bits"],
     ("POST", "/webauthn/authenticator/{authenticatorId}/credentials/{credentialId}/props"): ["set_credential_properties"],
     ("POST", "/channels"): ["open_channel"],
     ("GET", "/channels"): ["channels"],
@@ -580,6 +586,14 @@ class Client:
         or registered by a page) as Playwright's dicts, private keys included, filtered by `rp_id` and/or `id`."""
         return self.request("GET", self._profile_path(profile, "/credentials"), query={"rpId": rp_id, "id": _b64url(id)})["credentials"]
 
+    def move_credentials(self, from_profile, to_profile, *, keep_source=False, rp_id=None):
+        """`POST /vault/move`: the `from_profile`'s passkeys and passwords (only `rp_id`'s when given) written as a
+        CXF document and imported into `to_profile`, removed from `from_profile` in the same transaction (see
+        docs/cxf.md). `keep_source` copies passwords only: one vault holds a credential ID once. Returns
+        `{from, to, kept, moved: {passkeys, passwords}, credentialIds, leftOut, importer}`."""
+        body = _drop_none({"from": from_profile, "to": to_profile, "keepSource": keep_source or None, "rpId": rp_id})
+        return self.request("POST", "/vault/move", body)
+
     def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
         return self.request("POST", self._scoped_path(profile, device, "/passwords/report-unused"), {"domain": domain, "userName": user_name})
@@ -624,6 +638,19 @@ class Client:
     def clear_decisions(self, *, profile=None, device=None):
         """`DELETE /profiles/{p}/user` (or a device's)."""
         return self.request("DELETE", self._scoped_path(profile, device, "/user"))["pending"]
+
+    # ---- forged answers (negative cases: the RP must refuse them) ----
+
+    def forge_next(self, forgery, *, profile=None, device=None):
+        """`POST /profiles/{p}/forge-next` (or a device's): the next create or get the forgery applies to answers the
+        page with that one fault ("badSignature", "otherOrigin", "noUserPresence", ...), once; `None` disarms.
+        Returns what is armed."""
+        return self.request("POST", self._scoped_path(profile, device, "/forge-next"), {"forgery": forgery})
+
+    def pending_forgery(self, *, profile=None, device=None):
+        """`GET /profiles/{p}/forge-next` (or a device's): the forgery still armed (None when used) and, for a
+        profile, its override bits."""
+        return self.request("GET", self._scoped_path(profile, device, "/forge-next"))
 
     def attestation_root(self):
         """`GET /attestation/root`: the vault's test attestation root, `{"certificate": base64 DER, "pem": ...}`,
@@ -673,6 +700,12 @@ class Client:
     def set_user_verified(self, verified, *, authenticator_id=None):
         """`POST .../uv` (§11.9): whether the key's user verification succeeds."""
         self.request("POST", self._authenticator_path(authenticator_id, "/uv"), {"isUserVerified": bool(verified)})
+
+    def set_response_override_bits(self, *, is_bogus_signature=False, is_bad_uv=False, is_bad_up=False, authenticator_id=None):
+        """`POST .../override-bits` (CDP's `WebAuthn.setResponseOverrideBits`, which chromedriver does not expose):
+        every later answer of the key with a bogus signature, UV=0 or UP=0; a bit not given is cleared."""
+        body = {"isBogusSignature": bool(is_bogus_signature), "isBadUV": bool(is_bad_uv), "isBadUP": bool(is_bad_up)}
+        return self.request("POST", self._authenticator_path(authenticator_id, "/override-bits"), body)["value"]
 
     def set_credential_properties(self, credential_id, *, backup_eligibility=None, backup_state=None, sign_count=..., authenticator_id=None):
         """`POST .../credentials/{credentialId}/props` (§11.10): the credential's BE and BS flags and its counter

@@ -269,7 +269,11 @@ class AsyncCredentials:
         return state
 
     async def _new_page(self, **options):
-        return await self._base.new_page(self._context, **options)
+        """`BrowserContext.new_page()`, the page's paired channel opened before it returns (as `Credentials`')."""
+        pairing = getattr(self._context, "_credemu_pairing", None)
+        if pairing is None:
+            return await self._base.new_page(self._context, **options)
+        return await pairing.new_page(lambda: self._base.new_page(self._context, **options))
 
     async def set_storage_state(self, storage_state):
         profile = await self._attach()

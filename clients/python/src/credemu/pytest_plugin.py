@@ -234,6 +234,13 @@ class CredemuSession:
             for server in running_servers():
                 if server not in before:
                     self.owned.setdefault(server, fixturedef)
+        if fixturedef.argname == "launch_browser" and _session_wants_playwright(request) and fixturedef.cached_result:
+            # pytest-playwright's Chromium gets a DevTools port (Chromium picks it), so credemu serve answers its
+            # pages itself (credemu.shim._Pairing) rather than through the driver and this process.
+            made, key, error = fixturedef.cached_result
+            if error is None and request.getfixturevalue("browser_type").name == "chromium":
+                options = request.getfixturevalue("browser_type_launch_args")
+                fixturedef.cached_result = (_with_devtools_port(made, options), key, None)
         if fixturedef.argname == "new_context" and _wants_playwright(request) and fixturedef.cached_result:
             # pytest-playwright's new_context (its `context` fixture's too): each context it makes gets credemu.
             # pytest hands tests the fixture's cached value, so the wrapper goes there.
@@ -249,6 +256,26 @@ def _wants_playwright(request):
     if marker is not None and "playwright" in marker.kwargs:
         return bool(marker.kwargs["playwright"])
     return request.config.getoption("credemu_playwright") is not None
+
+
+def _session_wants_playwright(request):
+    """Whether any test of the session has credemu behind pytest-playwright's contexts (the option, or a marker's
+    `playwright=True`): its browser, launched once for the session, is launched for credemu."""
+    if request.config.getoption("credemu_playwright") is not None:
+        return True
+    return any((marker := item.get_closest_marker("credemu")) is not None and marker.kwargs.get("playwright")
+               for item in request.session.items)
+
+
+def _with_devtools_port(launch, session_options):
+    """pytest-playwright's `launch_browser(**kwargs)` with `--remote-debugging-port=0` added to Chromium's `args`
+    (the session's `browser_type_launch_args` args, or the call's, which replace them) unless they name a port."""
+    def launch_with_port(**kwargs):
+        args = list(kwargs["args"] if "args" in kwargs else session_options.get("args") or [])
+        if not any(str(a).startswith("--remote-debugging-port") for a in args):
+            args.append("--remote-debugging-port=0")
+        return launch(**{**kwargs, "args": args})
+    return launch_with_port
 
 
 def _credemu_contexts(new_context, request):

@@ -6,6 +6,7 @@ applies to the shim's `fetch` to credemu as to any of the page's scripts, so a p
 would block it: there the shim is installed with CSP bypassed (CDP `Page.setBypassCSP`). Either way the page's
 origin is allowed on the server (`POST /origins`), since the shim's requests are the page's.
 """
+import inspect
 import secrets
 import urllib.parse
 import warnings
@@ -61,7 +62,9 @@ def install_shim(target, client, *, origin=None, profile=None, device=None, auto
     binding and the shim and answers the page in-process; `"client"` relays it here (`credemu.relay.Relay` on
     this client's DevTools connection). The default is the server when it is local (the client's URL is on a
     loopback host, so it can reach the browser's loopback DevTools port), else the client; an older server without
-    `/channels` falls back to the client. Playwright, Firefox and WebKitGTK relay in the client.
+    `/channels` falls back to the client. Firefox and WebKitGTK relay in the client; Playwright does too, and in a
+    Chromium launched with a DevTools port (`args=["--remote-debugging-port=0"]`) each page also gets a paired
+    channel of the server's, which the shim prefers (`_Pairing`; docs/shim.md, "Transport").
 
     `client` may also be a `credemu.Server` (its `client()` is used).
     """
@@ -195,6 +198,30 @@ def installed_shim(target, client, *, origin=None, profile=None, device=None, au
     raise TypeError(f"install_shim takes a credemu.browsers browser, a Selenium driver or a Playwright page, context or browser, not {type(target).__name__}")
 
 
+def _sync(steps):
+    """Runs a generator of Playwright calls (`_Pairing`'s steps) on the sync API: each call's value is its result."""
+    result = None
+    while True:
+        try:
+            result = steps.send(result)
+        except StopIteration as done:
+            return done.value
+
+
+async def _async(steps):
+    """The same steps on the async API: each yielded call is awaited, its error thrown back at the step."""
+    result, error = None, None
+    while True:
+        try:
+            step = steps.throw(error) if error is not None else steps.send(result)
+        except StopIteration as done:
+            return done.value
+        try:
+            result, error = (await step) if inspect.isawaitable(step) else step, None
+        except Exception as failure:   # noqa: BLE001 - the step decides
+            result, error = None, failure
+
+
 class _Pairing:
     """Playwright's Chromium with a DevTools port: credemu serve relays each page's shim itself. The shim stays
     Playwright's init script, with its `expose_binding` channel relayed here; each page of the context also gets a
@@ -202,79 +229,109 @@ class _Pairing:
     handoff script, no shim), which the shim prefers in every document the server reached: the page's calls then
     cross no driver and no client (docs/shim.md, "Transport"). A page the server cannot take (no port, the server's
     channels full, a page closed meanwhile) keeps the driver's channel, as does a document open before its page
-    was reached."""
+    was reached. One set of steps for both APIs (`_sync`, `_async`): each Playwright call is a `yield`."""
 
-    def __init__(self, context, page, client, port, *, profile, device, allow_frame_origins):
+    def __init__(self, context, page, client, port, *, profile, device, allow_frame_origins, asynchronous):
         self.context, self.page, self.client, self.port = context, page, client, port
         self.profile, self.device, self.allow_frame_origins = profile, device, allow_frame_origins
+        self.run = _async if asynchronous else _sync
         self.names = ("__credemuServer_" + secrets.token_hex(16), "__credemuHandoff_" + secrets.token_hex(16))
         self.attached = weakref.WeakSet()
         self.opening = 0
 
     @classmethod
-    def of(cls, target, client, relay, *, profile, device, allow_frame_origins):
-        """The pairing for a Playwright context or page, or None where the server cannot relay it: `relay="client"`,
-        a server that is not on loopback, a browser that is not Chromium or has no DevTools port."""
-        if relay == "client" or (relay is None and not _server_is_local(client)):
-            return None
-        page = target if hasattr(target, "goto") else None
-        context = page.context if page is not None else target
-        if not hasattr(context, "new_cdp_session"):
-            return None
-        port = chromium_devtools_port(getattr(context, "browser", None))
-        if port is None:
-            return None
-        return cls(context, page, client, port, profile=profile, device=device, allow_frame_origins=allow_frame_origins)
+    def of(cls, target, client, relay, *, profile, device, allow_frame_origins, asynchronous=False):
+        """The pairing for a Playwright context or page (awaitable with `asynchronous`), or None where the server
+        cannot relay it: `relay="client"`, a server that is not on loopback, a browser that is not Chromium or has no
+        DevTools port."""
+        def steps():
+            if relay == "client" or (relay is None and not _server_is_local(client)):
+                return None
+            page = target if hasattr(target, "goto") else None
+            context = page.context if page is not None else target
+            if not hasattr(context, "new_cdp_session"):
+                return None
+            port = yield from _devtools_port_steps(getattr(context, "browser", None))
+            if port is None:
+                return None
+            return cls(context, page, client, port, profile=profile, device=device,
+                       allow_frame_origins=allow_frame_origins, asynchronous=asynchronous)
+        return (_async if asynchronous else _sync)(steps())
 
     def start(self):
-        """Each page of the context, now and as it opens (a Page target: that page only). The `page` event comes
-        while the test's next call runs, after its first navigation may have begun; `credemu.playwright`'s
-        `new_page` attaches the page before it returns it (`context._credemu_pairing`)."""
-        if self.page is not None:
-            self.attach(self.page)
-            return
-        self.context._credemu_pairing = self
-        for page in list(self.context.pages):
-            self.attach(page)
-        self.context.on("page", self._opened)
+        """Each page of the context, now and as it opens (a Page target: that page only); awaitable on the async
+        API. The `page` event comes while the test's next call runs, after its first navigation may have begun;
+        `credemu.playwright`'s `new_page` attaches the page before it returns it (`context._credemu_pairing`)."""
+        def steps():
+            if self.page is not None:
+                yield from self._attach_steps(self.page)
+                return
+            self.context._credemu_pairing = self
+            for page in list(self.context.pages):
+                yield from self._attach_steps(page)
+            self.context.on("page", self._opened)
+        return self.run(steps())
 
     def _opened(self, page):
         # Inside `new_page` (credemu.playwright's), which attaches its page itself once it has it: the event's
         # handler would be suspended at its first Playwright call while `new_page` returns.
-        if not self.opening:
-            self.attach(page)
+        if self.opening:
+            return
+        attached = self.run(self._attach_steps(page))
+        if inspect.isawaitable(attached):
+            import asyncio
+            asyncio.ensure_future(attached)
 
     def new_page(self, open_page):
-        """`open_page()`'s page, attached before it is returned."""
-        self.opening += 1
-        try:
-            page = open_page()
-        finally:
-            self.opening -= 1
-        self.attach(page)
-        return page
+        """`open_page()`'s page, attached before it is returned (awaitable on the async API)."""
+        def steps():
+            self.opening += 1
+            try:
+                page = yield open_page()
+            finally:
+                self.opening -= 1
+            yield from self._attach_steps(page)
+            return page
+        return self.run(steps())
 
-    def attach(self, page):
+    def _attach_steps(self, page):
         """Opens the page's paired channel, once."""
         if page in self.attached:
             return
         self.attached.add(page)
         try:
-            session = self.context.new_cdp_session(page)
+            session = yield self.context.new_cdp_session(page)
             try:
-                target = session.send("Target.getTargetInfo")["targetInfo"]["targetId"]
+                target = (yield session.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
             finally:
-                session.detach()
-            self.client.open_channel(f"ws://127.0.0.1:{self.port}/devtools/page/{target}", profile=self.profile,
-                                     device=self.device, paired=self.names, allow_frame_origins=self.allow_frame_origins)
+                yield session.detach()
+            url = f"ws://127.0.0.1:{self.port}/devtools/page/{target}"
+            yield self._offload(lambda: self.client.open_channel(url, profile=self.profile, device=self.device,
+                                                                 paired=self.names,
+                                                                 allow_frame_origins=self.allow_frame_origins))
         except Exception:   # noqa: BLE001 - the page keeps the driver's channel (closed meanwhile, channels full)
             pass
 
+    def _offload(self, function):
+        """`function()` (an HTTP request to credemu): on the async API on a thread, off the event loop."""
+        if self.run is _async:
+            import asyncio
+            return asyncio.to_thread(function)
+        return function()
+
 
 def chromium_devtools_port(browser):
+    """The DevTools port of a Playwright-launched Chromium (sync API), or None: see `_devtools_port_steps`."""
+    return _sync(_devtools_port_steps(browser))
+
+
+def _devtools_port_steps(browser):
     """The DevTools port of a Playwright-launched Chromium (`launch(args=["--remote-debugging-port=N"])`, N or 0),
-    read from its command line (CDP `Browser.getBrowserCommandLine`; port 0: the `DevToolsActivePort` file of its
-    user data directory), or None: not Chromium, no port, or a browser Playwright did not launch. Kept per browser."""
+    read from its command line (CDP `Browser.getBrowserCommandLine`, which Chromium answers only with
+    --enable-automation, which Playwright leaves out; else the browser process's /proc cmdline, its pid from
+    `SystemInfo.getProcessInfo`: the browser runs on this machine, as its loopback port must; port 0: the
+    `DevToolsActivePort` file of its user data directory), or None: not Chromium, no port, or no browser (a
+    persistent context). Kept per browser."""
     if browser is None or getattr(getattr(browser, "browser_type", None), "name", None) != "chromium":
         return None
     known = getattr(browser, "_credemu_devtools_port", False)
@@ -282,11 +339,16 @@ def chromium_devtools_port(browser):
         return known
     port = None
     try:
-        session = browser.new_browser_cdp_session()
+        session = yield browser.new_browser_cdp_session()
         try:
-            arguments = _command_line(session)
+            try:
+                arguments = (yield session.send("Browser.getBrowserCommandLine"))["arguments"]
+            except Exception:   # noqa: BLE001 - no --enable-automation
+                processes = (yield session.send("SystemInfo.getProcessInfo"))["processInfo"]
+                pids = [p["id"] for p in processes if p.get("type") == "browser"]
+                arguments = Path(f"/proc/{pids[0]}/cmdline").read_text().split("\0") if pids else []
         finally:
-            session.detach()
+            yield session.detach()
         switches = dict(a[2:].split("=", 1) for a in arguments if a.startswith("--") and "=" in a)
         given = switches.get("remote-debugging-port")
         if given is not None and given.isdigit():
@@ -294,25 +356,13 @@ def chromium_devtools_port(browser):
             if port == 0 and switches.get("user-data-dir"):
                 active = Path(switches["user-data-dir"]) / "DevToolsActivePort"
                 port = int(active.read_text().split()[0]) if active.exists() else None
-    except Exception:   # noqa: BLE001 - no such command (a browser not launched for automation), no file
+    except Exception:   # noqa: BLE001 - no such process, no file
         port = None
     try:
         browser._credemu_devtools_port = port
     except AttributeError:
         pass
     return port or None
-
-
-def _command_line(session):
-    """The browser's command line: CDP's `Browser.getBrowserCommandLine`, which Chromium answers only with
-    --enable-automation (Playwright leaves it out), else the browser process's /proc cmdline (its pid from
-    `SystemInfo.getProcessInfo`: the browser runs on this machine, as its loopback port must)."""
-    from playwright.sync_api import Error
-    try:
-        return session.send("Browser.getBrowserCommandLine")["arguments"]
-    except Error:
-        pids = [p["id"] for p in session.send("SystemInfo.getProcessInfo")["processInfo"] if p.get("type") == "browser"]
-        return Path(f"/proc/{pids[0]}/cmdline").read_text().split("\0") if pids else []
 
 
 def _channel_binding(target, relay):
@@ -350,9 +400,15 @@ async def install_shim_async(target, client, *, profile=None, autofill=True, all
     channel = "__credemuChannel_" + secrets.token_hex(16)
     await target.expose_binding(channel, lambda source, message: loop.run_in_executor(relay.pool, relay.answer, message,
                                                                                         source["frame"].url))
+    pairing = await _Pairing.of(target, client, None, profile=shim_profile, device=None,
+                                allow_frame_origins=allow_frame_origins, asynchronous=True)
+    names = pairing.names if pairing else (None, None)
     script = await loop.run_in_executor(None, lambda: client.shim(shim_profile, autofill=autofill, fill_binding=fill,
-                                                                  channel=channel))
+                                                                  channel=channel, server_channel=names[0],
+                                                                  server_handoff=names[1]))
     await target.add_init_script(script=script)
+    if pairing:
+        await pairing.start()
     return relay
 
 
