@@ -159,9 +159,10 @@ extension Engine {
     /// A modal get whose answering provider holds nothing it may use, where the pack shows the browser's sheet
     /// (`modalGet.noCredential` sheetUntilDismissed): the caller waits on the sheet (`Operations`) before `get`.
     /// A request the browser refuses before any UI (`checkedGetRequest`: Blink's checks, a get's extensions, a bad RP
-    /// ID or AppID) shows no sheet: `get` refuses it at once, and logs it.
+    /// ID or AppID) shows no sheet: `get` refuses it at once, and logs it; nor does a key of WebDriver's testing API,
+    /// which turns the browser's UI off (`AuthenticatorOptions.testingAPI`).
     public func showsSheetForNoCredential(_ options: RequestOptions, caller: Caller) -> Bool {
-        guard knobs.noCredentialSheet, options.mediation != "conditional", options.mediation != "immediate",
+        guard knobs.noCredentialSheet, securityKey?.testingAPI != true, options.mediation != "conditional", options.mediation != "immediate",
               let (rpID, appID) = try? checkedGetRequest(options, caller: caller) else { return false }
         return (try? candidates(options, rpID: rpID, limit: 1, appID: appID))?.isEmpty ?? false
     }
