@@ -65,6 +65,7 @@ extension Commands {
             Option("pick", .text("CREDENTIAL_ID"), "The credential the user picks (as a queued `user next pick:ID` does)."),
             Option("mediation", .oneOf(["conditional", "modal", "immediate"]),
                    "conditional, modal or immediate (conditional: the dropdown's pick, as a queued decision; immediate: see above)."),
+            .flag("no-user-activation", "The page has no transient user activation (Chrome refuses an immediate get without one)."),
             .platform, .androidPackage,
         ]
     ) { context, args in try context.get(args) }
@@ -115,7 +116,7 @@ extension Context {
     }
 
     func get(_ args: Arguments) throws -> ExitStatus {
-        let request = try ceremonyRequest(args, pick: args.value("pick"))
+        let request = try ceremonyRequest(args, pick: args.value("pick"), userActivation: args.flag("no-user-activation") ? false : nil)
         answered(try perform { (ops) throws(OperationError) in try ops.get(target, request) })
         return .success
     }
@@ -152,14 +153,14 @@ extension Context {
     }
 
     /// The ceremony as the flags give it; web options need `--origin` (native shapes carry or imply theirs).
-    private func ceremonyRequest(_ args: Arguments, pick: String? = nil) throws -> CeremonyRequest {
+    private func ceremonyRequest(_ args: Arguments, pick: String? = nil, userActivation: Bool? = nil) throws -> CeremonyRequest {
         let text = try readInput(file: args.value("options"))
         if args.value("origin") == nil, ((try? JSONValue.parse(text)).map(PlatformRequest.shape) ?? .web) == .web {
             throw UsageError("--origin is required.")
         }
         return CeremonyRequest(options: .text(text), origin: args.value("origin"), topOrigin: args.value("top-origin"),
                                androidPackage: args.value("android-package"), platform: args.value("platform"),
-                               mediation: args.value("mediation"), pick: pick)
+                               mediation: args.value("mediation"), pick: pick, userActivation: userActivation)
     }
 
     /// Per-credential overrides from the command line, over the pack's settings for new passkeys.

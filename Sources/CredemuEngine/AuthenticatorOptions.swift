@@ -34,15 +34,22 @@ public struct AuthenticatorOptions: Equatable, Sendable {
     /// The RP IDs the key reports its minimum PIN length to (CTAP 2.1 §12.4 `minPinLengthRPIDs`); nil: every RP ID,
     /// as Chromium's virtual authenticator with `hasMinPinLength` does (device/fido/virtual_ctap2_device.cc).
     public var minPinLengthRPIDs: [String]?
+    /// The key is WebDriver's (§11.3 Add Virtual Authenticator): Chromium's virtual-authenticator testing API, whose
+    /// environment turns the browser's UI off and takes a request's timeout as given
+    /// (content/browser/webauth/authenticator_common_impl.cc), so a get that finds no credential fails at once where
+    /// Chrome's sheet would wait for the user (`modalGet.noCredential`; measured: test_webdriver_migration's chromium
+    /// column).
+    public var testingAPI = false
 
     public init() {}
 
     /// The transports §5.8.4 defines; a key reports the one it is reached over.
     public static let transports = ["usb", "nfc", "ble", "smart-card", "hybrid", "internal"]
-    /// The option names §11.1 defines, with credemu's `residentKeyCapacity`, `minPinLength` and `minPinLengthRPIDs`.
+    /// The option names §11.1 defines, with credemu's `residentKeyCapacity`, `minPinLength`, `minPinLengthRPIDs` and
+    /// `testingAPI`.
     public static let names = ["protocol", "transport", "hasResidentKey", "hasUserVerification", "isUserConsenting", "isUserVerified",
                                "extensions", "defaultBackupEligibility", "defaultBackupState", "residentKeyCapacity",
-                               "minPinLength", "minPinLengthRPIDs"]
+                               "minPinLength", "minPinLengthRPIDs", "testingAPI"]
     /// The most discoverable credentials a key may be given room for.
     public static let capacityLimit: Int64 = 10_000
 
@@ -56,6 +63,7 @@ public struct AuthenticatorOptions: Equatable, Sendable {
         members += [("defaultBackupEligibility", .bool(defaultBackupEligibility)), ("defaultBackupState", .bool(defaultBackupState)),
                     ("residentKeyCapacity", .number(Double(residentKeyCapacity))), ("minPinLength", .number(Double(minPinLength)))]
         if let minPinLengthRPIDs { members.append(("minPinLengthRPIDs", .array(minPinLengthRPIDs.map(JSONValue.string)))) }
+        if testingAPI { members.append(("testingAPI", .bool(true))) }
         return .object(members)
     }
 
@@ -100,6 +108,7 @@ public struct AuthenticatorOptions: Equatable, Sendable {
             }
             minPinLengthRPIDs = list
         }
+        if let b = try fields.bool("testingAPI") { testingAPI = b }
     }
 
     /// Whether the key processes the extension `identifier` (as `getClientCapabilities()` names it, without `extension:`).

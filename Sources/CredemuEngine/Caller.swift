@@ -7,6 +7,9 @@ public struct Caller: Equatable, Sendable {
     public var topOrigin: Origin?
     /// For an Android app origin: the calling package, echoed in client data.
     public var androidPackageName: String?
+    /// Whether the calling frame has transient user activation (HTML's; a click or key press under 5 s ago, not yet
+    /// consumed). A page's shim reports it; other callers act for a user who has just clicked.
+    public var hasUserActivation: Bool = true
 
     public init(origin: Origin, topOrigin: Origin? = nil, androidPackageName: String? = nil) {
         self.origin = origin

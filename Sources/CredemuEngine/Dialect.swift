@@ -61,11 +61,12 @@ public enum Dialect {
             }
         case .signal:
             if failure.reason == .rateLimited {
+                let message = playServicesRateLimitMessage(retryMillis: failure.retryMillis ?? 0)
                 return .object([
                     ("exception", "androidx.credentials.exceptions.publickeycredential.SignalCredentialRateLimitExceededException"),
                     ("type", "androidx.credentials.SignalCredentialStateException.RATE_LIMIT_EXCEEDED"),
-                    ("retryMillis", .number(Double(failure.retryMillis ?? 0))),
-                    ("message", .string(failure.error.message)),
+                    ("retryMillis", .number(Double(androidxRetryMillis(message)))),
+                    ("message", .string(message)),
                 ])
             }
             switch failure.error.name {
@@ -78,6 +79,28 @@ public enum Dialect {
                              "androidx.credentials.SignalCredentialStateException.UNKNOWN")
             }
         }
+    }
+
+    /// Play services' message for a signal over its quota, which androidx matches ("called too frequently") to raise
+    /// `SignalCredentialRateLimitExceededException`; the minutes are the wait rounded up to a whole minute (how Play
+    /// services rounds is unconfirmed: its source is closed).
+    static func playServicesRateLimitMessage(retryMillis: Int) -> String {
+        let minutes = max(1, retryMillis / 60_000 + (retryMillis % 60_000 > 0 ? 1 : 0))
+        return "SignalCredentialState has been called too frequently. Please retry later after \(minutes) minutes."
+    }
+
+    /// androidx's `retryMillis` for that message, as `SignalCredentialStateController.parseRefillMinutesRegex` reads it
+    /// (androidx/androidx credentials/credentials-play-services-auth/.../signalcredentialstate/
+    /// SignalCredentialStateController.kt): the minute count of `^SignalCredentialState has been called too frequently\.
+    /// Please retry later after (\d+) minutes\.$`, taken as milliseconds unconverted (`toIntOrNull()?.toLong()`), or
+    /// `MAX_RETRY_TIME` (600000) when the message is absent, does not match, or the count overflows a Kotlin Int.
+    static func androidxRetryMillis(_ message: String?) -> Int {
+        let maxRetryTime = 600_000
+        let prefix = "SignalCredentialState has been called too frequently. Please retry later after ", suffix = " minutes."
+        guard let message, message.hasPrefix(prefix), message.hasSuffix(suffix), message.count > prefix.count + suffix.count else { return maxRetryTime }
+        let digits = message.dropFirst(prefix.count).dropLast(suffix.count)
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let minutes = Int32(digits) else { return maxRetryTime }
+        return Int(minutes)
     }
 
     /// `ASAuthorizationError` codes (AuthenticationServices ASAuthorizationError.h; providers.md §3.2). 1006 and

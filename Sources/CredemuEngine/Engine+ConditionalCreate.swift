@@ -17,7 +17,7 @@ extension Engine {
         }
         var detail = ceremonyDetail(options, caller: caller)
         do throws(CeremonyError) {
-            try checkCreationExtensions(options.extensionInputs)
+            try checkCreationRequest(options)
             // Client rules first (§5.1.3): these are thrown errors, not silent no-ops.
             if caller.isCrossOrigin {
                 throw CeremonyError(.notAllowed("Conditional create is not allowed in a cross-origin iframe."), reason: .crossOriginIframe)

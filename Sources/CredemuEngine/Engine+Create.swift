@@ -22,7 +22,7 @@ extension Engine {
         var detail = ceremonyDetail(options, caller: caller)
         if let note { detail.append(("note", .string(note))) }
         do throws(CeremonyError) {
-            try checkCreationExtensions(options.extensionInputs)
+            try checkCreationRequest(options)
             let rpID = try checkedRPID.get()
             let appidExclude = try creationAppIDExclude(options, caller: caller)
             let protection = try requestedProtection(options)

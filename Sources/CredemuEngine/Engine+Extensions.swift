@@ -61,13 +61,22 @@ extension Engine {
 
     // MARK: Assertion
 
-    /// The client's refusals of a get's extension inputs (Chromium's renderer, its messages).
+    /// The client's refusals of a get's extension inputs (Chromium's renderer, its messages; `credProps` and the blob's
+    /// 2 KiB only where Blink checks: `makesBlinkChecks`).
     func checkRequestExtensions(_ options: RequestOptions) throws(CeremonyError) {
         let inputs = options.extensionInputs
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        if inputs.credProps && makesBlinkChecks {
+            throw CeremonyError(.notSupported("The 'credProps' extension is only valid when creating a credential"), reason: .invalidExtensionInput)
+        }
         if let blob = inputs.largeBlob {
             if blob.support != nil {
                 throw CeremonyError(.notSupported("The 'largeBlob' extension's 'support' parameter is only valid when creating a credential"),
+                                    reason: .invalidExtensionInput)
+            }
+            // Blink's renderer bound, before the browser's checks below (`Engine+BlinkChecks`).
+            if let write = blob.write, write.count > Engine.blinkMaxLargeBlobBytes, makesBlinkChecks {
+                throw CeremonyError(.notSupported("The 'largeBlob' extension's 'write' parameter exceeds the maximum allowed size (2kb)"),
                                     reason: .invalidExtensionInput)
             }
             if blob.read == true && blob.write != nil {

@@ -12,10 +12,7 @@ extension Engine {
     public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> AuthenticationResponse {
         var detail = getDetail(options, caller: caller)
         do throws(CeremonyError) {
-            try checkImmediateMediationExists(options)
-            try checkRequestExtensions(options)
-            let rpID = try relyingPartyID(options.rpId, caller: caller)
-            let appID = try requestAppID(options, caller: caller)
+            let (rpID, appID) = try checkedGetRequest(options, caller: caller)
             try checkKeyCanAnswer(options.userVerification, timeout: options.timeout)
             try checkConditionalGetAnswered(options, rpID: rpID)
             try checkImmediateGet(options, rpID: rpID, caller: caller, detail: &detail)
@@ -151,6 +148,36 @@ extension Engine {
 }
 
 extension Engine {
+    /// How long Chrome's sheet waits for a request's timeout: Chromium's `AdjustTimeout`
+    /// (content/browser/webauth/authenticator_common_impl.cc): without one, 10 minutes; otherwise clamped to 10 s ..
+    /// 10 min (Chromium takes it as given only with its virtual-authenticator testing API on, which credemu is not).
+    public static func sheetTimeoutMillis(_ timeout: Double?) -> Int {
+        guard let timeout, timeout.isFinite else { return 600_000 }
+        return Int(min(max(timeout, 10_000), 600_000))
+    }
+
+    /// A modal get whose answering provider holds nothing it may use, where the pack shows the browser's sheet
+    /// (`modalGet.noCredential` sheetUntilDismissed): the caller waits on the sheet (`Operations`) before `get`.
+    /// A request the browser refuses before any UI (`checkedGetRequest`: Blink's checks, a get's extensions, a bad RP
+    /// ID or AppID) shows no sheet: `get` refuses it at once, and logs it; nor does a key of WebDriver's testing API,
+    /// which turns the browser's UI off (`AuthenticatorOptions.testingAPI`).
+    public func showsSheetForNoCredential(_ options: RequestOptions, caller: Caller) -> Bool {
+        guard knobs.noCredentialSheet, securityKey?.testingAPI != true, options.mediation != "conditional", options.mediation != "immediate",
+              let (rpID, appID) = try? checkedGetRequest(options, caller: caller) else { return false }
+        return (try? candidates(options, rpID: rpID, limit: 1, appID: appID))?.isEmpty ?? false
+    }
+
+    /// A get's checks before any provider or sheet, in the order the browser makes them: the mediation value, Blink's
+    /// (`checkBlinkRequest`), the extensions', the RP ID's and the AppID's (Chromium's `AuthenticatorCommonImpl`
+    /// refuses these before its request handler shows any UI). Returns the RP ID and the AppID the get uses.
+    func checkedGetRequest(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, appID: String?) {
+        try checkImmediateMediationExists(options)
+        try checkBlinkRequest(options, caller: caller)
+        try checkRequestExtensions(options)
+        let rpID = try relyingPartyID(options.rpId, caller: caller)
+        return (rpID, try requestAppID(options, caller: caller))
+    }
+
     /// What a get's event says of its request; the outcome adds to it.
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
         [("origin", .string(caller.origin.description)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),

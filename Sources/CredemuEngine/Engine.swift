@@ -18,6 +18,10 @@ public final class Engine: @unchecked Sendable {
     public let knobs: PolicyKnobs
     /// The user-verification knob as every create's event cites it.
     let userVerificationCitation: JSONValue
+    /// Whether Chrome's renderer checks this provider's requests before it is asked (`Engine+BlinkChecks`): a platform
+    /// whose browser is Chromium, and a provider the browser asks itself (not an extension, whose page script replaced
+    /// `navigator.credentials` before Blink's code runs: `device.integration`).
+    public let makesBlinkChecks: Bool
 
     private let cacheLock = NSLock()
     private var keyCache: [CacheKey: any SigningKey] = [:]
@@ -69,6 +73,7 @@ public final class Engine: @unchecked Sendable {
             }
         }
         self.knobs = knobs
+        self.makesBlinkChecks = profile.platform.rendererIsBlink && knobs.integration != .extension
         self.userVerificationCitation = .string(knobs.cite("authenticator.userVerification", knobs.userVerification.rawValue))
     }
 

@@ -27,6 +27,16 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// Whether the platform's browser is Chromium, whose renderer checks every request before any provider is asked
+    /// (Blink's `authentication_credentials_container.cc`; `Engine.makesBlinkChecks`). Chrome and Edge on Windows run
+    /// the same Blink, so `chromeWindows` answers true; a new Chromium-based platform does too.
+    public var rendererIsBlink: Bool {
+        switch self {
+        case .chromeDesktop, .chromeAndroid, .chromeWindows: return true
+        case .android, .safari, .firefox, .ios, .macos: return false
+        }
+    }
+
     /// A phone a desktop reaches over hybrid: Android (Chrome or an app, GPM through Play services) or an iPhone.
     public var isPhone: Bool { self == .chromeAndroid || self == .android || self == .ios }
 

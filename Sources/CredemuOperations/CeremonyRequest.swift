@@ -29,13 +29,17 @@ public struct CeremonyRequest: Sendable {
     public var restrictedTo: String?
     /// Whether the caller has gone (its connection closed): a wait for a pick or a hold ends then.
     public var clientGone: @Sendable () -> Bool
+    /// Whether the calling frame has transient user activation (the shim reports the page's); nil for a caller that
+    /// acts for a user who has just clicked.
+    public var userActivation: Bool?
     /// Whether the caller may be made to wait at all: false for a request the server answers on a pool thread,
     /// which neither a hold armed after it was dispatched nor a dropdown holds there.
     public var mayWait: Bool
 
     public init(options: Options, origin: String? = nil, topOrigin: String? = nil, androidPackage: String? = nil,
                 platform: String? = nil, mediation: String? = nil, pick: String? = nil, ceremony: String? = nil,
-                restrictedTo: String? = nil, clientGone: @escaping @Sendable () -> Bool = { false }, mayWait: Bool = true) {
+                restrictedTo: String? = nil, userActivation: Bool? = nil, clientGone: @escaping @Sendable () -> Bool = { false },
+                mayWait: Bool = true) {
         self.options = options
         self.origin = origin
         self.topOrigin = topOrigin
@@ -45,6 +49,7 @@ public struct CeremonyRequest: Sendable {
         self.pick = pick
         self.ceremony = ceremony
         self.restrictedTo = restrictedTo
+        self.userActivation = userActivation
         self.clientGone = clientGone
         self.mayWait = mayWait
     }
@@ -67,7 +72,9 @@ public struct CeremonyRequest: Sendable {
         guard let origin = origin ?? nativeOrigin ?? restrictedTo else { return nil }
         try Operations.checkSpeaksFor(origin, restrictedTo: restrictedTo)
         do {
-            return try Caller(origin: origin, topOrigin: topOrigin, androidPackageName: androidPackage)
+            var caller = try Caller(origin: origin, topOrigin: topOrigin, androidPackageName: androidPackage)
+            if let userActivation { caller.hasUserActivation = userActivation }
+            return caller
         } catch {
             throw OperationError(.ceremony, .web(error.name), error.message)
         }

@@ -1,3 +1,4 @@
+import Foundation
 import CredemuEngine
 import Vault
 import WebAuthn
@@ -79,8 +80,14 @@ extension Operations {
         if conditional, waitsForPick(request), pick == nil, let id, try !decisionQueued(answering) {
             pick = try waitForPick(target, id, options, caller, page, answering, request, lease)
         }
+        var engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: pick) }
+        // Chrome's sheet with no credential anywhere waits for the user (any queued decision answers it at once).
+        if pick == nil, engine.showsSheetForNoCredential(options, caller: caller), try !decisionQueued(answering) {
+            try waitOnSheet(target, id, options, caller, engine, answering, request, lease)
+            let waited = engine
+            engine = try run(waited, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: nil) }
+        }
         let chosen = pick
-        let engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: chosen) }
         if engine !== page {
             try involve(lease, engine, .get)
             try honourHold(engine, .get, request, lease)
@@ -128,7 +135,7 @@ extension Operations {
         guard let answering = try? answerers(target), let page = try? answering.pageEngine() else { return nil }
         let creating = (try? answering.createEngine().engine) ?? page
         return PageFacts(signalMethods: page.knobs.signalMethods, immediateMediation: page.hasImmediateMediation,
-                         publicKeyMethodAbsent: creating.knobs.publicKeyExposure == .absent)
+                         publicKeyMethodAbsent: creating.knobs.publicKeyExposure == .absent, blinkChecks: page.makesBlinkChecks)
     }
 
     /// `PublicKeyCredential.getClientCapabilities()` as the target's page answers it.
@@ -217,6 +224,43 @@ extension Operations {
         guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
         engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
         return credentialID
+    }
+
+    /// Chrome's sheet for a modal get that finds no credential anywhere (`modalGet.noCredential` sheetUntilDismissed): it
+    /// offers a phone and security keys and stays until the simulated user decides (any decision queued on the target:
+    /// `cancel` dismisses it, `use:NAME` picks a key or phone), the page aborts, or the request's timeout as Chromium
+    /// clamps it (`Engine.sheetTimeoutMillis`) passes: then NotAllowedError. A bounded wait: it polls the queue every
+    /// `BoundedWait.pollInterval` and ends with its client or its target.
+    private func waitOnSheet(_ target: CeremonyTarget, _ id: String?, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
+                             _ answering: any Answering, _ request: CeremonyRequest, _ lease: TargetLeases.Lease) throws(OperationError) {
+        let millis = Engine.sheetTimeoutMillis(options.timeout)
+        let timedOut = CeremonyError(.notAllowed("The operation either timed out or was not allowed: no provider holds a credential for the request; the browser's sheet offered a phone and security keys, none was used, and it timed out after \(millis) ms (\(engine.knobs.cite("modalGet.noCredential", "sheetUntilDismissed")))."),
+                                     reason: .timedOut, settlesAfterMillis: request.mayWait ? nil : millis)
+        // A request the server answers on a pool thread may not wait there: its page settles it at the timeout
+        // (`settlesAfterMillis`, as the shim does for every such failure) and its abort ends it sooner; only a
+        // dismissal queued before it is seen.
+        guard request.mayWait else { throw .ceremony(engine.refusedGet(timedOut, options, caller: caller), .get, engine) }
+        let condition = NSCondition()
+        condition.lock()
+        let end = BoundedWait.wait(condition, until: Date().addingTimeInterval(Double(millis) / 1000),
+                                   cancellation: cancellation(clientGone: request.clientGone, lease: lease)) {
+            if let id, ceremonies.ending(target: target, id: id) != nil { return false }
+            return !((try? decisionQueued(answering)) ?? true)
+        }
+        condition.unlock()
+        let failure: CeremonyError
+        switch end {
+        case .done:
+            try checkNotAborted(target, id, engine, .get)
+            return
+        case .timedOut:
+            failure = timedOut
+        case .cancelled(.removed):
+            throw .ceremony(Operations.removedFailure, .get, engine)
+        case .cancelled:
+            failure = CeremonyError(WebAuthnError(.abortError, "The operation was aborted: its client went away."), reason: .aborted)
+        }
+        throw .ceremony(engine.refusedGet(failure, options, caller: caller), .get, engine)
     }
 
     /// Refuses a target that does not exist (a profile is made on first use only if it is `default`).

@@ -12,10 +12,12 @@ extension Operations {
     /// The pack a new virtual authenticator plays.
     public static let virtualAuthenticatorPack = "security-key"
 
-    /// §11.3 Add Virtual Authenticator: a new profile of the security-key pack with the configuration's options;
-    /// returns its `authenticatorId` (`wd-` and 16 hex digits: §11.2's unreserved characters, a profile name).
+    /// §11.3 Add Virtual Authenticator: a new profile of the security-key pack with the configuration's options, a
+    /// key of the testing API (`AuthenticatorOptions.testingAPI`); returns its `authenticatorId` (`wd-` and 16 hex
+    /// digits: §11.2's unreserved characters, a profile name).
     public func addVirtualAuthenticator(_ parameters: JSONValue) throws(OperationError) -> String {
-        let options = try AuthenticatorConfiguration.read(parameters)
+        var options = try AuthenticatorConfiguration.read(parameters)
+        options.testingAPI = true
         let id = "wd-" + Hex.encode(SecureRandom.bytes(8))
         _ = try createProfile(id, settings: [("pack", .string(Operations.virtualAuthenticatorPack)), ("authenticator", options.json)],
                               allowPackPath: false)

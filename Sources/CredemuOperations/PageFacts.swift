@@ -8,10 +8,13 @@ public struct PageFacts: Sendable, Equatable {
     public var immediateMediation: Bool
     /// `response.getPublicKey` absent: a create's response has no `getPublicKey` of its own.
     public var publicKeyMethodAbsent: Bool
+    /// `Engine.makesBlinkChecks` of the page's provider: the shim makes Chrome's renderer checks in Blink's order.
+    public var blinkChecks: Bool
 
-    public init(signalMethods: Bool, immediateMediation: Bool, publicKeyMethodAbsent: Bool) {
+    public init(signalMethods: Bool, immediateMediation: Bool, publicKeyMethodAbsent: Bool, blinkChecks: Bool = false) {
         self.signalMethods = signalMethods
         self.immediateMediation = immediateMediation
         self.publicKeyMethodAbsent = publicKeyMethodAbsent
+        self.blinkChecks = blinkChecks
     }
 }

@@ -80,9 +80,13 @@ extension Prober {
         let listsOld = allowed.isEmpty || allowed.contains(account.credentialID)
         let listing = allowed.isEmpty ? "the server's allowCredentials is empty (the user picks from the provider's list)"
             : listsOld ? "the server still lists the first passkey's ID in allowCredentials" : "the server no longer lists the first passkey's ID in allowCredentials"
+        // The user accepts what the browser offers; a sheet that offers nothing (modalGet.noCredential) the user closes
+        // at once, so the probe never waits out its timeout.
         func get(_ pick: String?) -> Result<JSONValue, OperationError> {
             let request = CeremonyRequest(options: .json(getOptions), origin: origin, platform: platform.rawValue, mediation: "modal", pick: pick)
-            do { return .success(try ops.get(.profile(profile), request).response) } catch { return .failure(error) }
+            do {
+                return .success(try deciding("accept", in: profile) { () throws(OperationError) in try ops.get(.profile(profile), request).response })
+            } catch { return .failure(error) }
         }
         var used: ProbeTrait = .olderPasskeyOfAccount
         var assertion: JSONValue

@@ -74,7 +74,13 @@ extension Prober {
     /// queue) sends to a key or a phone; the queue is left empty whatever the ceremony did.
     func choosing<T>(_ use: String?, in profile: String, _ body: () throws(OperationError) -> T) throws(OperationError) -> T {
         guard let use else { return try body() }
-        _ = try ops.queueDecisions(.profile(profile), ["use:" + use])
+        return try deciding("use:" + use, in: profile, body)
+    }
+
+    /// A ceremony with the user's next decision queued on the column's queue first, which is left empty whatever the
+    /// ceremony did.
+    func deciding<T>(_ decision: String, in profile: String, _ body: () throws(OperationError) -> T) throws(OperationError) -> T {
+        _ = try ops.queueDecisions(.profile(profile), [decision])
         defer { _ = try? ops.clearDecisions(.profile(profile)) }
         return try body()
     }

@@ -234,13 +234,14 @@ extension APIServer {
     static let routesBySegmentCount: [Int: [Int]] = Dictionary(grouping: routes.indices) { routes[$0].segmentCount }
 
     /// A ceremony's members from the body: options, origin, top origin, Android package, platform,
-    /// mediation, pick; the page's `Origin` restricts whom it may speak for.
+    /// mediation, pick, userActivation; the page's `Origin` restricts whom it may speak for.
     func ceremonyRequest(_ r: RouteRequest) throws(APIError) -> CeremonyRequest {
         let body = try r.body()
         return CeremonyRequest(options: try body.options(), origin: try body.string("origin"), topOrigin: try body.string("topOrigin"),
                                androidPackage: try body.string("androidPackage"), platform: try body.string("platform"),
                                mediation: try body.string("mediation"), pick: try body.string("pick"), ceremony: try body.string("ceremony"),
-                               restrictedTo: r.restrictedTo, clientGone: r.http.clientGone, mayWait: r.http.mayWait)
+                               restrictedTo: r.restrictedTo, userActivation: try body.bool("userActivation"), clientGone: r.http.clientGone,
+                               mayWait: r.http.mayWait)
     }
 
     func health() -> JSONValue {
@@ -354,11 +355,12 @@ extension APIServer {
         // Vault state, so only for a caller the API would answer. A platform without signal methods (Firefox): the
         // shim removes them, so a page's call is "not a function". Immediate mediation where the pack's browser has
         // it: the shim accepts "immediate" only if the browser it runs in does too. A provider whose response has no
-        // getPublicKey of its own: the page reaches the prototype's.
+        // getPublicKey of its own: the page reaches the prototype's. A provider Chrome asks itself: Blink's checks.
         if configuration.token == nil || pageToken != nil, let facts = operations.pageFacts(target) {
             if !facts.signalMethods { members.append(("signalMethods", false)) }
             if facts.immediateMediation { members.append(("immediateMediation", true)) }
             if facts.publicKeyMethodAbsent { members.append(("publicKeyMethod", "absent")) }
+            if facts.blinkChecks { members.append(("blinkChecks", true)) }
         }
         let config = JSONValue.object(members)
         // The configuration is the wrapper function's argument, not a global a page could read.

@@ -18,6 +18,8 @@ public struct WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible
         case syntaxError = "SyntaxError"
         /// Chromium's answer to a second request while one is pending.
         case operationError = "OperationError"
+        /// A DOMException Blink names "RangeError" (an `excludeCredentials` or `allowCredentials` list over 64 entries).
+        case rangeError = "RangeError"
     }
 
     public var name: Name

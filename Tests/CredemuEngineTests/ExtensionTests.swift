@@ -75,10 +75,21 @@ final class ExtensionTests: XCTestCase {
         XCTAssertEqual(outputs(write.clientExtensionResults)["largeBlob"], .object([("written", true)]))
         let read = try gpm.signIn(allow: id, extensions: .object([("largeBlob", .object([("read", true)]))]))
         XCTAssertEqual(outputs(read.clientExtensionResults)["largeBlob"], .object([("blob", .string(blob))]))
-        let tooLarge = Base64URL.encode(Array(repeating: 7, count: Vault.largeBlobLimit + 1))
-        let refused = try gpm.signIn(allow: id, extensions: .object([("largeBlob", .object([("write", .string(tooLarge))]))]))
-        XCTAssertEqual(outputs(refused.clientExtensionResults)["largeBlob"], .object([("written", false)]))
+        // Chrome's renderer refuses a blob over kMaxLargeBlobSize before GPM is asked (Engine+BlinkChecks).
+        let overBlink = Base64URL.encode(Array(repeating: 7, count: 2049))
+        let blink = gpm.failure { try gpm.signIn(allow: id, extensions: .object([("largeBlob", .object([("write", .string(overBlink))]))])) }
+        XCTAssertEqual(blink?.error, .notSupported("The 'largeBlob' extension's 'write' parameter exceeds the maximum allowed size (2kb)"))
         XCTAssertEqual(try gpm.vault.scoped(to: "user").largeBlob(for: created.credentialID), Array("a certificate".utf8))
+        // Elsewhere (Apple in Safari) the vault's own bound: a blob beyond it is not written.
+        let apple = try ProviderScenario(pack: "apple", platform: .safari)
+        let stored = try apple.modalCreate(extensions: .object([("largeBlob", .object([("support", "required")]))])).credentialID
+        let atLimit = Base64URL.encode(Array(repeating: 8, count: Vault.largeBlobLimit))
+        let written = try apple.signIn(allow: [stored], extensions: .object([("largeBlob", .object([("write", .string(atLimit))]))]))
+        XCTAssertEqual(outputs(written.clientExtensionResults)["largeBlob"], .object([("written", true)]))
+        let tooLarge = Base64URL.encode(Array(repeating: 7, count: Vault.largeBlobLimit + 1))
+        let refused = try apple.signIn(allow: [stored], extensions: .object([("largeBlob", .object([("write", .string(tooLarge))]))]))
+        XCTAssertEqual(outputs(refused.clientExtensionResults)["largeBlob"], .object([("written", false)]))
+        XCTAssertEqual(try apple.vault.scoped(to: "user").largeBlob(for: stored), Array(repeating: 8, count: Vault.largeBlobLimit))
     }
 
     func testAProviderWithoutLargeBlobsSaysSoAndIsNotUsedWhenTheRPRequiresThem() throws {

@@ -124,10 +124,25 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(failure?.retryMillis, 110_000, "the oldest call leaves the 120 s window 110 s from now")
         let android = Dialect.android(failure!, operation: .signal, knobs: scenario.engine().knobs)
         XCTAssertEqual(android["type"], .string("androidx.credentials.SignalCredentialStateException.RATE_LIMIT_EXCEEDED"))
-        XCTAssertEqual(android["retryMillis"], .number(110_000))
+        // Play services' message, whole minutes; androidx reads the minute count back into retryMillis unconverted
+        // (SignalCredentialStateController.parseRefillMinutesRegex).
+        XCTAssertEqual(android["message"], .string("SignalCredentialState has been called too frequently. Please retry later after 2 minutes."))
+        XCTAssertEqual(android["retryMillis"], .number(2))
         XCTAssertEqual(try scenario.passkeys().first?.userName, "alice@example.com", "the rejected signal changed nothing")
         scenario.advance(111)
         XCTAssertNil(scenario.failure { try scenario.signal(.currentUserDetails(rpId: scenario.rpID, userId: self.userID(), name: "a", displayName: "A")) })
+    }
+
+    func testAndroidRetryMillisIsParsedFromPlayServicesMessageAsAndroidxParsesIt() {
+        // androidx's regex over the message: the minutes as they stand, 600000 when the message does not match.
+        XCTAssertEqual(Dialect.androidxRetryMillis("SignalCredentialState has been called too frequently. Please retry later after 7 minutes."), 7)
+        XCTAssertEqual(Dialect.androidxRetryMillis("SignalCredentialState has been called too frequently. Please retry later after 7 minutes"), 600_000)
+        XCTAssertEqual(Dialect.androidxRetryMillis("SignalCredentialState has been called too frequently. Please retry later after 99999999999 minutes."), 600_000,
+                       "toIntOrNull overflows")
+        XCTAssertEqual(Dialect.androidxRetryMillis(nil), 600_000)
+        XCTAssertEqual(Dialect.playServicesRateLimitMessage(retryMillis: 1), "SignalCredentialState has been called too frequently. Please retry later after 1 minutes.")
+        XCTAssertEqual(Dialect.playServicesRateLimitMessage(retryMillis: 120_000), "SignalCredentialState has been called too frequently. Please retry later after 2 minutes.")
+        XCTAssertEqual(Dialect.playServicesRateLimitMessage(retryMillis: 120_001), "SignalCredentialState has been called too frequently. Please retry later after 3 minutes.")
     }
 
     func testLocalhostIsExemptFromChromesQuota() throws {

@@ -183,6 +183,18 @@ final class VirtualAuthenticatorTests: XCTestCase {
         _ = try ops.get(.profile(id), CeremonyRequest(options: .text(requestOptionsJSON(userVerification: "required")), origin: origin))
     }
 
+    func testAGetWithNoCredentialOnAWebDriverKeyFailsAtOnceAsChromiumsTestingAPIDoes() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        let id = try ops.addVirtualAuthenticator(try config(#"{"protocol":"ctap2","transport":"usb","hasResidentKey":true,"hasUserVerification":true,"isUserVerified":true}"#))
+        XCTAssertEqual(try ops.profile(id).authenticator?.testingAPI, true)
+        let started = Date()
+        XCTAssertThrowsError(try ops.get(.profile(id), CeremonyRequest(options: .text(requestOptionsJSON()), origin: origin))) { error in
+            XCTAssertEqual((error as? OperationError)?.name, .web(.notAllowedError))
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "no sheet: the testing API turns Chrome's UI off")
+    }
+
     func testCredentialPropertiesChangeOneCredentialAndRemovalsRemove() throws {
         let (ops, _d) = try makeOperations()
         _ = _d

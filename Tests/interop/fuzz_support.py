@@ -27,8 +27,9 @@ SEED = int(os.environ.get("CREDEMU_FUZZ_SEED", "20240909"))
 CASES = int(os.environ.get("CREDEMU_FUZZ_CASES", "300"))          # random cases per part, after the fixed sweep
 BUDGET = float(os.environ.get("CREDEMU_FUZZ_BUDGET", "30"))       # wall-clock seconds per part, hard stop
 
+# RangeError: the DOMException Blink names for an excludeCredentials or allowCredentials list over 64 entries.
 WEBAUTHN_NAMES = {"TypeError", "SecurityError", "NotAllowedError", "InvalidStateError", "NotSupportedError",
-                  "ConstraintError", "AbortError", "UnknownError", "EncodingError"}
+                  "ConstraintError", "AbortError", "UnknownError", "EncodingError", "RangeError"}
 RFC3339_4 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$")
 
 

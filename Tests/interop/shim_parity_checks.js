@@ -37,6 +37,7 @@ async function runParity(phase) {
   const sync = (run) => { try { return ['returned', describe(run())]; } catch (e) { return failed(e); } };
   const create = (publicKey, extra) => navigator.credentials.create(Object.assign({publicKey: publicKey}, extra));
   const get = (publicKey, extra) => navigator.credentials.get(Object.assign({publicKey: publicKey}, extra));
+  const idList = (n) => Array.from({length: n}, (_, i) => ({type: 'public-key', id: bytes(4, i + 1)}));
   const aborted = function (reason) { const a = new AbortController(); if (arguments.length) a.abort(reason); else a.abort(); return a.signal; };
 
   if (phase === 'extensions') {
@@ -331,6 +332,19 @@ async function runParity(phase) {
     'get largeBlob support': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {largeBlob: {support: 'required'}}}),
     'get largeBlob read and write': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {largeBlob: {read: true, write: bytes(4)}}}),
     'get largeBlob write with two credentials': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}, {type: 'public-key', id: bytes(4)}], extensions: {largeBlob: {write: bytes(4)}}}),
+    // Blink's checks before any provider (authentication_credentials_container.cc), and their order.
+    'create 65 excludeCredentials': () => create(creation({excludeCredentials: idList(65)})),
+    'create 64 excludeCredentials pass to the next check': () => create(creation({excludeCredentials: idList(64), extensions: {largeBlob: {read: true}}})),
+    'create 65 excludeCredentials before appid': () => create(creation({excludeCredentials: idList(65), extensions: {appid: 'https://localhost'}})),
+    'create largeBlob read before user.id 65 bytes': () => create(creation({user: user({id: bytes(65)}), extensions: {largeBlob: {read: true}}})),
+    'create 65 excludeCredentials before user.id 65 bytes': () => create(creation({user: user({id: bytes(65)}), excludeCredentials: idList(65)})),
+    'get 65 allowCredentials': () => get({challenge: challenge, allowCredentials: idList(65)}),
+    'get 65 allowCredentials before largeBlob support': () => get({challenge: challenge, allowCredentials: idList(65), extensions: {largeBlob: {support: 'required'}}}),
+    'get credProps': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {credProps: true}}),
+    'get credProps false': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {credProps: false}}),
+    'get credProps before largeBlob support': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {credProps: true, largeBlob: {support: 'required'}}}),
+    'get largeBlob write over 2 KiB': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {largeBlob: {write: bytes(2049)}}}),
+    'get largeBlob write over 2 KiB before the one-credential rule': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}, {type: 'public-key', id: bytes(4)}], extensions: {largeBlob: {write: bytes(2049)}}}),
     'get prf evalByCredential with an empty allow list': () => get({challenge: challenge, extensions: {prf: {evalByCredential: {AQID: {first: bytes(32)}}}}}),
     'get prf evalByCredential key not base64url': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {prf: {evalByCredential: {'*': {first: bytes(32)}}}}}),
     'get prf evalByCredential key not allowed': () => get({challenge: challenge, allowCredentials: [{type: 'public-key', id: created.rawId}], extensions: {prf: {evalByCredential: {BAUG: {first: bytes(32)}}}}}),

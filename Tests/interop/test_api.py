@@ -234,7 +234,11 @@ def test_android_rate_limit_is_429_with_retry_after(server):
     status, error = server.call("POST", "/profiles/droid/signals/details", signal)
     assert status == 429 and error["error"]["retryMillis"] == 120000
     assert server.last_headers["Retry-After"] == "120"
-    assert error["error"]["dialects"]["android"]["exception"].endswith("SignalCredentialRateLimitExceededException")
+    android = error["error"]["dialects"]["android"]
+    assert android["exception"].endswith("SignalCredentialRateLimitExceededException")
+    # Play services' words, and androidx's parse of them: the minute count as retryMillis (parseRefillMinutesRegex).
+    assert android["message"] == "SignalCredentialState has been called too frequently. Please retry later after 2 minutes."
+    assert android["retryMillis"] == 2
 
 
 def test_registrations_survive_a_killed_server(tmp_path):

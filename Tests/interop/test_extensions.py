@@ -192,6 +192,9 @@ def test_credprotect_level_three_is_not_usable_without_user_verification(tmp_pat
     assert authenticator_extensions(response)["credProtect"] == 3, "Chromium: rk required with uv preferred asks level 3"
     request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=unb64url(response["id"]))],
                                               user_verification=UserVerificationRequirement.DISCOURAGED)
+    # The user touches the key, which has no credential it may use without UV: Chrome's sheet says so and waits until
+    # the user closes it (modalGet.noCredential); the decision queued here is that close, the immediate refusal.
+    credemu.json("user", "next", "accept")
     refused = credemu.get(ORIGIN, options_to_json(request), exit_code=1)["error"]
     assert refused["name"] == "NotAllowedError" and refused["reason"] == "noCredential"
 
@@ -221,6 +224,9 @@ def test_a_u2f_era_credential_under_an_appid_signs_in_through_the_appid_extensio
     credemu.json("vault", "import", str(tmp_path / "u2f.json"))
     credential_id = b"u2f-era key handle, 32 bytes...."
     request = authentication(credential_id)
+    # Without the AppID the key finds nothing under the RP ID and Chrome's sheet waits for the user (modalGet.noCredential):
+    # the user closes it at once.
+    credemu.json("user", "next", "accept")
     assert credemu.get(ORIGIN, options_to_json(request), exit_code=1)["error"]["reason"] == "noCredential", "not under the RP ID"
     asserted = credemu.get(ORIGIN, with_extensions(request, {"appid": appid}))
     assert asserted["clientExtensionResults"] == {"appid": True}

@@ -143,6 +143,9 @@ def test_a_u2f_key_needs_an_allow_list_and_cannot_store_a_passkey(tmp_path):
                                            root_pem=attestation_root(credemu))
     [stored] = credemu.json("vault", "list")
     assert stored["discoverable"] is False
+    # Without an allow list the key has nothing to offer and Chrome's sheet waits for the user (modalGet.noCredential):
+    # the user closes it at once.
+    credemu.json("user", "next", "accept")
     refused = credemu.get(ORIGIN, generate_authentication_options(rp_id=RP_ID), exit_code=1)["error"]
     assert (refused["name"], refused["reason"]) == ("NotAllowedError", "noCredential")
     uv = credemu.get(ORIGIN, request_options(verified.credential_id, UserVerificationRequirement.REQUIRED), exit_code=1)["error"]

@@ -66,6 +66,9 @@ class Account:
         return response["id"]
 
     def refused(self, *allowed):
+        # The user answers at once: with no credential GPM's Chrome would keep its sheet open until the timeout
+        # (modalGet.noCredential); a queued decision gives the immediate NotAllowedError.
+        self.credemu.json("user", "next", "accept")
         return self.credemu.get(ORIGIN, sign_in(*allowed), exit_code=1)["error"]
 
     def listed(self):

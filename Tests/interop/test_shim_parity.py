@@ -85,7 +85,15 @@ class Session:
         self.origin = f"http://localhost:{self.httpd.server_address[1]}"
         self.tmp = tmp
         self.servers = []
-        self.server = self.start_server("main", "--allow-origin", self.origin)
+        # The reference is Chromium's testing API with its UI off, where a get that finds no credential fails at once
+        # (AdjustTimeout takes the page's timeout as given, no sheet is shown); real Chrome shows its sheet until the
+        # user dismisses it. So the compared server plays GPM with that one knob as the testing API behaves.
+        packs = tmp / "testing-api-packs"
+        packs.mkdir()
+        gpm = json.loads((Path(__file__).resolve().parents[2] / "providers" / "gpm.json").read_text())
+        gpm["knobs"]["modalGet.noCredential"] = {"value": "failsAtOnce", "source": "credemu-model"}
+        (packs / "gpm.json").write_text(json.dumps(gpm))
+        self.server = self.start_server("main", "--allow-origin", self.origin, env=dict(os.environ, CREDEMU_PROVIDERS=str(packs)))
         # No name resolves but loopback's: Chromium's related-origins fetch for a foreign RP ID fails at once.
         self.driver = selenium_chromium("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
                                         console=True, script_timeout=90)
@@ -276,6 +284,41 @@ def test_set_up_failures_say_how_to_fix_them_once_and_reject_like_a_browser(sess
     assert not [line for line in s.console() if "credemu:" in line]
 
 
+def test_chromes_sheet_with_no_credential_stays_until_the_user_dismisses_it_or_the_page_aborts(session):
+    s = session
+    shipped = s.start_server("shipped-gpm", "--allow-origin", s.origin)
+    try:
+        s.shim(shipped)
+        s.open()
+        begin = """
+            window.__sheet = {abort: new AbortController(), started: performance.now()};
+            window.__sheet.got = navigator.credentials.get({signal: window.__sheet.abort.signal, publicKey: {challenge: new Uint8Array(16),
+                timeout: 600000, allowCredentials: [{type: 'public-key', id: new Uint8Array(8)}]}}).then(() => 'resolved', (e) => e.name);
+        """
+        state = """
+            const done = arguments[arguments.length - 1];
+            Promise.race([window.__sheet.got, new Promise((r) => setTimeout(() => r('pending'), arguments[0]))])
+              .then((v) => done([v, Math.round(performance.now() - window.__sheet.started)]));
+        """
+        # No credential anywhere: the sheet waits (no longer NotAllowedError at once); the page's abort ends it.
+        s.driver.execute_script(begin)
+        assert s.driver.execute_async_script(state, 1500)[0] == "pending"
+        s.driver.execute_script("window.__sheet.abort.abort()")
+        ended, elapsed = s.driver.execute_async_script(state, 3000)
+        assert ended == "AbortError" and elapsed < 4000, (ended, elapsed)
+        # The user's dismissal, queued before (the server answers a modal get on a pool thread, where it does not wait),
+        # gives the old failure at once.
+        assert shipped.call("POST", "/profiles/default/user", {"decisions": ["cancel"]})[0] == 200
+        s.driver.execute_script(begin)
+        ended, elapsed = s.driver.execute_async_script(state, 3000)
+        assert ended == "NotAllowedError" and elapsed < 3000, (ended, elapsed)
+        events = shipped.call("GET", "/profiles/default/events?kind=get")[1]["events"]
+        assert [e["reason"] for e in events][-2:] == ["timedOut", "userCancelled"], events
+    finally:
+        shipped.stop()
+        s.shim(s.server)
+
+
 def test_autofill_off_still_records_a_typed_password(session):
     s = session
     s.shim(s.server, "profile=default&autofill=0")
@@ -350,6 +393,12 @@ IMMEDIATE_TYPE_ERROR = ["TypeError", "TypeError", "Failed to execute 'get' on 'C
                         "'CredentialRequestOptions': The provided value 'immediate' is not a valid enum value of type CredentialMediationRequirement."]
 
 
+def activate(s):
+    """A real click on the page (trusted input): the document has transient user activation for a few seconds."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(s.driver).move_by_offset(5, 5).click().move_by_offset(-5, -5).perform()
+
+
 def run_in_page(s, script):
     return s.driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
@@ -377,13 +426,33 @@ def test_immediate_mediation_is_accepted_only_where_both_the_browser_and_the_pac
         s.shim(s.server, "profile=immediate")   # after the stand-in, as a browser's own get comes before the shim
         s.open()
         # Accepted, the engine's immediate path: no credential, NotAllowedError at once (no 500 ms prompt waited for).
+        activate(s)
         assert run_in_page(s, IMMEDIATE_GET) == ["NotAllowedError", "noCredential", True]
         assert run_in_page(s, DISCOVERABLE) == "[object PublicKeyCredential]"
         # With a passkey it signs in; the page on localhost is exempt from the rate limit (2 in 5 s).
         for _ in range(3):
+            activate(s)
             assert run_in_page(s, IMMEDIATE_GET) == ["resolved", "[object PublicKeyCredential]", 2]
         events = s.server.call("GET", "/profiles/immediate/events?kind=get")[1]["events"]
         assert [e["detail"].get("mediation") for e in events][-3:] == ["immediate"] * 3, events
+
+        # Blink's checks, in its order, before anything reaches credemu: an allow list, then the user activation,
+        # which the get consumed (the page still reads it as active: only the shim knows it was spent).
+        asked = len(shim_requests(s))
+        activate(s)
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "allowCredentials: [{type: 'public-key', id: new Uint8Array(4)}]}});")[:3] == \
+            ["DOMException", "NotAllowedError", "An allowCredentials is not allowed with immediate mediation."]
+        assert run_in_page(s, IMMEDIATE_GET)[:2] == ["resolved", "[object PublicKeyCredential]"], "the refused request consumed nothing"
+        assert s.driver.execute_script("return navigator.userActivation.isActive") is True
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "extensions: {credProps: true}}});")[:3] == \
+            ["DOMException", "NotAllowedError", "A user activation is required to request immediate credentials."]
+        assert len(shim_requests(s)) == asked + 1, "only the one signed in reached credemu"
+        activate(s)
+        assert error_of(s, "return navigator.credentials.get({mediation: 'immediate', publicKey: {challenge: new Uint8Array(16), "
+                           "extensions: {credProps: true}}});")[:3] == \
+            ["DOMException", "NotSupportedError", "The 'credProps' extension is only valid when creating a credential"], "a new click, a new activation"
         assert s.driver.execute_script("return window.__standInCalled || 0") == 0, "the probe never reached the stand-in's real get"
 
         # The pack's browser version before M148: the shim's own TypeError, though this browser has the value.

@@ -255,6 +255,9 @@ public struct PolicyKnobs: Sendable {
     // Conditional and immediate gets
     /// Who answers a conditional get (`conditionalGet.mode`).
     public var conditionalGet: ConditionalGetMode = .answered
+    /// A modal get that finds no credential anywhere (`modalGet.noCredential`): false, it fails at once; true, the
+    /// browser's sheet (a phone, a security key) stays until the user dismisses it or the timeout (Chrome).
+    public var noCredentialSheet = false
     /// Whether the provider attaches `chrome.webAuthenticationProxy` (`conditionalGet.webAuthenticationProxy`, from
     /// `conditionalGet.webAuthenticationProxySince`): then Chrome proxies no conditional request and reports
     /// conditional mediation unavailable.

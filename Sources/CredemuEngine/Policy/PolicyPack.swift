@@ -208,6 +208,7 @@ public struct PolicyPack: ProviderPolicy {
         knobs.appleMatchedExcludedSince = v("apple.matchedExcludedCredentialSince").stringValue
         knobs.appleDeviceNotConfiguredSince = v("apple.deviceNotConfiguredSince").stringValue
         knobs.conditionalGet = .init(rawValue: s("conditionalGet.mode"))!
+        knobs.noCredentialSheet = s("modalGet.noCredential") == "sheetUntilDismissed"
         if knobs.conditionalGet == .passedToBrowser && knobs.conditionalMediation {
             throw .invalidField("pack \(id), platform \(platform.rawValue): conditionalGet.mode passedToBrowser needs capabilities.conditionalMediation false (the provider's page never offers conditional mediation it does not answer)")
         }
@@ -397,6 +398,7 @@ enum KnobSpec {
         "apple.matchedExcludedCredentialSince": .optionalVersion,
         "apple.deviceNotConfiguredSince": .optionalVersion,
         "conditionalGet.mode": .oneOf(["answered", "passedToBrowser"]),
+        "modalGet.noCredential": .oneOf(["failsAtOnce", "sheetUntilDismissed"]),
         "conditionalGet.webAuthenticationProxy": .bool,
         "conditionalGet.webAuthenticationProxySince": .optionalVersion,
         "immediateGet.sinceBrowserVersion": .optionalVersion,

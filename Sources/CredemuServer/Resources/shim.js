@@ -2,7 +2,8 @@
 // PublicKeyCredential static methods (capabilities, signals, JSON parsing), and password autofill into sign-in
 // forms. Load it before the page's scripts (Playwright addInitScript, CDP Page.addScriptToEvaluateOnNewDocument).
 // The server wraps this file in a function whose parameter __credemuConfig ({server, profile or device, autofill,
-// fillBinding, channel, channelReply, serverChannel, serverHandoff, autofillEvents, debug, token, signalMethods, immediateMediation, publicKeyMethod}) it
+// fillBinding, channel, channelReply, serverChannel, serverHandoff, autofillEvents, debug, token, signalMethods,
+// immediateMediation, publicKeyMethod, blinkChecks}) it
 // passes, so no global of credemu's is left for the page to find but `window.__credemuShim`, the mark that stops a
 // second copy: an empty frozen object. Only with the test code's `debug=1` does it hold the calls' log and an
 // `autofill()` to run the fill again (a page's scripts see nothing of Chromium's traffic with its credential
@@ -323,13 +324,39 @@ return (function () {
     return out;
   }
   function validURL(text) { try { new URL(text); return true; } catch (e) { return false; } }
+  // Blink's bounds (authentication_credentials_container.cc): kPublicKeyCredentialDescriptorListMaxSize, kMaxLargeBlobSize.
+  const MAX_DESCRIPTORS = 64, MAX_LARGE_BLOB = 2048;
+  /**
+   * Transient user activation as Blink reads it for an immediate get, which consumes it
+   * (LocalFrame::ConsumeTransientUserActivation). A page's script cannot consume the browser's, so the shim remembers
+   * what it consumed until the next activation-triggering input event (HTML's: keydown, mousedown, pointerdown,
+   * pointerup, touchend).
+   */
+  const activation = (function () {
+    let consumed = false;
+    ['keydown', 'mousedown', 'pointerdown', 'pointerup', 'touchend'].forEach(function (type) {
+      window.addEventListener(type, function (event) { if (event.isTrusted) consumed = false; }, true);
+    });
+    return {
+      consume: function () {
+        const active = !!(navigator.userActivation && navigator.userActivation.isActive) && !consumed;
+        if (active) consumed = true;
+        return active;
+      }
+    };
+  })();
   /** The renderer's checks for create(), after the conversion and the abort check; returns the options JSON. */
   function creationJSON(pk) {
     const ext = pk.extensions || {};
     const selection = pk.authenticatorSelection || {};
+    // Blink's own checks (`blinkChecks`: a provider Chrome asks itself, not an extension whose script runs first).
+    if (config.blinkChecks && (pk.excludeCredentials || []).length > MAX_DESCRIPTORS) throw domError('The `excludeCredentials` attribute exceeds the maximum allowed size (64).', 'RangeError');
     if (ext.appid !== undefined) throw domError(APPID_IN_CREATE, 'NotSupportedError');
     // Blink's next check: a non-empty appidExclude must parse as a URL (KURL), before the browser checks its domain.
     if (ext.appidExclude && !validURL(ext.appidExclude)) throw domError('The `appidExclude` extension value is neither empty/null nor a valid URL.', 'SyntaxError');
+    if (ext.largeBlob && ext.largeBlob.read !== undefined) throw domError("The 'largeBlob' extension's 'read' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.largeBlob && ext.largeBlob.write !== undefined) throw domError("The 'largeBlob' extension's 'write' parameter is only valid when requesting an assertion", 'NotSupportedError');
+    if (ext.prf && ext.prf.evalByCredential !== undefined) throw domError("The 'evalByCredential' field cannot be set when creating a credential.", 'NotSupportedError');
 
     // Chromium's conversion of the options for the browser process: unknown values of the DOMString "enums" are
     // ignored with its console warnings, parameters and descriptors of an unknown type are dropped; when nothing
@@ -363,10 +390,8 @@ return (function () {
     if ((params.length === 0 && pk.pubKeyCredParams.length > 0) ||
         (ext.credentialProtectionPolicy !== undefined && KNOWN.protection.indexOf(ext.credentialProtectionPolicy) < 0)) throw domError(PARAMS_MISSING, 'NotSupportedError');
 
-    if (pk.user.id.byteLength > 64) throw new TypeError('User handle exceeds 64 bytes.');
-    if (ext.largeBlob && ext.largeBlob.read !== undefined) throw domError("The 'largeBlob' extension's 'read' parameter is only valid when requesting an assertion", 'NotSupportedError');
-    if (ext.largeBlob && ext.largeBlob.write !== undefined) throw domError("The 'largeBlob' extension's 'write' parameter is only valid when requesting an assertion", 'NotSupportedError');
-    if (ext.prf && ext.prf.evalByCredential !== undefined) throw domError("The 'evalByCredential' field cannot be set when creating a credential.", 'NotSupportedError');
+    // After the conversion to mojo, Blink's bound on the handle (elsewhere the server's spec rule answers).
+    if (config.blinkChecks && pk.user.id.byteLength > 64) throw new TypeError('User handle exceeds 64 bytes.');
     // credProtect: what Chromium refuses as inconsistent (checked against it case by case).
     const residentKey = KNOWN.residentKey.indexOf(selection.residentKey) >= 0 ? selection.residentKey : (selection.requireResidentKey ? 'required' : 'discouraged');
     const userVerification = KNOWN.userVerification.indexOf(selection.userVerification) >= 0 ? selection.userVerification : 'preferred';
@@ -376,12 +401,25 @@ return (function () {
     if (ext.appidExclude !== undefined && location.protocol !== 'https:') throw domError(INVALID_DOMAIN, 'SecurityError');
     return out;
   }
-  /** The renderer's checks for get(), after the conversion and the abort check; returns the options JSON. */
-  function requestJSON(pk) {
+  /**
+   * The renderer's checks for get(), after the conversion and the abort check; returns the options JSON. Blink's own
+   * (`blinkChecks`) in its order: immediate mediation's allow list and user activation (consumed), the allow list's
+   * bound, credProps, the blob's 2 KiB.
+   */
+  function requestJSON(pk, mediation) {
     const ext = pk.extensions || {};
     const allow = pk.allowCredentials || [];
+    if (config.blinkChecks) {
+      if (mediation === 'immediate') {
+        if (allow.length > 0) throw domError('An allowCredentials is not allowed with immediate mediation.', 'NotAllowedError');
+        if (!activation.consume()) throw domError('A user activation is required to request immediate credentials.', 'NotAllowedError');
+      }
+      if (allow.length > MAX_DESCRIPTORS) throw domError('The `allowCredentials` attribute exceeds the maximum allowed size (64).', 'RangeError');
+      if (ext.credProps) throw domError("The 'credProps' extension is only valid when creating a credential", 'NotSupportedError');
+    }
     if (ext.largeBlob) {
       if (ext.largeBlob.support !== undefined) throw domError("The 'largeBlob' extension's 'support' parameter is only valid when creating a credential", 'NotSupportedError');
+      if (config.blinkChecks && ext.largeBlob.write !== undefined && ext.largeBlob.write.byteLength > MAX_LARGE_BLOB) throw domError("The 'largeBlob' extension's 'write' parameter exceeds the maximum allowed size (2kb)", 'NotSupportedError');
       if (ext.largeBlob.read && ext.largeBlob.write !== undefined) throw domError("Only one of the 'largeBlob' extension's 'read' and 'write' parameters is allowed at a time", 'NotSupportedError');
       if (ext.largeBlob.write !== undefined && allow.length !== 1) throw domError("The 'largeBlob' extension's 'write' parameter can only be used with a single credential present on 'allowCredentials'", 'NotSupportedError');
     }
@@ -853,7 +891,7 @@ return (function () {
         if (nativeGet) return nativeGet.apply(this, arguments);
         throw domError('No credential type was specified in the request.', 'NotSupportedError');
       }
-      const json = requestJSON(options.publicKey);
+      const json = requestJSON(options.publicKey, options.mediation);
       if (pending.has(this)) throw domError(PENDING, 'OperationError');
       const body = caller({ options: json });
       // "immediate" (where accepted above) runs the engine's immediate path: NotAllowedError at once without a

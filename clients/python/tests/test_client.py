@@ -284,7 +284,13 @@ def test_a_rate_limited_signal_carries_retry_millis(credemu_server):
             droid.signal_unknown_credential(RP_ID, bytes([i]) * 16)
     error = caught.value
     assert (error.status, error.reason) == (429, "rateLimited")
-    assert error.retry_millis > 0 and error.dialects["android"]["retryMillis"] == error.retry_millis
+    assert error.retry_millis > 0
+    # An Android app sees Play services' message and androidx's retryMillis parsed from it: the minute count, taken
+    # as milliseconds unconverted (SignalCredentialStateController.parseRefillMinutesRegex).
+    minutes = -(-error.retry_millis // 60000)
+    android = error.dialects["android"]
+    assert android["message"] == f"SignalCredentialState has been called too frequently. Please retry later after {minutes} minutes."
+    assert android["retryMillis"] == minutes
 
 
 def test_an_unreachable_server_is_a_credemu_error():
