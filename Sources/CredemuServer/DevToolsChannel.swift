@@ -25,7 +25,9 @@ final class DevToolsChannel: @unchecked Sendable {
     /// The `Host` the channel's requests carry: the one the client that opened it used (already checked).
     let host: String
     private let socket: WebSocketClient
-    private unowned let api: APIServer
+    /// Weak: a channel whose server is gone (a test's server released while the browser's socket lives on)
+    /// answers nothing and ends at its next message, never touches a freed server.
+    private weak var api: APIServer?
     private let binding: String
     private let reply: String
     /// The shim's source (a paired channel's: the handoff script), for each frame's session.
@@ -204,7 +206,7 @@ final class DevToolsChannel: @unchecked Sendable {
         }
         lock.withLock { closed = true }
         socket.close()
-        api.channels.remove(self)
+        api?.channels.remove(self)
         ended.signal()
     }
 
@@ -306,6 +308,7 @@ final class DevToolsChannel: @unchecked Sendable {
     /// reader thread, or on a thread of its own for one that may wait (a conditional get, a held ceremony).
     private func answer(_ payload: String?, context: Context, arrived: UInt64) {
         guard let origin = contexts[context] else { return }   // a context Chromium never reported: nothing to answer in
+        guard let api else { return end() }   // the server is gone
         let request: HTTPRequest
         switch ChannelMessage.parse(payload, origin: origin) {
         case .refused(let ident, let error):
@@ -334,7 +337,7 @@ final class DevToolsChannel: @unchecked Sendable {
             var waits = request
             waits.clientGone = { [weak self] in self?.isClosed ?? true }
             let ready = waits
-            Thread.detachNewThread { [self] in
+            Thread.detachNewThread { [self, api] in
                 Thread.current.name = DevToolsChannel.threadName
                 let response = api.handle(ready)
                 send(replyText(ident: ident, response: response), context: context)
