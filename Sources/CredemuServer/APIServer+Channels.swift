@@ -61,8 +61,8 @@ extension APIServer {
         if try body.bool("autofill") == false { query["autofill"] = "0" }
         if try body.bool("autofillEvents") == true { query["autofillEvents"] = "1" }
         if let fill = try body.string("fillBinding") { query["fillBinding"] = fill }
+        let paired = try APIServer.pairing(body, shimMembers: ["autofill", "fillBinding", "autofillEvents"].contains { body.value[$0] != nil })
         if let token = configuration.token { query["token"] = token }
-        let paired = try APIServer.pairing(body, shimMembers: query.count > 1)
         let allowFrameOrigins = try body.bool("allowFrameOrigins") ?? false
         let host = r.http.headers["host"] ?? "127.0.0.1"
         let channel = try channels.reserve { (id) throws(APIError) in

@@ -596,6 +596,18 @@ extension ServerChannelTests {
         XCTAssertEqual(reply(first)["status"], 200)
     }
 
+    func testAServerWithATokenOpensAPairedChannelAndItsCallsCarryThePageToken() throws {
+        let (api, _d) = try makeAPI(token: "secret-token")
+        _ = _d
+        let devtools = try FakeDevTools()
+        let body = "{\"devtools\": \"\(devtools.url)\", \"paired\": {\"binding\": \"b\", \"handoff\": \"h\"}}"
+        let response = api.handle(request("POST", "/channels", body, headers: ["authorization": "Bearer secret-token"]))
+        XCTAssertEqual(response.status, 201, String(decoding: response.body, as: UTF8.self))
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":7,\"origin\":\"\(Self.origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
+        call(devtools, "{\"id\":\"t1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        XCTAssertEqual(reply(try XCTUnwrap(devtools.replies(1).first))["status"], 200)
+    }
+
     func testAPairedChannelAllowsTheCallingContextsOriginOnlyWhenAskedTo() throws {
         let (api, _d) = try makeAPI()
         _ = _d
