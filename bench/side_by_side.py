@@ -360,6 +360,16 @@ def main():
         write_playwright_row(results, Path(__file__).resolve().parent.parent / "docs" / "playwright.md")
 
 
+def round_ratios(results, a, b):
+    """Figure `a` over figure `b`, round by round (the rounds are interleaved, so each pair shares the machine's noise)."""
+    return [x / y for x, y in zip(results[a], results[b])]
+
+
+def median_ratio(results, a, b):
+    """The median of the per-round ratios: what every ratio `make bench` prints is."""
+    return statistics.median(round_ratios(results, a, b))
+
+
 # docs/playwright.md's speed row, which `make bench` rewrites with each run (CREDEMU_BENCH_DOCS=1); the clients'
 # tests check it is a row this function wrote.
 PLAYWRIGHT_ROW = re.compile(r"^\| Speed, in-page ES256 registrations / assertions per second.*$", re.M)
@@ -371,7 +381,7 @@ def playwright_row(results, day, load):
     median = {name: statistics.median(values) for name, values in results.items() if values}
 
     def ratio(a, b):
-        return statistics.median(x / y for x, y in zip(results[a], results[b]))
+        return median_ratio(results, a, b)
 
     def pair(prefix):
         return f"{median[prefix + '-create']:,.0f} / {median[prefix + '-get']:,.0f}"
@@ -399,7 +409,7 @@ def report(results, seconds, rounds, ready):
     median = {name: statistics.median(values) for name, values in results.items()}
 
     def ratio(a, b):
-        return statistics.median(x / y for x, y in zip(results[a], results[b]))
+        return median_ratio(results, a, b)
 
     rows = [
         ("raw OpenSSL floor (keygen+sign / sign)", "raw-keygen-sign", "raw-sign"),
@@ -501,7 +511,7 @@ def report(results, seconds, rounds, ready):
           "authenticator in-page: " + ("met" if channel[1] >= 1 and channel[2] >= 1 else "NOT met"))
     playwright = lines[9]
     def rounds(a, b):
-        return " ".join(f"{x / y:.2f}" for x, y in zip(results[a], results[b]))
+        return " ".join(f"{r:.2f}" for r in round_ratios(results, a, b))
     print("goal: credemu under Playwright (Python, DevTools port) at least as fast as Playwright's own authenticator "
           "in-page: " + ("met" if playwright[1] >= 1 and playwright[2] >= 1 else "NOT met")
           + f": {playwright[1]:.2f}x (rounds {rounds('pw-credemu-create', 'pw-own-create')}); "
@@ -517,11 +527,8 @@ def report(results, seconds, rounds, ready):
 
 def issue37_goals(results):
     """Issue 37's goals, each met or not by the median of its per-round ratios, with the rounds' ratios beside it."""
-    def rounds(a, b):
-        return [x / y for x, y in zip(results[a], results[b])]
-
     def line(label, pairs, met):
-        ratios = [rounds(a, b) for a, b in pairs]
+        ratios = [round_ratios(results, a, b) for a, b in pairs]
         medians = [statistics.median(r) for r in ratios]
         verdict = "met" if all(met(m) for m in medians) else "NOT met"
         shown = "; ".join(f"{statistics.median(r):.2f}x (rounds {' '.join(f'{x:.2f}' for x in r)})" for r in ratios)
