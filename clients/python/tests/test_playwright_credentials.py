@@ -188,9 +188,12 @@ def test_a_playwright_credentials_suite_runs_on_credemu_after_one_line_changes(a
 
 
 def test_with_a_devtools_port_the_page_finds_nothing_of_credemu_but_its_mark_and_popups_still_answer(
-        chromium_with_devtools_port, site, credemu_server):
+        chromium_with_devtools_port, chromium_browser, site, credemu_server):
     """The server's binding and the handoff slot are gone before the page's scripts run, in the first document and
     the next; a popup the page opens (which the server may reach late) answers through one channel or the other."""
+    from credemu.shim import chromium_devtools_port
+    assert chromium_devtools_port(chromium_with_devtools_port) > 0
+    assert chromium_devtools_port(chromium_browser) is None, "no port, no pairing: the client relays"
     own = chromium_with_devtools_port.new_context()
     own.credentials.install()
     plain = own.new_page()
