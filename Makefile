@@ -26,13 +26,14 @@ RELEASE_BIN := $(STATIC_BUILD)/release/credemu
 DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 PREFIX      ?= /usr/local
 
-.PHONY: commit-stamp help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale clean
+.PHONY: commit-stamp help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale bench-compare clean
 .PHONY: deps-clients deps-node deps-npm test-clients dist-check
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
 	@echo "make test   install missing packages, build, run the Swift tests, make dist and dist-check, the interop tests, then make sanitize"
 	@echo "make bench  ceremonies/s per algorithm, then credemu beside soft-webauthn, Chromium's virtual authenticator and the raw floors"
+	@echo "make bench-compare BASE=main  this tree's ceremony cost beside BASE's in one run; exits 1 on a regression over 5%"
 	@echo "make bench-scale  each operation's cost at 10k, 100k and 1M passkeys, in-process and served, and the server's memory"
 	@echo "make sanitize  the Swift tests and an API workload under AddressSanitizer and ThreadSanitizer"
 	@echo "make install PREFIX=/usr/local  the release binary into PREFIX/bin (it needs no other file)"
@@ -196,6 +197,14 @@ bench: deps-debian deps-browser deps-python
 	swift build -c release --product credemu
 	.build/release/credemu-bench 1.5
 	CREDEMU_BENCH_DOCS=1 $(PYTHON) bench/side_by_side.py .build/release 0.4 7
+
+# The check a change to the ceremony path runs before it lands (docs/benchmarks.md, "Before a change lands"): this
+# tree's release build beside BASE's (built once under .build/compare/), 9 alternating rounds; exit 1 on a regression.
+BASE ?= main
+bench-compare: deps-debian deps-python
+	swift build -c release --product credemu-bench
+	swift build -c release --product credemu
+	$(PYTHON) bench/compare_builds.py .build/release "$$(bench/base_build.sh $(BASE))" 0.4 9
 
 # Vaults of 10k, 100k and 1M passkeys with a 100,000-row event log (about 4 minutes on 2 cores).
 bench-scale: deps-debian
