@@ -144,8 +144,8 @@ extension Commands {
                     one, then removed from --from unless --keep-source; all in one transaction. The passkeys keep
                     their credential IDs and keys; --to's pack answers for them from then on (its backup flags and AAGUID, no
                     counter, its signal handling). A passkey whose counter is not 0 stays in --from, named under leftOut.
-                    --keep-source copies passwords only: one vault holds a credential ID once, so it refuses a kept passkey
-                    (export from one vault and import into another to keep both). See docs/cxf.md.
+                    With --keep-source both profiles hold the passkeys afterwards, under the same credential IDs, each
+                    answered by its own pack; a credential --to holds already is a conflict. See docs/cxf.md.
                     """,
                     options: [Option("from", .text("PROFILE"), "The profile the credentials leave.", required: true),
                               Option("to", .text("PROFILE"), "The profile they go to.", required: true),

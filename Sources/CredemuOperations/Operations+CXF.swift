@@ -57,9 +57,10 @@ extension Operations {
     /// `keepSource`, removed from the source in the same transaction: all of it lands, or nothing changes. The one move
     /// every front end makes: the API's, the CLI's, the clients' and a scenario's `move` step.
     ///
-    /// `keepSource` copies passwords only: the vault keys passkeys by credential ID across its profiles
-    /// (`passkeys.credential_id` is the primary key), so two profiles of one vault cannot both hold one; two vaults can
-    /// (export, then import). Afterwards the target's pack answers for them: its backup flags (`import.backupFlags`)
+    /// With `keepSource` both profiles hold the passkeys afterwards, under the same credential IDs (the vault keys a
+    /// passkey by credential ID and profile, migration 14), each its own row answered by its own pack: what a user who
+    /// imports into a second manager without deleting from the first has. Afterwards the target's pack answers for
+    /// them: its backup flags (`import.backupFlags`)
     /// and AAGUID, no counter (CXF), its signal handling; the target's findings say what an RP that stored the
     /// exporter's may trip on (`Engine.reviewMove`). A passkey with a counter is left in the source and named in
     /// `leftOut`. Returns `{from, to, kept, moved: {passkeys, passwords}, credentialIds, leftOut, importer}`, where
@@ -68,9 +69,6 @@ extension Operations {
         let from = source.profile.name, to = target.profile.name
         guard from != to else { throw .invalidInput("A move needs two profiles: from and to are both '\(from)'.") }
         let (document, passkeys, passwords, leftOut) = try cxfExport(source, includeSecrets: true, rpID: rpID, at: now)
-        if keepSource, let first = passkeys.first {
-            throw .conflict("The vault holds each credential ID once across its profiles, so '\(to)' cannot hold a copy of '\(from)''s passkey \(first.id) beside it: move without keepSource, or export --format cxf from one vault and import into another to keep both.")
-        }
         let expecting = Dictionary(passkeys.map { ($0.credentialID, $0.publicKey) }, uniquingKeysWith: { a, _ in a })
         let parsed: JSONValue
         do {
@@ -104,8 +102,8 @@ extension Operations {
     }
 
     /// The move a scenario's `move` step makes (`DivergenceMatrix.run`'s `mover`): the scenario RP's credentials, the
-    /// source's copies removed.
-    public static let scenarioMover: ScenarioRunner.Mover = { source, target, rpID, now in
-        try move(from: source, to: target, keepSource: false, rpID: rpID, at: now)
+    /// source's copies removed unless the step keeps them.
+    public static let scenarioMover: ScenarioRunner.Mover = { source, target, rpID, keepSource, now in
+        try move(from: source, to: target, keepSource: keepSource, rpID: rpID, at: now)
     }
 }

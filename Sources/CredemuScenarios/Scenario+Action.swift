@@ -24,8 +24,9 @@ extension Scenario {
         case user([UserDecision])
         case rp(note: String?)
         /// The user moves the account's passkeys and passwords of the scenario's RP to the account `to` (CXF, the
-        /// operations layer's move): the step's `account` (default the first) exports, `to` imports.
-        case move(to: String)
+        /// operations layer's move): the step's `account` (default the first) exports, `to` imports, and with
+        /// `keepSource` the account keeps its copies (both managers then hold the passkeys).
+        case move(to: String, keepSource: Bool)
 
         public struct SavePassword: Sendable {
             public var user: String?
@@ -207,7 +208,7 @@ extension Scenario {
                 }
                 return .user(decisions)
             case "move":
-                return .move(to: try f.string("to") ?? "")
+                return .move(to: try f.string("to") ?? "", keepSource: try f.bool("keepSource") ?? false)
             default:
                 return .rp(note: try f.string("note"))
             }

@@ -56,7 +56,7 @@ public struct Scenario: Sendable {
         "get": ["allow", "use"],
         "setting": Set(Profile.settingNames), "signal": ["kind", "credential", "accepted", "name", "displayName", "userId"],
         "removePasskey": ["credential"], "renamePasskey": ["credential", "name", "displayName"], "user": ["decisions"], "rp": ["note"],
-        "move": ["to"],
+        "move": ["to", "keepSource"],
     ]
 
     /// What names the step's target when a scenario has accounts and devices: `on` a device (ceremonies, device

@@ -87,8 +87,8 @@ extension ScenarioRunner {
                 guard let label, let id = labels[label] else { return ok("ok", "nothing to remove") }
                 _ = try vault.scoped(to: accounts[account]!.profile.name).removePasskey(credentialID: id)
                 return ok("ok", "the user deleted \(label) in the provider" + inAccount(account))
-            case .move(let to):
-                return try move(from: account, to: to)
+            case let .move(to, keepSource):
+                return try move(from: account, to: to, keepSource: keepSource)
             case let .renamePasskey(label, name, displayName):
                 let scoped = vault.scoped(to: accounts[account]!.profile.name)
                 guard let label, let id = labels[label], let record = try scoped.passkey(id: id, includeShadowed: true) else {
@@ -194,13 +194,13 @@ extension ScenarioRunner {
     /// A `move` step: the scenario RP's credentials of `account` into `to`, through the mover (`Operations.move`).
     /// The cell says what the importer's pack gives them (its `import.backupFlags`), and a later sign-in with one
     /// shows the RP's view (`authenticator`).
-    func move(from account: String, to: String) throws -> Cell {
+    func move(from account: String, to: String, keepSource: Bool) throws -> Cell {
         if let missing = missingPacks[to] { return Cell(outcome: "error", summary: "account \(to): no pack '\(missing)'", vault: "") }
         guard let mover else {
             return Cell(outcome: "error", summary: "a move needs the operations layer's move: run the scenario with credemu scenario run", vault: "")
         }
         let source = engine(account), target = engine(to)
-        let answer = try mover(source, target, scenario.rpID, clock.now())
+        let answer = try mover(source, target, scenario.rpID, keepSource, clock.now())
         engines = engines.filter { !$0.key.hasPrefix(account + "@") && !$0.key.hasPrefix(to + "@") }
         let ids = (answer["credentialIds"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(Base64URL.decode) }
         moved.formUnion(ids)
@@ -210,6 +210,7 @@ extension ScenarioRunner {
         let left = answer["leftOut"]?.arrayValue?.count ?? 0
         var summary = "moved \(ids.map { labels.name(for: $0) }.joined(separator: ", ").nilIfEmpty ?? "no passkey")"
             + (count("passwords") > 0 ? " and \(count("passwords")) password(s)" : "") + " from \(account) to \(to) as CXF"
+            + (keepSource ? ", \(account) keeping its copies" : "")
         if ids.isEmpty == false {
             summary += "; \(to) answers BE=\(bit("backupEligible")) BS=\(bit("backupState")), counter \(importer?["counter"]?.stringValue ?? "?")"
         }

@@ -30,7 +30,7 @@ public final class ScenarioRunner {
 
     /// Moves the credentials of one engine's account (those of an RP ID) into another's at a time, and answers as
     /// `POST /vault/move` does: the operations layer's `Operations.move`, handed in, since this module sits below it.
-    public typealias Mover = @Sendable (_ from: Engine, _ to: Engine, _ rpID: String, _ at: Date) throws -> JSONValue
+    public typealias Mover = @Sendable (_ from: Engine, _ to: Engine, _ rpID: String, _ keepSource: Bool, _ at: Date) throws -> JSONValue
     /// The move a `move` step makes; nil: such a step is an error cell naming what is missing.
     var mover: Mover?
     /// Credentials a `move` step moved: a sign-in with one shows what the RP sees of the importer (BE/BS, counter).

@@ -4,21 +4,20 @@
 /// Emptied before any statement on passkeys other than the few that see staged rows (every write to a passkey is
 /// one of those others: `Vault+Staging`) and after a rollback, so it never holds what the file does not.
 final class PasskeyRecordCache {
-    private var records: [CredentialKey: (profile: String, record: PasskeyRecord)] = [:]
+    private var records: [PasskeyKey: PasskeyRecord] = [:]
     static let limit = 4096
 
     func record(_ credentialID: [UInt8], profile: String) -> PasskeyRecord? {
-        guard !records.isEmpty, let entry = records[CredentialKey(credentialID)], entry.profile == profile else { return nil }
-        return entry.record
+        records.isEmpty ? nil : records[PasskeyKey(credentialID, profile)]
     }
 
     func remember(_ record: PasskeyRecord, profile: String) {
         if records.count >= PasskeyRecordCache.limit { records.removeAll(keepingCapacity: true) }
-        records[CredentialKey(record.credentialID)] = (profile, record)
+        records[PasskeyKey(record.credentialID, profile)] = record
     }
 
-    func forget(_ credentialID: [UInt8]) {
-        if !records.isEmpty { records[CredentialKey(credentialID)] = nil }
+    func forget(_ credentialID: [UInt8], profile: String) {
+        if !records.isEmpty { records[PasskeyKey(credentialID, profile)] = nil }
     }
 
     func removeAll() {

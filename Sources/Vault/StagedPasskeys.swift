@@ -26,11 +26,11 @@ final class StagedPasskeys {
         }
     }
 
-    private var entries: [CredentialKey: Entry] = [:]
-    private var byHandle: [AccountKey: [CredentialKey]] = [:]
-    private var byName: [AccountKey: [CredentialKey]] = [:]
+    private var entries: [PasskeyKey: Entry] = [:]
+    private var byHandle: [AccountKey: [PasskeyKey]] = [:]
+    private var byName: [AccountKey: [PasskeyKey]] = [:]
     /// Each account's staged passkeys that no other passkey shadows (those a create shadows leave it).
-    private var unshadowedByAccount: [AccountKey: [CredentialKey]] = [:]
+    private var unshadowedByAccount: [AccountKey: [PasskeyKey]] = [:]
     /// Set when staged rows were moved inside a transaction, which may still roll back.
     var movedInTransaction = false
     /// Set when the table may hold rows this mirror lacks (a rollback undid a move that could not be made again).
@@ -40,7 +40,7 @@ final class StagedPasskeys {
     var count: Int { entries.count }
 
     func add(_ entry: Entry) {
-        let id = CredentialKey(entry.record.credentialID)
+        let id = PasskeyKey(entry.record.credentialID, entry.profile)
         entries[id] = entry
         let account = AccountKey(profile: entry.profile, rpID: entry.record.rpID, key: entry.record.userHandle)
         byHandle[account, default: []].append(id)
@@ -55,16 +55,16 @@ final class StagedPasskeys {
         unshadowedByAccount.removeAll(keepingCapacity: true)
     }
 
-    /// The staged passkey with this credential ID, whatever its profile.
-    func entry(_ credentialID: [UInt8]) -> Entry? {
-        entries.isEmpty ? nil : entries[CredentialKey(credentialID)]
+    /// The profile's staged passkey with this credential ID.
+    func entry(_ credentialID: [UInt8], profile: String) -> Entry? {
+        entries.isEmpty ? nil : entries[PasskeyKey(credentialID, profile)]
     }
 
     /// `Vault.countHandleSQL`, `countNameSQL` or `countHandleAndNameSQL` over the staged passkeys: the visible ones of
     /// the profile on the RP with the user handle, the user name, or both.
     func count(profile: String, rpID: String, handle: [UInt8]?, name: String?) -> Int {
         guard !entries.isEmpty else { return 0 }
-        let ids: [CredentialKey]
+        let ids: [PasskeyKey]
         if let handle {
             ids = byHandle[AccountKey(profile: profile, rpID: rpID, key: handle)] ?? []
         } else if let name {
@@ -94,7 +94,7 @@ final class StagedPasskeys {
     /// updated in the commit that staged it).
     func shadow(_ shadowed: [Entry], by shadow: [UInt8]) {
         guard let first = shadowed.first else { return }
-        for entry in shadowed { entries[CredentialKey(entry.record.credentialID)]?.record.shadowedBy = shadow }
+        for entry in shadowed { entries[PasskeyKey(entry.record.credentialID, entry.profile)]?.record.shadowedBy = shadow }
         unshadowedByAccount[AccountKey(profile: first.profile, rpID: first.record.rpID, key: first.record.userHandle)] = nil
     }
 

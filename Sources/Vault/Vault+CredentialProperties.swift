@@ -19,7 +19,7 @@ extension Vault {
     @discardableResult
     public func removeAllPasskeys() throws(VaultError) -> Int {
         try locked { () throws(VaultError) in
-            events.pendingUses = events.pendingUses.filter { $0.value.profile != profile }
+            events.pendingUses = events.pendingUses.filter { $0.key.profile != profile }
             try db.query(Vault.removeAllPasskeysSQL, [.text(profile)])
             return db.changes
         }

@@ -76,7 +76,7 @@ extension Vault {
     /// Inserts serialized events and their marks, and writes pending last uses, in one transaction, then trims
     /// the log to `logLimit` rows (the caller holds the connection's lock). Each event gets the next ID
     /// explicitly, so its marks can name it.
-    static func insert(_ rows: [EventRow], uses: [[UInt8]: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
+    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
         guard !rows.isEmpty || !uses.isEmpty, db.handle != nil else { return }
         try db.transaction { () throws(VaultError) in
             try writeUses(uses, into: db)

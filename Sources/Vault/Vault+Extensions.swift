@@ -91,7 +91,7 @@ extension Vault {
     }
 
     static let setCredentialExtensionsSQL = """
-        INSERT INTO credential_extensions (credential_id, profile, cred_protect, cred_blob) VALUES (?1, ?2, ?3, ?4)         ON CONFLICT (credential_id) DO UPDATE SET cred_protect = excluded.cred_protect, cred_blob = excluded.cred_blob
+        INSERT INTO credential_extensions (credential_id, profile, cred_protect, cred_blob) VALUES (?1, ?2, ?3, ?4)         ON CONFLICT (credential_id, profile) DO UPDATE SET cred_protect = excluded.cred_protect, cred_blob = excluded.cred_blob
         """
     static let credentialExtensionsSQL = "SELECT cred_protect, cred_blob FROM credential_extensions WHERE credential_id = ? AND profile = ?"
     static func credBlobContext(_ credentialID: [UInt8]) -> String { "credBlob:" + Base64URL.encode(credentialID) }
@@ -102,7 +102,7 @@ extension Vault {
     /// Only for a passkey of the profile: the SELECT finds it by its key.
     static let setLargeBlobSQL = """
         INSERT INTO large_blobs (credential_id, profile, blob) SELECT credential_id, profile, ?3 FROM passkeys \
-        WHERE credential_id = ?1 AND profile = ?2 ON CONFLICT (credential_id) DO UPDATE SET blob = excluded.blob
+        WHERE credential_id = ?1 AND profile = ?2 ON CONFLICT (credential_id, profile) DO UPDATE SET blob = excluded.blob
         """
 
     static func prfContext(_ credentialID: [UInt8]) -> String { "prf:" + Base64URL.encode(credentialID) }

@@ -30,7 +30,7 @@ extension Vault {
             case .replaced:
                 guard record.settings.discoverable, try holdsOtherDiscoverable(record, bindings) else { return [] }
                 let removed = try changed(Vault.replacePriorSQL, bindings)
-                for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
+                for passkey in removed { events.pendingUses[PasskeyKey(passkey.credentialID, profile)] = nil }
                 return removed
             }
         }
@@ -58,7 +58,7 @@ extension Vault {
     /// the passkeys it changed leave it here.
     func shadowStored(_ bindings: [SQLValue]) throws(VaultError) -> [ChangedPasskey] {
         let shadowed = try changed(Vault.shadowPriorSQL, bindings)
-        for passkey in shadowed { connection.records.forget(passkey.credentialID) }
+        for passkey in shadowed { connection.records.forget(passkey.credentialID, profile: profile) }
         return shadowed
     }
 
@@ -74,9 +74,10 @@ extension Vault {
         RETURNING credential_id, created_at
         """
 
-    /// The statement of migration 10's trigger `passkey_shadow_passes_on` (`?1` the deleted passkey's ID, `?2` its own
-    /// shadow), for its query plan: it must find the passkeys the deleted one shadowed through `passkeys_shadowed`.
-    static let shadowPassesOnSQL = "UPDATE passkeys SET shadowed_by = ?2 WHERE shadowed_by = ?1"
+    /// The statement of the trigger `passkey_shadow_passes_on` (migrations 10 and 14: `?1` the deleted passkey's ID,
+    /// `?2` its own shadow, `?3` its profile), for its query plan: it must find the passkeys the deleted one shadowed
+    /// through `passkeys_shadowed`.
+    static let shadowPassesOnSQL = "UPDATE passkeys SET shadowed_by = ?2 WHERE profile = ?3 AND shadowed_by = ?1"
 
     /// Stores a passkey (the caller holds the lock); with `shadowing` (a held vault only, outside a transaction), the
     /// account's older passkeys are shadowed in the same commit and returned.
@@ -271,7 +272,8 @@ extension Vault {
 
     static let offeredProtectedSQL = selectPasskeysSQL + """
         WHERE profile = ? AND rp_id = ? AND hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL AND NOT EXISTS (SELECT 1 FROM credential_extensions \
-        WHERE credential_extensions.credential_id = passkeys.credential_id AND cred_protect > ?) \
+        WHERE credential_extensions.credential_id = passkeys.credential_id AND credential_extensions.profile = passkeys.profile \
+        AND cred_protect > ?) \
         ORDER BY coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id LIMIT ?
         """
 
@@ -301,7 +303,7 @@ extension Vault {
     public func removePasskeys(rpID: String, userHandle: [UInt8], notIn listed: [[UInt8]]) throws(VaultError) -> [ChangedPasskey] {
         try locked { () throws(VaultError) in
             let removed = try changed(Vault.deleteUnlistedSQL, [.text(profile), .text(rpID), .blob(userHandle), .text(Vault.idList(listed))])
-            for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
+            for passkey in removed { events.pendingUses[PasskeyKey(passkey.credentialID, profile)] = nil }
             return removed
         }
     }
@@ -391,7 +393,6 @@ extension Vault {
         try locked { () throws(VaultError) in
             var found: PasskeyRecord
             if let staged = try stagedEntry(credentialID) {
-                guard staged.profile == profile else { return nil }
                 found = staged.record
             } else if let cached = connection.records.record(credentialID, profile: profile) {
                 found = cached
@@ -406,7 +407,7 @@ extension Vault {
                 if connection.exclusive { connection.records.remember(stored, profile: profile) }
                 found = stored
             }
-            if let use = events.pendingUses[credentialID] { found.lastUsedAt = Date(vaultMillis: use.at) }
+            if let use = events.pendingUses[PasskeyKey(credentialID, profile)] { found.lastUsedAt = Date(vaultMillis: use.at) }
             return found
         }
     }
@@ -414,7 +415,7 @@ extension Vault {
     /// The decrypted PKCS#8 private key of a stored passkey.
     public func privateKey(for credentialID: [UInt8]) throws(VaultError) -> [UInt8] {
         let sealed: [UInt8]? = try locked { () throws(VaultError) in
-            if let staged = try stagedEntry(credentialID) { return staged.profile == profile ? staged.sealedKey : nil }
+            if let staged = try stagedEntry(credentialID) { return staged.sealedKey }
             var found: [UInt8]?
             try db.query(Vault.privateKeySQL, [.blob(credentialID), .text(profile)]) { row in
                 found = row.blob(0)
@@ -438,7 +439,7 @@ extension Vault {
     public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date, deferred: Bool = false) throws(VaultError) {
         if deferred {
             return try locked { () throws(VaultError) in
-                events.pendingUses[credentialID] = PendingUse(profile: profile, at: time.vaultMillis)
+                events.pendingUses[PasskeyKey(credentialID, profile)] = PendingUse(at: time.vaultMillis)
                 scheduleEventFlush()
             }
         }
@@ -485,7 +486,7 @@ extension Vault {
     @discardableResult
     public func removePasskey(credentialID: [UInt8]) throws(VaultError) -> Bool {
         try locked { () throws(VaultError) in
-            events.pendingUses[credentialID] = nil
+            events.pendingUses[PasskeyKey(credentialID, profile)] = nil
             try db.query(Vault.removePasskeySQL, [.blob(credentialID), .text(profile)])
             return db.changes == 1
         }
@@ -515,7 +516,7 @@ extension Vault {
             }
             if !events.pendingUses.isEmpty {
                 for i in records.indices {
-                    if let use = events.pendingUses[records[i].credentialID] { records[i].lastUsedAt = Date(vaultMillis: use.at) }
+                    if let use = events.pendingUses[PasskeyKey(records[i].credentialID, profile)] { records[i].lastUsedAt = Date(vaultMillis: use.at) }
                 }
             }
             return records
@@ -535,8 +536,8 @@ extension Vault {
     }
 
     /// Writes last uses (the caller holds the lock, in a transaction).
-    static func writeUses(_ uses: [[UInt8]: PendingUse], into db: SQLiteDatabase) throws(VaultError) {
-        for (id, use) in uses { try db.query(recordUseSQL, [.int(use.at), .blob(id), .text(use.profile)]) }
+    static func writeUses(_ uses: [PasskeyKey: PendingUse], into db: SQLiteDatabase) throws(VaultError) {
+        for (key, use) in uses { try db.query(recordUseSQL, [.int(use.at), .blob(key.id.bytes), .text(key.profile)]) }
     }
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }

@@ -28,13 +28,13 @@ extension Vault {
                                           priorDiscoverableSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
-    /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`. `?24`
-    /// is 1 when the account filter says no passkey has the ID: the probe, a walk down the credential-ID index that
-    /// reads a page from the file in most registrations on a large vault, is skipped then (the OR stops at its first
-    /// true term).
+    /// A credential ID the profile holds already in `passkeys` is refused here (no row), one already staged by
+    /// `StagedPasskeys`. `?24` is 1 when the account filter says no passkey has the ID: the probe, a walk down the key
+    /// (credential ID, profile) that reads a page from the file in most registrations on a large vault, is skipped then
+    /// (the OR stops at its first true term).
     static let stagePasskeySQL = """
         INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...23).map { "?\($0)" }.joined(separator: ", ")) \
-        WHERE ?24 = 1 OR NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1)
+        WHERE ?24 = 1 OR NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1 AND profile = ?22)
         """
     static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
     /// Every row, moved: without a WHERE clause SQLite clears the table's pages at once instead of row by row.
@@ -90,10 +90,10 @@ extension Vault {
         return (stored + stagedPrior.map { ChangedPasskey(credentialID: $0.record.credentialID, createdMillis: $0.record.createdAt.vaultMillis) }).sorted()
     }
 
-    /// The staged passkey with this credential ID, of any profile (the caller holds the lock).
+    /// The profile's staged passkey with this credential ID (the caller holds the lock).
     func stagedEntry(_ credentialID: [UInt8]) throws(VaultError) -> StagedPasskeys.Entry? {
         if connection.staged.mustMove { try Vault.moveStaged(connection) }
-        return connection.staged.entry(credentialID)
+        return connection.staged.entry(credentialID, profile: profile)
     }
 
     /// Moves every staged passkey into `passkeys` (the caller holds the lock); inside a transaction, as part of it.

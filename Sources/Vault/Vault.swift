@@ -276,8 +276,8 @@ public final class Vault: @unchecked Sendable {
 /// Events not yet written, in order. See `Vault.appendEvent`.
 final class EventBuffer {
     var pending: [PendingEvent] = []
-    /// The last uses of zero-counter passkeys not yet written, by credential ID (see `Vault.recordAssertion`).
-    var pendingUses: [[UInt8]: PendingUse] = [:]
+    /// The last uses of zero-counter passkeys not yet written, by passkey (see `Vault.recordAssertion`).
+    var pendingUses: [PasskeyKey: PendingUse] = [:]
     var scheduled = false
     var sequence = 0
     /// Every event up to this sequence number is in the table.
@@ -294,7 +294,6 @@ final class EventBuffer {
 
 /// A passkey's last use, waiting in memory to be written with the event log's next batch.
 struct PendingUse {
-    let profile: String
     let at: Int64
 }
 

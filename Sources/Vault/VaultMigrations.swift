@@ -257,6 +257,86 @@ enum VaultMigrations {
         ) WITHOUT ROWID;
         CREATE INDEX immediate_requests_by_expiry ON immediate_requests (browser, expires_at);
         """,
+        // 14: a passkey is keyed by its profile and credential ID (issue 36.2), so two provider accounts of one vault may
+        // hold the same passkey, as a move that keeps the source's copy leaves them; so are the rows that name a passkey
+        // (its large blob, its CTAP state) and a shadow (`shadowed_by` names a passkey of the same profile). SQLite
+        // cannot change a primary key in place: each table is rebuilt as sqlite.org/lang_altertable.html "Making Other
+        // Kinds Of Table Schema Changes" says (a new table, every row copied, the old dropped, the new renamed, its
+        // indexes and triggers made again), columns and rows as they were. The key is (credential ID, profile), so a
+        // lookup by ID alone (which profiles hold it) is a walk of the key too.
+        """
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE passkeys_14 (
+            credential_id BLOB NOT NULL,
+            profile TEXT NOT NULL,
+            rp_id TEXT NOT NULL,
+            user_handle BLOB NOT NULL,
+            user_name TEXT NOT NULL,
+            display_name TEXT NOT NULL,
+            algorithm INTEGER NOT NULL,
+            private_key BLOB NOT NULL,
+            public_key BLOB NOT NULL,
+            sign_count INTEGER NOT NULL,
+            counter TEXT NOT NULL CHECK (counter IN ('zero', 'increment')),
+            backup_eligible INTEGER NOT NULL,
+            backup_state INTEGER NOT NULL,
+            aaguid BLOB NOT NULL,
+            discoverable INTEGER NOT NULL,
+            attestation TEXT NOT NULL CHECK (attestation IN ('none', 'packed', 'batch')),
+            hidden INTEGER NOT NULL DEFAULT 0,
+            hidden_at INTEGER,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            prf_secret BLOB,
+            shadowed_by BLOB,
+            edited_by_user INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (credential_id, profile)
+        );
+        INSERT INTO passkeys_14 (credential_id, profile, rp_id, user_handle, user_name, display_name, algorithm, private_key,
+                                 public_key, sign_count, counter, backup_eligible, backup_state, aaguid, discoverable, attestation,
+                                 hidden, hidden_at, created_at, last_used_at, prf_secret, shadowed_by, edited_by_user)
+            SELECT credential_id, profile, rp_id, user_handle, user_name, display_name, algorithm, private_key,
+                   public_key, sign_count, counter, backup_eligible, backup_state, aaguid, discoverable, attestation,
+                   hidden, hidden_at, created_at, last_used_at, prf_secret, shadowed_by, edited_by_user
+            FROM passkeys ORDER BY rowid;
+        DROP TABLE passkeys;
+        ALTER TABLE passkeys_14 RENAME TO passkeys;
+        CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle, created_at, credential_id);
+        CREATE INDEX passkeys_by_user_name ON passkeys (profile, rp_id, user_name, created_at, credential_id);
+        CREATE INDEX passkeys_offered ON passkeys (profile, rp_id, coalesce(last_used_at, created_at) DESC, created_at DESC, credential_id)
+            WHERE hidden = 0 AND discoverable = 1 AND shadowed_by IS NULL;
+        CREATE INDEX passkeys_shadowed ON passkeys (profile, shadowed_by) WHERE shadowed_by IS NOT NULL;
+        CREATE INDEX passkeys_unshadowed_by_user ON passkeys (profile, rp_id, user_handle) WHERE shadowed_by IS NULL;
+        CREATE TABLE large_blobs_14 (
+            credential_id BLOB NOT NULL,
+            profile TEXT NOT NULL,
+            blob BLOB NOT NULL,
+            PRIMARY KEY (credential_id, profile)
+        ) WITHOUT ROWID;
+        INSERT INTO large_blobs_14 (credential_id, profile, blob) SELECT credential_id, profile, blob FROM large_blobs;
+        DROP TABLE large_blobs;
+        ALTER TABLE large_blobs_14 RENAME TO large_blobs;
+        CREATE TABLE credential_extensions_14 (
+            credential_id BLOB NOT NULL,
+            profile TEXT NOT NULL,
+            cred_protect INTEGER CHECK (cred_protect BETWEEN 1 AND 3),
+            cred_blob BLOB,
+            PRIMARY KEY (credential_id, profile)
+        ) WITHOUT ROWID;
+        INSERT INTO credential_extensions_14 (credential_id, profile, cred_protect, cred_blob)
+            SELECT credential_id, profile, cred_protect, cred_blob FROM credential_extensions;
+        DROP TABLE credential_extensions;
+        ALTER TABLE credential_extensions_14 RENAME TO credential_extensions;
+        CREATE TRIGGER large_blob_follows_passkey AFTER DELETE ON passkeys BEGIN
+            DELETE FROM large_blobs WHERE credential_id = old.credential_id AND profile = old.profile;
+        END;
+        CREATE TRIGGER credential_extensions_follow_passkey AFTER DELETE ON passkeys BEGIN
+            DELETE FROM credential_extensions WHERE credential_id = old.credential_id AND profile = old.profile;
+        END;
+        CREATE TRIGGER passkey_shadow_passes_on AFTER DELETE ON passkeys BEGIN
+            UPDATE passkeys SET shadowed_by = old.shadowed_by WHERE profile = old.profile AND shadowed_by = old.credential_id;
+        END;
+        """,
     ]
 
     /// Brings an opened vault to the current schema, or finds it there: one write transaction (`BEGIN IMMEDIATE`)

@@ -170,11 +170,6 @@ final class CXFTests: XCTestCase {
         _ = _d
         let id = try seed(ops, "gpm")
         _ = try signsIn(ops, "gpm", id)
-        let before = try snapshot(ops)
-        XCTAssertEqual(refusal { _ = try ops.moveCredentials(from: "gpm", to: "apple", keepSource: true) }?.code, .conflict,
-                       "one vault holds a credential ID once, so a kept copy is refused")
-        XCTAssertEqual(try snapshot(ops), before)
-
         let moved = try ops.moveCredentials(from: "gpm", to: "apple", keepSource: false)
         XCTAssertEqual(moved["moved"]?["passkeys"], 1)
         XCTAssertEqual(moved["moved"]?["passwords"], 1)
@@ -189,6 +184,45 @@ final class CXFTests: XCTestCase {
         XCTAssertEqual(refusal { _ = try ops.moveCredentials(from: "gpm", to: "apple", keepSource: false) }?.code, .conflict,
                        "a password the importer holds already is a conflict")
         XCTAssertEqual(try snapshot(ops), refused, "and the refused move removed nothing")
+    }
+
+    func testAKeepSourceMoveLeavesBothManagersSigningInWithOneCredentialIDEachByItsOwnPackAndSignals() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        _ = try ops.createProfile("hello", settings: [("pack", "windows-hello")], allowPackPath: false)
+        let id = try seed(ops, "gpm")
+        let moved = try ops.moveCredentials(from: "gpm", to: "hello", keepSource: true)
+        XCTAssertEqual(moved["kept"], true)
+        XCTAssertEqual(moved["moved"]?["passkeys"], 1)
+        XCTAssertEqual(moved["credentialIds"]?.arrayValue?.first?.stringValue, Base64URL.encode(id))
+        // Both hold it, each answering by its own pack: GPM's backup-eligible passkey, Windows Hello's not.
+        XCTAssertTrue(try signsIn(ops, "gpm", id).flags.contains(.backupEligible))
+        XCTAssertFalse(try signsIn(ops, "hello", id).flags.contains(.backupEligible))
+        XCTAssertEqual(try ops.vault.scoped(to: "gpm").allPasswords().map(\.username), ["alice"], "the source kept its password too")
+        XCTAssertEqual(refusal { _ = try ops.moveCredentials(from: "gpm", to: "hello", keepSource: true) }?.code, .conflict,
+                       "a second copy into the same profile is a conflict: one profile holds a credential ID once")
+
+        // The RP's signal reaches the provider it is sent to, and changes that profile's copy only.
+        let unknown = "{\"rpId\":\"example.com\",\"credentialId\":\"\(Base64URL.encode(id))\"}"
+        _ = try ops.signal(.profile("gpm"), kind: "unknown", CeremonyRequest(options: .text(unknown), origin: origin))
+        XCTAssertEqual(try ops.vault.scoped(to: "gpm").passkey(id: id)?.hidden, true, "GPM hid its copy (signals.unknownCredential hide)")
+        XCTAssertEqual(try ops.vault.scoped(to: "hello").passkey(id: id)?.hidden, false, "Windows Hello's copy is untouched")
+        XCTAssertFalse(try signsIn(ops, "hello", id).flags.contains(.backupEligible))
+        _ = try ops.signal(.profile("hello"), kind: "unknown", CeremonyRequest(options: .text(unknown), origin: origin))
+        XCTAssertNotNil(try ops.vault.scoped(to: "hello").passkey(id: id), "Hello never hears a signal (signals.forwarded false)")
+    }
+
+    func testAPasskeyBothManagersHoldIsOfferedByBothOnADeviceWithBoth() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"]))])
+        let id = try seed(ops, "google")
+        _ = try ops.moveCredentials(from: "google", to: "other", keepSource: true)
+        let offer = try ops.autofillOffer(.device("phone"), CeremonyRequest(options: .text(requestOptionsJSON()), origin: origin))
+        let offered = offer["passkeys"]?.arrayValue?.map { [$0["credentialId"]?.stringValue ?? "", $0["provider"]?.stringValue ?? ""] }
+        XCTAssertEqual(offered, [[Base64URL.encode(id), "google"], [Base64URL.encode(id), "other"]])
     }
 
     func testAMoveIntoAPackWithoutBackupEligibilityRecordsTheFindingAnRPThatChecksBENeeds() throws {

@@ -40,6 +40,22 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// A `move` step with `keepSource`: both managers hold the passkey and each answers a sign-in with it by its own pack.
+    func testAMoveStepThatKeepsTheSourceLeavesBothManagersSigningIn() throws {
+        let registry = try PolicyRegistry()
+        var text = try String(contentsOfFile: Self.scenariosDirectory + "/passkey-moved-between-managers.json", encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"to\": \"importer\",", with: "\"to\": \"importer\", \"keepSource\": true,")
+        let scenario = try Scenario(json: text)
+        let matrix = try DivergenceMatrix.run(scenario, providers: try registry.select("apple,windows-hello", for: scenario),
+                                              directory: TemporaryDirectory().path, packs: registry.all, limits: .server,
+                                              mover: Operations.scenarioMover)
+        let move = scenario.steps.firstIndex { $0.label.contains("moves the site's credentials") }!
+        XCTAssertTrue(matrix.cells[move].allSatisfy { $0.summary.contains("gpm keeping its copies") }, "\(matrix.cells[move].map(\.summary))")
+        for step in [move + 1, move + 2] {
+            XCTAssertEqual(matrix.cells[step].map(\.outcome), ["signedIn", "signedIn"], "\(scenario.steps[step].label): \(matrix.cells[step].map(\.summary))")
+        }
+    }
+
     func testDivergingRowsStandOutInEveryFormat() throws {
         let registry = try PolicyRegistry()
         let scenario = try Scenario.load(path: Self.scenariosDirectory + "/revocation-unknown-signal.json")

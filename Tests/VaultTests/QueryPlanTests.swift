@@ -49,8 +49,8 @@ final class QueryPlanTests: XCTestCase {
         let expected: [(String, String)] = [
             ("offered", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
             ("offeredProtected", "SEARCH passkeys USING INDEX passkeys_offered (profile=? AND rp_id=?)"),
-            ("passkeyByID", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
-            ("recordAssertion", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
+            ("passkeyByID", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=? AND profile=?)"),
+            ("recordAssertion", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=? AND profile=?)"),
             ("firstUserPasskey", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("hideUnlisted", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("restoreListed", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
@@ -59,8 +59,8 @@ final class QueryPlanTests: XCTestCase {
             ("shadowPrior", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("replacePrior", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
             ("priorDiscoverable", "SEARCH passkeys USING INDEX passkeys_by_rp (profile=? AND rp_id=? AND user_handle=?)"),
-            ("shadowPassesOn", "SEARCH passkeys USING INDEX passkeys_shadowed (shadowed_by=?)"),
-            ("editUser", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
+            ("shadowPassesOn", "SEARCH passkeys USING INDEX passkeys_shadowed (profile=? AND shadowed_by=?)"),
+            ("editUser", "SEARCH passkeys USING INDEX sqlite_autoindex_passkeys_1 (credential_id=? AND profile=?)"),
             ("countDiscoverable", "SEARCH passkeys USING COVERING INDEX passkeys_offered (profile=?)"),
             ("countUsedUnlisted", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
             ("otherDisplayName", "SEARCH passkeys USING INDEX passkeys_unshadowed_by_user (profile=? AND rp_id=? AND user_handle=?)"),
@@ -69,7 +69,7 @@ final class QueryPlanTests: XCTestCase {
             ("markedKeys", "SEARCH event_marks USING PRIMARY KEY (profile=? AND mark=? AND key=? AND key2=?)"),
             ("nextDecision", "SEARCH user_decisions USING INDEX user_decisions_by_profile (profile=?)"),
             ("rotateEvents", "SEARCH events USING INTEGER PRIMARY KEY (rowid<?)"),
-            ("stagePasskey", "SEARCH passkeys USING COVERING INDEX sqlite_autoindex_passkeys_1 (credential_id=?)"),
+            ("stagePasskey", "SEARCH passkeys USING COVERING INDEX sqlite_autoindex_passkeys_1 (credential_id=? AND profile=?)"),
             ("shadowStaged", "SEARCH staged_passkeys USING INTEGER PRIMARY KEY (rowid=?)"),
             ("moveStaged", "SEARCH staged_passkeys USING INTEGER PRIMARY KEY (rowid<?)"),
             ("lastEventOfKind", "SEARCH events USING COVERING INDEX events_by_kind (profile=? AND kind=?)"),
@@ -163,17 +163,23 @@ final class VaultMigrationTests: XCTestCase {
             DROP TABLE event_marks;
             DROP INDEX events_by_kind;
             DROP INDEX user_decisions_by_profile;
-            DROP INDEX passkeys_by_rp;
+            CREATE TABLE passkeys_1 AS SELECT * FROM passkeys;
+            DROP TABLE passkeys;
+            \(passkeysTableOfVersion1);
             CREATE INDEX passkeys_by_rp ON passkeys (profile, rp_id, user_handle);
-            DROP INDEX passkeys_by_user_name;
             CREATE INDEX passkeys_by_user_name ON passkeys (profile, rp_id, user_name);
-            PRAGMA writable_schema = ON;
-            UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (attestation IN (''none'', ''packed'', ''batch''))',
-                                                   'CHECK (attestation IN (''none'', ''packed''))')
-                WHERE type = 'table' AND name = 'passkeys';
-            PRAGMA writable_schema = OFF;
+            INSERT INTO passkeys SELECT * FROM passkeys_1;
+            DROP TABLE passkeys_1;
             PRAGMA user_version = 1;
             """)
+    }
+
+    /// Migration 1's `CREATE TABLE passkeys`, as it wrote it (keyed by credential ID alone, `attestation` without
+    /// 'batch'): migration 14 rebuilt the table, so the downgrade rebuilds it as it was.
+    static var passkeysTableOfVersion1: String {
+        let v1 = VaultMigrations.all[0]
+        let start = v1.range(of: "CREATE TABLE passkeys (")!
+        return String(v1[start.lowerBound..<v1.range(of: "\n)", range: start.upperBound..<v1.endIndex)!.upperBound])
     }
 
     static func schema(_ db: SQLiteDatabase) throws -> [String] {

@@ -3,7 +3,8 @@
 A passkey a gpm profile made, exported with `credemu vault export --format cxf --include-secrets` and imported into an
 apple profile of another vault with `vault import --format cxf`, signs in to py_webauthn's and python-fido2's servers
 with the same credential ID and the public key the RP stored at registration; `vault move` does the same inside one
-vault and takes the source's copy away; a document with a bad member is refused by its path and nothing changes.
+vault and takes the source's copy away, or with --keep-source leaves both profiles signing in with the same credential;
+a document with a bad member is refused by its path and nothing changes.
 The RP's view of the move: the backup flags and the counter are the importer's now.
 """
 import base64
@@ -68,6 +69,21 @@ def test_vault_move_takes_the_passkey_from_gpm_to_apple_in_one_vault(credemu):
     credemu.profile = "apple"
     signs_in(credemu, verified, fido2_credential)
     assert json.loads(credemu.run("vault", "list", check_exit=0, profile="gpm").stdout) == []
+
+
+def test_vault_move_keep_source_leaves_gpm_and_apple_both_signing_in_with_the_same_credential(credemu):
+    verified, fido2_credential = registered_in(credemu, "gpm")
+    credemu.run("profile", "create", "apple", "--pack", "apple", check_exit=0, profile="spec")
+    moved = credemu.json("vault", "move", "--from", "gpm", "--to", "apple", "--keep-source")
+    assert moved["kept"] is True and moved["moved"]["passkeys"] == 1, moved
+    for profile in ["apple", "gpm", "apple"]:
+        credemu.profile = profile
+        data = signs_in(credemu, verified, fido2_credential)
+        assert data.counter == 0 and data.flags & AuthenticatorData.FLAG.BE, (profile, data)
+    listed = {p: [k["credentialId"] for k in json.loads(credemu.run("vault", "list", check_exit=0, profile=p).stdout)] for p in ["gpm", "apple"]}
+    assert listed["gpm"] == listed["apple"] and len(listed["gpm"]) == 1, listed
+    again = credemu.run("vault", "move", "--from", "gpm", "--to", "apple", "--keep-source")
+    assert again.returncode == 3, "a second copy into the same profile is a conflict"
 
 
 def test_a_cxf_document_with_a_bad_key_is_refused_by_its_path_and_nothing_changes(credemu):

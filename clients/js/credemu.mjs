@@ -472,7 +472,8 @@ export class Client {
   }
   /**
    * POST /vault/move: the `from` profile's passkeys and passwords (only `rpId`'s when given) written as a CXF document,
-   * imported into `to` and removed from `from` in one transaction (docs/cxf.md). `keepSource` copies passwords only.
+   * imported into `to` and removed from `from` in one transaction (docs/cxf.md). With `keepSource` both profiles hold
+   * them (the same credential IDs, each answered by its own pack).
    */
   moveCredentials(from, to, { keepSource, rpId } = {}) {
     return this.request('POST', '/vault/move', dropUndefined({ from, to, keepSource, rpId }));

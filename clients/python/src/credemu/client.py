@@ -589,7 +589,7 @@ class Client:
     def move_credentials(self, from_profile, to_profile, *, keep_source=False, rp_id=None):
         """`POST /vault/move`: the `from_profile`'s passkeys and passwords (only `rp_id`'s when given) written as a
         CXF document and imported into `to_profile`, removed from `from_profile` in the same transaction (see
-        docs/cxf.md). `keep_source` copies passwords only: one vault holds a credential ID once. Returns
+        docs/cxf.md). With `keep_source` both profiles hold them (the same credential IDs, each its own pack). Returns
         `{from, to, kept, moved: {passkeys, passwords}, credentialIds, leftOut, importer}`."""
         body = _drop_none({"from": from_profile, "to": to_profile, "keepSource": keep_source or None, "rpId": rp_id})
         return self.request("POST", "/vault/move", body)
