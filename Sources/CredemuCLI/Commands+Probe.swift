@@ -17,10 +17,12 @@ extension Commands {
         (docs/probe.md). With the adapter's signIn and signOut steps it also checks, once, that a registration answered
         after a sign-out, a switch to another account or a newer sign-in is refused and stored for no one (seed 002
         N2.5-AC03, seed 000 N2.6-AC03 and N2.6-AC06); without a session the report says these checks need an adapter.
+        With --moves it also moves a passkey registered with the first provider into the other columns' packs (CXF) and
+        signs in with it (docs/probe.md, docs/cxf.md).
 
         Exit status: 0 the server accepted every response a correct server must accept; 1 a finding about the server: it
         rejected at least one (each tied to its seed criterion or spec rule, with the fix), issued options no browser
-        accepts, or took a stale registration; 2 the run could not finish: usage (an origin WebAuthn does not run in, a bad adapter), or a server that
+        accepts, took a stale registration, or refused a moved passkey; 2 the run could not finish: usage (an origin WebAuthn does not run in, a bad adapter), or a server that
         fails (unreachable, too slow, malformed or oversized answers); 3 the log vault failed.
         """,
         positionals: [Positional("URL", "the RP server's URL (plain http://)")],
@@ -39,6 +41,11 @@ extension Commands {
             Option("forgeries", .text("none|all|NAME,..."), """
                 Forged responses to send after the variants, each of which a correct server refuses (default none;
                 all, or names such as badSignature,otherOrigin). One accepted is a finding (exit 1).
+                """),
+            Option("moves", .text("none|all|ID[@platform],..."), """
+                Sign in after a move (default none): an account registers with the first provider, its passkey moves into
+                each column's profile (all but the first, or those named) through a CXF document, then signs in. A refusal
+                names what the move changed (BE, BS, a counter stopped at 0).
                 """),
             Option("max-time", .text("SECONDS"), "The whole run's time limit, 1 to 86400 seconds (default 600); each exchange has its own 30 s."),
         ]
@@ -84,10 +91,23 @@ extension Context {
                 throw UsageError(error.message)
             }
         }
+        let moves: Set<String>?
+        switch args.value("moves") ?? "none" {
+        case "none": moves = nil
+        case "all": moves = Set(providers.map { "\($0.0.id)@\($0.1.rawValue)" })
+        case let list:
+            let named = Set(try Prober.select(list, from: registry).map { "\($0.0.id)@\($0.1.rawValue)" })
+            let columns = Set(providers.map { "\($0.0.id)@\($0.1.rawValue)" })
+            if let stray = named.subtracting(columns).sorted().first {
+                throw UsageError("--moves names \(stray), which is not a column of this run: add it to --providers.")
+            }
+            moves = named
+        }
         let report: ProbeReport
         do {
             let prober = Prober(base: base, adapter: adapter, origin: args.value("origin") ?? base.origin, operations: ops, timeLimit: timeLimit)
             prober.forgeries = forgeries
+            prober.moves = moves
             report = try prober.run(providers)
         } catch {
             terminal.writeError("credemu: \(error.description)\n")

@@ -106,7 +106,7 @@ extension Commands {
                 if format == .cxf {
                     if args.value("storage-state") != nil { throw UsageError("--storage-state goes with --format playwright.") }
                     let (document, leftOut) = try context.perform { (ops) throws(OperationError) in
-                        try ops.exportCXF(context.profileName, includeSecrets: secrets)
+                        try ops.exportFile(context.profileName, format: .cxf, includeSecrets: secrets)
                     }
                     if !leftOut.isEmpty {
                         context.terminal.writeError("credemu: left out \(leftOut.count) passkey(s) whose signature counter is not 0, as CXF's exporter must: \(leftOut.joined(separator: ", ")).\n")
@@ -125,7 +125,10 @@ extension Commands {
                     }
                     state = object
                 }
-                let (list, leftOut) = try context.perform { (ops) throws(OperationError) in try ops.exportCredentials(context.profileName, format: format) }
+                // These files always hold the private keys (the discussion above says so): asking for the file asks for them.
+                let (list, leftOut) = try context.perform { (ops) throws(OperationError) in
+                    try ops.exportFile(context.profileName, format: format, includeSecrets: true)
+                }
                 if !leftOut.isEmpty {
                     context.terminal.writeError("credemu: left out \(leftOut.count) EdDSA passkey(s) Playwright's authenticator cannot sign with (it signs SHA-256: ES256, RS256): \(leftOut.joined(separator: ", ")).\n")
                 }

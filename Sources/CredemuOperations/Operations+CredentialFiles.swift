@@ -138,6 +138,24 @@ extension Operations {
         return (.array(file), leftOut)
     }
 
+    /// The profile's credentials as a file of `format`, for the API and the CLI alike: a CXF document (`exportCXF`, its
+    /// private keys and passwords only with `includeSecrets`) or a Playwright or WebDriver list (`exportCredentials`),
+    /// which is nothing without its private keys, so it is refused unless `includeSecrets` asks for them: a secret
+    /// leaves the vault only when asked for. `leftOut` names the passkeys the format cannot hold (CXF: a counter that
+    /// is not 0; Playwright: EdDSA).
+    public func exportFile(_ name: String, format: CredentialFileFormat, includeSecrets: Bool) throws(OperationError) -> (document: JSONValue, leftOut: [String]) {
+        switch format {
+        case .cxf:
+            return try exportCXF(name, includeSecrets: includeSecrets)
+        case .playwright, .webdriver:
+            guard includeSecrets else {
+                throw .invalidInput("A \(format.rawValue) file holds every passkey's private key, in the clear: ask for it with includeSecrets.")
+            }
+            let (file, leftOut) = try exportCredentials(name, format: format)
+            return (file, leftOut)
+        }
+    }
+
     /// Whether Playwright's authenticator can sign with a key of the algorithm: SHA-256 with ECDSA or RSA, not Ed25519.
     static func playwrightSigns(_ algorithm: COSEAlgorithm) -> Bool { algorithm != .edDSA }
 

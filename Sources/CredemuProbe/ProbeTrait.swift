@@ -21,6 +21,12 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
     case newestPasskeyOfAccount
     /// After a re-registration, a sign-in with the account's first passkey, which Apple and the extensions keep.
     case olderPasskeyOfAccount
+    /// After a move (`signInAfterMove`), BE differs from the registration's: the importer's pack answers for it.
+    case backupEligibilityChangedByMove
+    /// After a move, BS differs from the registration's while BE does not.
+    case backupStateChangedByMove
+    /// After a move from a pack that counts, signCount 0 for good (CXF §Passkey: the importer never counts).
+    case counterStoppedByMove
 
     public static func < (a: ProbeTrait, b: ProbeTrait) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -46,6 +52,9 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .secondPasskeyOfAccount: return "a second passkey for an account"
         case .newestPasskeyOfAccount: return "the newest passkey of a re-registered account"
         case .olderPasskeyOfAccount: return "the older passkey of a re-registered account"
+        case .backupEligibilityChangedByMove: return "BE changed by a move to another manager"
+        case .backupStateChangedByMove: return "BS changed by a move to another manager"
+        case .counterStoppedByMove: return "signCount 0 after a move from a counting manager"
         }
     }
 
@@ -82,6 +91,12 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
             return "Chromium's GPM keeps one usable passkey per RP ID and user.id: a new one shadows the older ones, never offered or used to sign in again (passkey_model_utils FilterShadowedCredentials; passkeys.priorOfSameUser shadowed), and a security key overwrites a discoverable credential of the same user (CTAP 2.1 authenticatorMakeCredential; replaced); a server that keeps or asks for only the account's first credential locks those users out"
         case .olderPasskeyOfAccount:
             return "WebAuthn L3 §7.1 stores a new credential record for the account and §7.2 verifies a sign-in against the record of the credential used: nothing in a registration revokes the account's other credentials; Apple Passwords and the extensions keep the older passkey beside the new one and offer both (passkeys.priorOfSameUser kept, unconfirmed)"
+        case .backupEligibilityChangedByMove:
+            return "CXF 1.0 §Passkey carries no backup flags, so after a move the importer's pack sets BE (WebAuthn L3 §6.1.3: BE is fixed for a credential's lifetime on one authenticator, and a move puts the credential on another); §7.2 has an RP that uses the backup state compare BE with the stored one and then \"apply Relying Party policy\": a server that refuses every sign-in whose BE changed locks out each user who moved a passkey between a device-bound and a synced manager"
+        case .backupStateChangedByMove:
+            return "WebAuthn L3 §6.1.3: the backup state \"can change over time\", and a move (CXF 1.0) hands the passkey to a manager with its own; §7.2: store the new BS after each sign-in"
+        case .counterStoppedByMove:
+            return "CXF 1.0 §Passkey: \"Importers MUST set a zero value for the imported passkey signature counters and MUST NOT increment them after the fact\"; WebAuthn L3 §6.1.1 and §7.2: compare counters only when either is non-zero, so a counter that stays 0 is no counter, not a cloned authenticator"
         case .signCountZero, .signCountNotGrowing:
             return "WebAuthn L3 §6.1.1: \"Authenticators that do not implement a signature counter leave signCount constant at zero\"; §7.2: compare counters only when either is non-zero (providers.md §1: every synced provider sends 0)"
         }
@@ -105,6 +120,9 @@ public enum ProbeTrait: String, Sendable, CaseIterable, Comparable {
         case .secondPasskeyOfAccount: return "store a second passkey for an account, or list the account's credentials in excludeCredentials so the browser refuses before a provider makes one"
         case .newestPasskeyOfAccount: return "store every credential registered to the account and ask for all of them in allowCredentials (or none), never the first one only"
         case .olderPasskeyOfAccount: return "keep an account's older credentials after a re-registration until the user removes them"
+        case .backupEligibilityChangedByMove: return "do not refuse a verified sign-in only because BE differs from the registration's: the passkey moved to another manager; apply your policy to the new flags and store them"
+        case .backupStateChangedByMove: return "read BS from every assertion and store the latest instead of refusing a change"
+        case .counterStoppedByMove: return "treat a counter that goes to 0 and stays there as no counter (§7.2 compares only when either is non-zero), not as a clone"
         case .signCountZero, .signCountNotGrowing: return "treat signCount 0 (stored and received) as 'no counter'; do not require it to grow"
         }
     }

@@ -29,9 +29,13 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
     /// signing in (`passkeys.priorOfSameUser` shadowed; a key's overwrite: replaced), while Apple and the
     /// extensions keep both. The cell is the second registration's verdict, then the sign-in's.
     case reRegistration
+    /// With `--moves`: an account registers in the run's first provider, the user moves its passkey into this column's
+    /// pack through a CXF document (`Operations.move`), then signs in with it (issue 36): the same credential ID and
+    /// public key, answered with the importer's BE/BS and no counter (`Prober+Move.swift`).
+    case signInAfterMove
 
     /// Sent by the loop of single registrations (the others have flows of their own).
-    public var isRegistration: Bool { ![.signIn, .signInAgain, .securityKeySignIn, .reRegistration].contains(self) }
+    public var isRegistration: Bool { ![.signIn, .signInAgain, .securityKeySignIn, .reRegistration, .signInAfterMove].contains(self) }
 
     public var title: String {
         switch self {
@@ -46,6 +50,7 @@ public enum ProbeVariant: String, Sendable, CaseIterable {
         case .signInAgain: return "second sign-in (signCount 0)"
         case .securityKeySignIn: return "security-key sign-ins (a growing signCount)"
         case .reRegistration: return "re-registration, then the old ID signs in"
+        case .signInAfterMove: return "sign-in after a move here (CXF)"
         }
     }
 }

@@ -20,6 +20,9 @@ public final class Prober {
     public let limits: HTTPLimits
     /// The forged responses sent after the variants (`--forgeries`; none by default).
     public var forgeries: [Forgery] = []
+    /// The columns (`pack@platform`) a passkey of the run's first provider is moved into before a sign-in
+    /// (`--moves`, the `signInAfterMove` variant); nil (the default) leaves the variant out of the run.
+    public var moves: Set<String>?
     let ops: Operations
     var deadline: Deadline?
 
@@ -45,10 +48,10 @@ public final class Prober {
         for (policy, platform) in providers {
             let column = ProbeColumn(pack: policy.id, name: policy.name, version: policy.version, platform: platform)
             columns.append(column)
-            cells.append(try probe(policy, platform, column))
+            cells.append(try probe(policy, platform, column, exporter: providers[0]))
         }
         var report = ProbeReport(target: base.description, adapter: adapter.name, origin: origin, columns: columns,
-                                 variants: ProbeVariant.allCases, cells: cells, log: ops.vault.path)
+                                 variants: variants, cells: cells, log: ops.vault.path)
         if let (policy, platform) = providers.first { report.staleContext = try staleContext(policy, platform) }
         if let (policy, platform) = providers.first, !forgeries.isEmpty {
             let upgrade = ProbeVariant.allCases.firstIndex(of: .upgrade)!
@@ -82,9 +85,15 @@ public final class Prober {
         /// The user handle of the server's options (base64url), which a second registration of the account must repeat.
         var userID: String?
         var client: HTTPClient
+        /// The registration the server took (its authenticator data: the flags and AAGUID it stored).
+        var registration: JSONValue?
     }
 
-    private func probe(_ policy: any ProviderPolicy, _ platform: Platform, _ column: ProbeColumn) throws(ProbeError) -> [ProbeCell] {
+    /// The variants this run sends, in the report's order: all but `signInAfterMove` without `--moves`.
+    var variants: [ProbeVariant] { ProbeVariant.allCases.filter { $0 != .signInAfterMove || moves != nil } }
+
+    private func probe(_ policy: any ProviderPolicy, _ platform: Platform, _ column: ProbeColumn,
+                       exporter: (any ProviderPolicy, Platform)) throws(ProbeError) -> [ProbeCell] {
         let profile = Prober.profile(policy, platform)
         let roaming = try prepareRoaming(policy, platform, profile: profile)
         try operation { () throws(OperationError) in
@@ -116,6 +125,10 @@ public final class Prober {
         out.append(try securityKeySignIns(keyAccount, roaming: roaming, platform: platform, knobs: knobs, registration: out[ProbeVariant.allCases.firstIndex(of: .securityKey)!]))
         out.append(try reRegistration(profile: profile, platform: platform, knobs: knobs, username: "\(policy.id)-reRegistration-\(runID)@probe.credemu.test",
                                       roaming: roaming, plainSignIn: out[ProbeVariant.allCases.firstIndex(of: .signIn)!]))
+        if let moves {
+            out.append(try signInAfterMove(from: exporter, into: profile, column: column, named: moves.contains(column.header), knobs: knobs,
+                                           username: "\(policy.id)-signInAfterMove-\(runID)@probe.credemu.test"))
+        }
         return out
     }
 
@@ -141,7 +154,7 @@ public final class Prober {
                 : knobs.cite("authenticator.attestation", knobs.attestation.rawValue) + ": the pack always sends fmt none"
         case .securityKey, .hybrid, .securityKeySignIn:
             return roaming.notApplicable[variant]
-        case .modal, .signIn, .signInAgain, .reRegistration:
+        case .modal, .signIn, .signInAgain, .reRegistration, .signInAfterMove:
             return nil
         }
     }
@@ -209,12 +222,15 @@ public final class Prober {
         }
         log.verdict(cell)
         return (cell, Account(profile: profile, username: options["user"]?["name"]?.stringValue ?? username,
-                              credentialID: response["id"]?.stringValue ?? "", userID: options["user"]?["id"]?.stringValue, client: client))
+                              credentialID: response["id"]?.stringValue ?? "", userID: options["user"]?["id"]?.stringValue, client: client,
+                              registration: response))
     }
 
     /// A sign-in with `account`'s passkey, picked from the manager's list; with `use`, the user picks that security
     /// key in the browser's sheet instead.
-    func authenticate(_ variant: ProbeVariant, account: Account, platform: Platform, knobs: PolicyKnobs, use: String? = nil) throws(ProbeError) -> ProbeCell {
+    /// After a move, `moved` names what changed since the registration among the cell's traits.
+    func authenticate(_ variant: ProbeVariant, account: Account, platform: Platform, knobs: PolicyKnobs, use: String? = nil,
+                      moved: MoveChange? = nil) throws(ProbeError) -> ProbeCell {
         let values = ["username": account.username, "displayName": "", "userVerification": "preferred", "attestation": "none"]
         let log = logger(account.profile, variant)
         let ceremony = adapter.authentication
@@ -232,6 +248,7 @@ public final class Prober {
         }
         var cell = ProbeCell(outcome: .accepted, message: "")
         (cell.traits, cell.sent) = Prober.assertionTraits(response, again: variant == .signInAgain)
+        if let moved { (cell.traits, cell.sent, cell.note) = moved.traits(of: response, cell.traits, cell.sent) }
         try finishSignIn(response, values: values, client: account.client, into: &cell, log)
         log.verdict(cell)
         return cell

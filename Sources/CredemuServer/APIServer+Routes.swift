@@ -89,6 +89,24 @@ extension APIServer {
             return s.json(200, try s.operations.moveCredentials(from: try body.requiredString("from"), to: try body.requiredString("to"),
                                                                 keepSource: try body.bool("keepSource") ?? false, rpID: try body.string("rpId")))
         },
+        // A profile's credentials as a file, in and out (`Operations.exportFile`, `importCredentials`: the CLI's `vault
+        // export/import --format`): private keys pass, so the operator's alone; a secret only with `includeSecrets=true`.
+        Route("GET", "/profiles/{profile}/export", .operator) { s, r in
+            let format = try APIServer.fileFormat(r.query("format"), "query.format")
+            let secrets = r.query("includeSecrets") == "true"
+            let (document, leftOut) = try s.operations.exportFile(r.first, format: format, includeSecrets: secrets)
+            return s.json(200, .object([("format", .string(format.rawValue)), ("includesSecrets", .bool(secrets)),
+                                        ("document", document), ("leftOut", .array(leftOut.map(JSONValue.string)))]))
+        },
+        Route("POST", "/profiles/{profile}/import", .operator) { s, r in
+            let body = try r.body()
+            try body.only(["format", "document"])
+            let format = try APIServer.fileFormat(try body.requiredString("format"), "body.format")
+            guard let document = body.value["document"] else {
+                throw APIError(.invalidInput("body.document is required: the \(format.rawValue) file's JSON."))
+            }
+            return s.json(200, try s.operations.importCredentials(r.first, format: format, document.serialized()))
+        },
         Route("GET", "/profiles/{profile}/events", .operator) { s, r in
             let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
             let limit = try r.query("limit").map { (t) throws(OperationError) in
@@ -135,6 +153,14 @@ extension APIServer {
             return s.json(201, try s.operations.armHold(r.first, timeoutMillis: timeout))
         },
     ] + ceremonyRoutes + passwordRoutes + userRoutes + webDriverRoutes + channelRoutes + demoRoutes
+
+    /// A credential file format named in a request (`vault import/export --format`'s, but the vault-wide fixture).
+    static func fileFormat(_ name: String?, _ path: String) throws(APIError) -> CredentialFileFormat {
+        guard let name, let format = CredentialFileFormat(rawValue: name) else {
+            throw APIError(.invalidInput("\(path) must be one of \(CredentialFileFormat.allCases.map(\.rawValue).joined(separator: ", "))."))
+        }
+        return format
+    }
 
     /// The ceremonies, declared once and mounted on both targets (`/profiles/{p}` and `/devices/{d}`); a device's
     /// answer names in `X-Credemu-Provider` the account (for a signal, the accounts) that answered.

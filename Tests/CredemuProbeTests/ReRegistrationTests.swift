@@ -8,7 +8,7 @@ import XCTest
 /// the old ID whatever the verdict.
 final class ReRegistrationTests: XCTestCase {
     func testTheVariantRunsOnItsOwnAfterTheOthers() {
-        XCTAssertEqual(ProbeVariant.allCases.last, .reRegistration)
+        XCTAssertEqual(ProbeVariant.allCases.suffix(2), [.reRegistration, .signInAfterMove])
         XCTAssertFalse(ProbeVariant.reRegistration.isRegistration, "the loop of single registrations does not send it")
         XCTAssertTrue(ProbeVariant.modal.isRegistration)
     }

@@ -55,6 +55,8 @@ export const ROUTES = {
   'POST /profiles/{profile}/credentials': ['createCredential'],
   'GET /profiles/{profile}/credentials': ['credentials'],
   'POST /vault/move': ['moveCredentials'],
+  'GET /profiles/{profile}/export': ['exportVault'],
+  'POST /profiles/{profile}/import': ['importVault'],
   'POST /profiles/{profile}/passwords/report-unused': ['reportUnusedPassword'],
   'POST /scenarios/run': ['runScenario'],
   'GET /demo': ['demo'],
@@ -477,6 +479,24 @@ export class Client {
    */
   moveCredentials(from, to, { keepSource, rpId } = {}) {
     return this.request('POST', '/vault/move', dropUndefined({ from, to, keepSource, rpId }));
+  }
+  /**
+   * GET /profiles/{p}/export: the profile's credentials as `credemu vault export --format` writes them: a CXF document
+   * ('cxf', private keys and passwords only with `includeSecrets`), or Playwright's or WebDriver's credential list
+   * ('playwright', 'webdriver'), which hold every private key and so need `includeSecrets: true` (else a TypeError).
+   * Resolves to `{format, includesSecrets, document, leftOut}`.
+   */
+  exportVault(format = 'cxf', { includeSecrets, profile } = {}) {
+    return this.request('GET', this.profilePath(profile, '/export'), undefined, { format, includeSecrets: includeSecrets ? 'true' : undefined });
+  }
+  /**
+   * POST /profiles/{p}/import: a CXF document, or Playwright's or WebDriver's credential list (an object, an array or
+   * its JSON text), into the profile as `credemu vault import --format` reads it; all or nothing, a refusal names the
+   * member's path. Resolves to `{imported: {passkeys, ...}}`.
+   */
+  importVault(document, { format = 'cxf', profile } = {}) {
+    const body = typeof document === 'string' ? JSON.parse(document) : document;
+    return this.request('POST', this.profilePath(profile, '/import'), { format, document: body });
   }
   /** The user deletes the passkey in the provider. */
   removePasskey(credentialId, { profile } = {}) {

@@ -146,6 +146,14 @@ describe('the client', () => {
     await call('createProfile', 'mac', { pack: 'apple' });
     const moved = await call('moveCredentials', 'reach', 'mac', { rpId: RP_ID });
     assert.equal(moved.from, 'reach'); assert.equal(moved.importer.pack, 'apple');
+    // The mac profile's credentials as files over HTTP: a list format only when the private keys are asked for.
+    const inMac = await client.createCredential(RP_ID, { profile: 'mac' });
+    await assert.rejects(call('exportVault', 'playwright', { profile: 'mac' }), (e) => e.name === 'TypeError' && /includeSecrets/.test(e.message));
+    const file = await call('exportVault', 'playwright', { includeSecrets: true, profile: 'mac' });
+    assert.ok(file.document.map((c) => c.id).includes(inMac.id));
+    assert.equal((await call('exportVault', 'cxf', { profile: 'mac' })).includesSecrets, false);
+    for (const c of file.document) await client.removePasskey(c.id, { profile: 'mac' });
+    assert.deepEqual(await call('importVault', file.document, { format: 'playwright', profile: 'mac' }), { imported: { passkeys: file.document.length } });
     // WebDriver's virtual authenticators, under selenium-webdriver's names.
     const pkcs8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'der' });
     const key = await call('addVirtualAuthenticator', { protocol: 'ctap2', transport: 'usb', hasResidentKey: true });

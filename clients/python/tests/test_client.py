@@ -165,6 +165,17 @@ def test_each_method_reaches_the_route_it_is_listed_for(credemu_server):
     call("create_profile", "mac", pack="apple")
     moved = call("move_credentials", "reach", "mac", rp_id=RP_ID)
     assert seeded["id"] in moved["credentialIds"] and moved["importer"]["pack"] == "apple"
+    # The mac profile's credentials as files over HTTP: a list format only when the private keys are asked for.
+    cxf = call("export_vault", "cxf", include_secrets=True, profile="mac")
+    assert cxf["includesSecrets"] and cxf["leftOut"] == [] and cxf["document"]["accounts"][0]["items"]
+    with pytest.raises(CredemuError) as refused:
+        call("export_vault", "webdriver", profile="mac")
+    assert refused.value.name == "TypeError" and "includeSecrets" in str(refused.value)
+    listed = call("export_vault", "webdriver", include_secrets=True, profile="mac")["document"]
+    assert seeded["id"] in [c["credentialId"] for c in listed]
+    for c in listed:
+        call("remove_passkey", c["credentialId"], profile="mac")
+    assert call("import_vault", listed, format="webdriver", profile="mac") == {"imported": {"passkeys": len(listed)}}
     # WebDriver's virtual authenticators, under Selenium's names.
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec

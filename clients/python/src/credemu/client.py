@@ -40,6 +40,8 @@ ROUTES = {
     ("POST", "/profiles/{profile}/credentials"): ["create_credential"],
     ("GET", "/profiles/{profile}/credentials"): ["credentials"],
     ("POST", "/vault/move"): ["move_credentials"],
+    ("GET", "/profiles/{profile}/export"): ["export_vault"],
+    ("POST", "/profiles/{profile}/import"): ["import_vault"],
     ("GET", "/profiles/{profile}/passkeys"): ["passkeys"],
     ("GET", "/profiles/{profile}/passkeys/{id}"): ["passkey"],
     ("PATCH", "/profiles/{profile}/passkeys/{id}"): ["hide_passkey", "restore_passkey", "rename_passkey"],
@@ -593,6 +595,24 @@ class Client:
         `{from, to, kept, moved: {passkeys, passwords}, credentialIds, leftOut, importer}`."""
         body = _drop_none({"from": from_profile, "to": to_profile, "keepSource": keep_source or None, "rpId": rp_id})
         return self.request("POST", "/vault/move", body)
+
+    def export_vault(self, format="cxf", *, include_secrets=False, profile=None):
+        """`GET /profiles/{p}/export`: the profile's credentials as `credemu vault export --format` writes them: a CXF
+        document (`"cxf"`, private keys and passwords only with `include_secrets`), or Playwright's or WebDriver's
+        credential list (`"playwright"`, `"webdriver"`), which hold every private key and so need `include_secrets=True`
+        (else a `CredemuError` TypeError). Returns `{format, includesSecrets, document, leftOut}`; `document` is what
+        `import_vault` and `vault import --format` read, `leftOut` the passkeys the format cannot hold."""
+        return self.request("GET", self._profile_path(profile, "/export"),
+                            query={"format": format, "includeSecrets": "true" if include_secrets else None})
+
+    def import_vault(self, document, *, format="cxf", profile=None):
+        """`POST /profiles/{p}/import`: a CXF document, or Playwright's or WebDriver's credential list (a dict or list,
+        or its JSON text), into the profile as `credemu vault import --format` reads it: every credential checked, a
+        refusal (`CredemuError`, 400 naming the member's path, 409 for a credential ID the vault holds) leaves the vault
+        unchanged. Returns `{"imported": {"passkeys": n, ...}}` (CXF adds `passwords` and `skipped`)."""
+        if isinstance(document, (str, bytes, bytearray)):
+            document = json.loads(document)
+        return self.request("POST", self._profile_path(profile, "/import"), {"format": format, "document": document})
 
     def report_unused_password(self, domain, user_name, *, profile=None, device=None):
         """Apple's `reportUnusedPasswordCredential(domain:userName:)`: the account moved to passkeys."""
