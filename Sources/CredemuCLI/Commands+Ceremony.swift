@@ -62,7 +62,7 @@ extension Commands {
         """,
         options: [
             .ceremonyOrigin, .topOrigin, .optionsFile,
-            Option("pick", .text("CREDENTIAL_ID"), "The credential the user picks (as a queued `user next pick:ID` does)."),
+            Option("pick", .text("CREDENTIAL_ID"), "The credential the user picks (as a queued `user next pick:ID` does); ID@ACCOUNT on a device picks that provider's entry."),
             Option("mediation", .oneOf(["conditional", "modal", "immediate"]),
                    "conditional, modal or immediate (conditional: the dropdown's pick, as a queued decision; immediate: see above)."),
             .flag("no-user-activation", "The page has no transient user activation (Chrome refuses an immediate get without one)."),

@@ -45,8 +45,8 @@ extension Commands {
         decisions (use:NAME, or a cancel of a sheet that offers only keys and phones).
         """,
         subcommands: [
-            Command("next", summary: "Queue decisions: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.",
-                    positionals: [Positional("DECISION", "a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME", repeating: true)]
+            Command("next", summary: "Queue decisions: accept, cancel, timeout, pick:CREDENTIAL_ID[@ACCOUNT] or use:NAME.",
+                    positionals: [Positional("DECISION", "a decision: accept, cancel, timeout, pick:CREDENTIAL_ID[@ACCOUNT] or use:NAME", repeating: true)]
             ) { context, args in
                 let decisions = args.words("DECISION")
                 context.printJSON(try context.perform { (ops) throws(OperationError) in try ops.queueDecisions(context.target, decisions) })

@@ -14,7 +14,7 @@ public protocol Answering {
     /// signal's form.
     func pageEngine() throws(CeremonyError) -> Engine
     /// The engine that answers a get (the one holding `pick`, when given).
-    func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine
+    func getEngine(_ options: RequestOptions, caller: Caller, pick: Pick?) throws(CeremonyError) -> Engine
     /// A conditional get's dropdown.
     func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey])
     /// A signal, sent to every account the target sends it to; returns those accounts.
@@ -35,7 +35,7 @@ public struct SingleAccount: Answering {
     public var engines: [Engine] { [engine] }
     public func createEngine() throws(CeremonyError) -> (engine: Engine, rule: String) { (engine, "the profile's own provider") }
     public func pageEngine() throws(CeremonyError) -> Engine { engine }
-    public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine { engine }
+    public func getEngine(_ options: RequestOptions, caller: Caller, pick: Pick?) throws(CeremonyError) -> Engine { engine }
 
     public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
         try engine.autofillOffer(options, caller: caller)
@@ -57,7 +57,7 @@ extension Answering {
 
     /// Who answers a get: the account holding the pick or a usable passkey (`getEngine`), or for a modal get what
     /// the browser's sheet gives it to instead.
-    public func getAnswerer(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
+    public func getAnswerer(_ options: RequestOptions, caller: Caller, pick: Pick?) throws(CeremonyError) -> Engine {
         let routed = try getEngine(options, caller: caller, pick: pick)
         guard options.mediation != "conditional" else { return routed }
         // An immediate request reaches the internal transport only (immediateGet.transports): no key, no phone.

@@ -41,12 +41,13 @@ public final class DeviceSession: Answering, @unchecked Sendable {
         return engine(first)
     }
 
-    /// The engine that answers a get: the one holding `pick`, else the first in the platform's order holding a usable
-    /// passkey, else the first in that order (which then fails as its provider does).
+    /// The engine that answers a get: the one holding `pick` (the picked account's, when the pick names one), else the
+    /// first in the platform's order holding a usable passkey, else the first in that order (which then fails as its
+    /// provider does).
     ///
     /// A refusal here (the caller may not use the RP ID) is logged by the page's provider as its own `get` logs it, so
     /// a device's log says why the page's call failed as a profile's does.
-    public func getEngine(_ options: RequestOptions, caller: Caller, pick: [UInt8]?) throws(CeremonyError) -> Engine {
+    public func getEngine(_ options: RequestOptions, caller: Caller, pick: Pick?) throws(CeremonyError) -> Engine {
         var order = routing.getOrder().map(engine)
         guard let first = order.first else { throw noProvider }
         // A conditional request goes past the providers that hand it to the browser (conditionalGet.mode).
@@ -54,7 +55,7 @@ public final class DeviceSession: Answering, @unchecked Sendable {
         do throws(CeremonyError) {
             for engine in order {
                 if let pick {
-                    if try engine.mayUse(pick, options, caller: caller) { return engine }
+                    if pick.names(engine), try engine.mayUse(pick.credentialID, options, caller: caller) { return engine }
                 } else if try !engine.usableCredentials(options, caller: caller, limit: 1).isEmpty {
                     return engine
                 }

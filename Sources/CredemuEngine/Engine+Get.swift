@@ -9,7 +9,7 @@ extension Engine {
     ///
     /// - Parameter pick: the credential the user picks when several match; a queued `pick:` decision does
     ///   the same. By default the most recently used (or, failing that, the newest).
-    public func get(_ options: RequestOptions, caller: Caller, pick: [UInt8]? = nil) throws(CeremonyError) -> AuthenticationResponse {
+    public func get(_ options: RequestOptions, caller: Caller, pick: Pick? = nil) throws(CeremonyError) -> AuthenticationResponse {
         var detail = getDetail(options, caller: caller)
         do throws(CeremonyError) {
             let (rpID, appID) = try checkedGetRequest(options, caller: caller)
@@ -30,7 +30,7 @@ extension Engine {
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: timeout) { return .failure(failure) }
                 var chosen = pick
-                if case .pick(let id) = decision { chosen = id }
+                if case .pick(let picked) = decision { chosen = picked }
                 let record = try chooseCredential(options, rpID: rpID, pick: chosen, appID: appID)
                 let key = try signingKey(for: record)
                 let signCount = record.settings.counter == .increment ? record.signCount &+ 1 : 0
@@ -85,8 +85,9 @@ extension Engine {
     }
 
     /// The credentials a get may use (never hidden ones), then the user's choice among them: the first offered,
-    /// or the one picked, looked up by its ID (so a pick need not be among the first `offerLimit`).
-    func chooseCredential(_ options: RequestOptions, rpID: String, pick: [UInt8]?, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord {
+    /// or the one picked, looked up by its ID (so a pick need not be among the first `offerLimit`). A pick naming
+    /// another account picked that account's entry, which this one does not offer (`Pick`).
+    func chooseCredential(_ options: RequestOptions, rpID: String, pick: Pick?, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord {
         let candidates = try self.candidates(options, rpID: rpID, limit: 1, appID: appID)
         let allowed = options.allowCredentials.filter { $0.type == "public-key" }
         guard let first = candidates.first else {
@@ -95,8 +96,8 @@ extension Engine {
                                 reason: .noCredential)
         }
         guard let pick else { return first }
-        guard let chosen = try offered(pick, options, rpID: rpID, appID: appID) else {
-            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(Base64URL.encode(pick)) the user was to pick is not offered for \(rpID)."),
+        guard pick.names(self), let chosen = try offered(pick.credentialID, options, rpID: rpID, appID: appID) else {
+            throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the credential \(pick) the user was to pick is not offered for \(rpID)\(pick.account == nil ? "" : " by \(profile.name)")."),
                                 reason: .noCredential)
         }
         return chosen

@@ -73,7 +73,7 @@ public struct Sheet: Sendable {
     /// Who answers a get: a key or phone the user chooses, else a plugged key that holds a usable credential when the
     /// manager (`routed`, chosen by the platform) holds none, else the manager.
     public func get(_ options: RequestOptions, caller: Caller, routed manager: Engine, candidates managers: [Engine],
-                    pick: [UInt8]?) throws(CeremonyError) -> Engine {
+                    pick: Pick?) throws(CeremonyError) -> Engine {
         guard pick == nil else { return manager }
         switch try head(consumingDeclines: false) {
         case .use(let name):

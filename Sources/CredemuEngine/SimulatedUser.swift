@@ -8,8 +8,8 @@ public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
     case cancel
     /// Lets the prompt run until the ceremony's timeout.
     case timeout
-    /// Picks this credential in an account chooser.
-    case pick([UInt8])
+    /// Picks this credential (on a device, this account's entry of it) in an account chooser.
+    case pick(Pick)
     /// Chooses an authenticator in the browser's sheet (`Sheet`): a security key's profile, a phone device, or a
     /// manager account.
     case use(String)
@@ -24,8 +24,8 @@ public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
             guard Profile.isValidName(name) else { return nil }
             self = .use(name)
         default:
-            guard text.hasPrefix("pick:"), let id = Base64URL.decode(String(text.dropFirst(5))), !id.isEmpty else { return nil }
-            self = .pick(id)
+            guard text.hasPrefix("pick:"), let pick = Pick(String(text.dropFirst(5))) else { return nil }
+            self = .pick(pick)
         }
     }
 
@@ -34,7 +34,7 @@ public enum UserDecision: Equatable, Sendable, CustomStringConvertible {
         case .accept: return "accept"
         case .cancel: return "cancel"
         case .timeout: return "timeout"
-        case .pick(let id): return "pick:" + Base64URL.encode(id)
+        case .pick(let pick): return "pick:" + pick.description
         case .use(let name): return "use:" + name
         }
     }

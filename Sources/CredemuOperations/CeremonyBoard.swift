@@ -14,7 +14,7 @@ import WebAuthn
 public final class CeremonyBoard: @unchecked Sendable {
     /// How a waiting ceremony ended.
     public enum Ending: Equatable, Sendable {
-        case picked([UInt8])
+        case picked(Pick)
         case aborted
         case expired
         /// Its client went away.
@@ -165,16 +165,17 @@ public final class CeremonyBoard: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it).
-    func pick(target: CeremonyTarget, credentialID: [UInt8], ceremony: String?, view: PageView) -> String? {
+    /// The simulated user picks a passkey in a waiting dropdown (the named one, or the only one offering it); a pick
+    /// naming an account matches only that provider's entry (a profile's dropdown names none: its own account's).
+    func pick(target: CeremonyTarget, _ pick: Pick, ceremony: String?, view: PageView) -> String? {
         condition.lock()
         defer { condition.unlock() }
         let waiting = (targets[target] ?? [:]).values.filter { e in
             e.ending == nil && (ceremony.map { e.id == $0 } ?? true) && view.sees(ceremonyOrigin: e.origin)
-                && (e.offer?.contains { $0.credentialID == credentialID } ?? false)
+                && (e.offer?.contains { $0.credentialID == pick.credentialID && (pick.account == nil || $0.provider == nil || $0.provider == pick.account) } ?? false)
         }.sorted { $0.since < $1.since }
         guard let entry = waiting.first else { return nil }
-        targets[target]?[entry.id]?.ending = .picked(credentialID)
+        targets[target]?[entry.id]?.ending = .picked(pick)
         condition.broadcast()
         return entry.id
     }

@@ -67,10 +67,7 @@ extension Operations {
         var options = parsed
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
         if let mediation = request.mediation { options.mediation = mediation == "modal" ? nil : mediation }
-        var pick = try request.pick.map { (id) throws(OperationError) -> [UInt8] in
-            guard let bytes = Base64URL.decode(id) else { throw .invalidInput("The pick must be a base64url credential ID.") }
-            return bytes
-        }
+        var pick = try request.pick.map { (text) throws(OperationError) -> Pick in try PageView(request.restrictedTo).pick(text) }
         let conditional = options.mediation == "conditional"
         let id = try begin(target, request, caller, conditional: conditional, page, .get)
         defer { if let id { ceremonies.finish(target: target, id: id) } }
@@ -80,7 +77,11 @@ extension Operations {
         if conditional, waitsForPick(request), pick == nil, let id, try !decisionQueued(answering) {
             pick = try waitForPick(target, id, options, caller, page, answering, request, lease)
         }
-        var engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: pick) }
+        // A queued pick routes the get as a given one does; the engine that answers takes it from the queue.
+        var routing = pick
+        if routing == nil { routing = try queuedPick(answering) }
+        let routed = routing
+        var engine = try run(page, .get) { () throws(CeremonyError) in try answering.getAnswerer(options, caller: caller, pick: routed) }
         // Chrome's sheet with no credential anywhere waits for the user (any queued decision answers it at once).
         if pick == nil, engine.showsSheetForNoCredential(options, caller: caller), try !decisionQueued(answering) {
             try waitOnSheet(target, id, options, caller, engine, answering, request, lease)
@@ -95,6 +96,13 @@ extension Operations {
         }
         let response = try acting(lease, engine, .get) { () throws(CeremonyError) in try engine.get(options, caller: caller, pick: chosen) }.json
         return Answer(response: try forged(response, .assertion, target, engine), accounts: [engine.profile.name])
+    }
+
+    /// The simulated user's next decision on the target's own queue when it is a pick (`user next pick:ID@ACCOUNT`).
+    private func queuedPick(_ answering: any Answering) throws(OperationError) -> Pick? {
+        let next = try stored { () throws(VaultError) in try answering.sheet.queue.peekDecision() }
+        guard let next, case .pick(let pick) = UserDecision(next) else { return nil }
+        return pick
     }
 
     /// Whether the simulated user's next decision is queued already on any account behind the target.
@@ -217,13 +225,14 @@ extension Operations {
     /// Opens the conditional get's autofill dropdown and waits for the simulated user's pick (`POST
     /// /profiles/{p}/offer/pick`) or the page's abort.
     private func waitForPick(_ target: CeremonyTarget, _ id: String, _ options: RequestOptions, _ caller: Caller, _ engine: Engine,
-                             _ answering: any Answering, _ request: CeremonyRequest, _ lease: TargetLeases.Lease) throws(OperationError) -> [UInt8] {
+                             _ answering: any Answering, _ request: CeremonyRequest, _ lease: TargetLeases.Lease) throws(OperationError) -> Pick {
         let (rpID, offered) = try run(engine, .get) { () throws(CeremonyError) in try answering.autofillOffer(options, caller: caller) }
         ceremonies.offer(target: target, id: id, rpID: rpID, passkeys: offered)
         let ending = ceremonies.wait(target: target, id: id, cancellation: cancellation(clientGone: request.clientGone, lease: lease))
-        guard case .picked(let credentialID) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
-        engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(credentialID)))])
-        return credentialID
+        guard case .picked(let pick) = ending else { throw .ceremony(abortFailure(ending, engine, .get, id), .get, engine) }
+        engine.log("offer", "picked", .success, [("ceremony", .string(id)), ("credentialId", .string(Base64URL.encode(pick.credentialID)))]
+                   + (pick.account.map { [("provider", .string($0))] } ?? []))
+        return pick
     }
 
     /// Chrome's sheet for a modal get that finds no credential anywhere (`modalGet.noCredential` sheetUntilDismissed): it
@@ -277,11 +286,13 @@ extension Operations {
         return .object([("offers", .array(ceremonies.offers(target: target, view: PageView(page))))])
     }
 
-    /// The simulated user picks a passkey from an open dropdown; a page only from its own.
+    /// The simulated user picks a passkey from an open dropdown; a page only from its own. On a device `ID@ACCOUNT`
+    /// picks that provider's entry of a passkey two providers hold (`Pick`).
     public func pickOffered(_ target: CeremonyTarget, credentialID text: String, ceremony: String?, restrictedTo page: String? = nil) throws(OperationError) -> JSONValue {
         try checkExists(target)
-        guard let credentialID = Base64URL.decode(text), !credentialID.isEmpty else { throw .invalidInput("'\(text)' is not a base64url credential ID.") }
-        guard let id = ceremonies.pick(target: target, credentialID: credentialID, ceremony: ceremony, view: PageView(page)) else {
+        let view = PageView(page)
+        let pick = try view.pick(text)
+        guard let id = ceremonies.pick(target: target, pick, ceremony: ceremony, view: view) else {
             throw .notFound("No open autofill dropdown of \(target) offers \(text).")
         }
         return .object([("picked", .string(text)), ("ceremony", .string(id))])

@@ -54,7 +54,7 @@ extension Operations {
         var decisions: [UserDecision] = []
         for text in texts {
             guard let decision = UserDecision(text) else {
-                throw .invalidInput("'\(text)' is not a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.")
+                throw .invalidInput("'\(text)' is not a decision: accept, cancel, timeout, pick:CREDENTIAL_ID[@ACCOUNT] or use:NAME.")
             }
             decisions.append(decision)
         }

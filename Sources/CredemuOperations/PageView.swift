@@ -31,6 +31,19 @@ struct PageView {
         return copy.json
     }
 
+    /// The simulated user's pick as the caller may name it (`Pick`'s text): a page by credential ID alone, since it is
+    /// never told which account of a device holds a passkey, so an account it names could only be a guess that
+    /// probes the device.
+    func pick(_ text: String) throws(OperationError) -> Pick {
+        guard let pick = Pick(text) else {
+            throw .invalidInput("'\(text)' is not a pick: a base64url credential ID, or ID@ACCOUNT to pick one provider's entry on a device.")
+        }
+        if page != nil, pick.account != nil {
+            throw .invalidInput("A page picks a passkey by its credential ID alone: it is not told which account of a device holds it.")
+        }
+        return pick
+    }
+
     /// Whether the caller may see a passkey: a page only one its origin could use (the RP ID is its host or a
     /// registrable suffix of it).
     func sees(_ record: PasskeyRecord) throws(OperationError) -> Bool {

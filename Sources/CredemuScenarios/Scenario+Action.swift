@@ -202,7 +202,7 @@ extension Scenario {
                 var decisions: [UserDecision] = []
                 for (i, text) in try f.strings("decisions").enumerated() {
                     guard let decision = UserDecision(text) else {
-                        throw .invalidField("\(f.path).decisions[\(i)] '\(text)' is not accept, cancel, timeout, pick:ID or use:NAME.")
+                        throw .invalidField("\(f.path).decisions[\(i)] '\(text)' is not accept, cancel, timeout, pick:ID[@ACCOUNT] or use:NAME.")
                     }
                     decisions.append(decision)
                 }

@@ -56,7 +56,7 @@ final class UsageRefusalTests: XCTestCase {
         assertRefused(["password", "save", "--origin", "https://a.test"], "--username is required.")
         assertRefused(["vault", "show"], "vault show needs a credential ID (base64url).")
         assertRefused(["vault", "list", "extra"], "Unexpected argument 'extra'.")
-        assertRefused(["user", "next"], "user next needs a decision: accept, cancel, timeout, pick:CREDENTIAL_ID or use:NAME.")
+        assertRefused(["user", "next"], "user next needs a decision: accept, cancel, timeout, pick:CREDENTIAL_ID[@ACCOUNT] or use:NAME.")
         assertRefused(["signal", "--origin", "https://a.test"], "signal needs a kind: unknown, accepted or details.")
     }
 

@@ -27,7 +27,7 @@ final class CeremonyTests: XCTestCase {
     }
 
     func signIn(allow: [[UInt8]] = [], userVerification: String = "preferred", pick: [UInt8]? = nil) throws -> AuthenticationResponse {
-        try engine.get(try RequestOptions(json: requestOptionsJSON(allow: allow, userVerification: userVerification)), caller: caller, pick: pick)
+        try engine.get(try RequestOptions(json: requestOptionsJSON(allow: allow, userVerification: userVerification)), caller: caller, pick: pick.map { Pick($0) })
     }
 
     func assertError(_ name: WebAuthnError.Name, _ fragment: String = "", _ body: () throws -> Void, line: UInt = #line) {

@@ -26,7 +26,7 @@ final class ConditionalGetTests: XCTestCase {
         XCTAssertEqual(engine.knobs.conditionalGet, .passedToBrowser)
         XCTAssertEqual(try engine.autofillOffer(try conditional(s), caller: try Caller(origin: s.origin)).passkeys, [])
         XCTAssertEqual(try s.events("offer").last?.outcome, "passedToBrowser")
-        let failure = s.failure { try engine.get(try self.conditional(s), caller: try Caller(origin: s.origin), pick: created.credentialID) }
+        let failure = s.failure { try engine.get(try self.conditional(s), caller: try Caller(origin: s.origin), pick: Pick(created.credentialID)) }
         XCTAssertEqual(failure?.error.name, .notAllowedError)
         XCTAssertTrue(failure?.error.message.contains("conditionalGet.mode = passedToBrowser") == true, failure?.error.message ?? "")
         XCTAssertFalse(engine.isConditionalMediationAvailable, "isConditionalMediationAvailable() agrees: false")

@@ -78,7 +78,7 @@ final class ForgeryTests: XCTestCase {
         let (registration, key) = try register(.none)
         let other = try register(.none, user: "bob").0
         let options = try RequestOptions(json: requestOptionsJSON(allow: [registration.credentialID], userVerification: "required"))
-        let assertion = try engine.get(options, caller: try Caller(origin: origin), pick: registration.credentialID).json
+        let assertion = try engine.get(options, caller: try Caller(origin: origin), pick: Pick(registration.credentialID)).json
         func fault(_ json: JSONValue, stored: UInt32 = 5) -> String? {
             do {
                 _ = try RPCheck.assertion(try AuthenticationResponse(answer: json), publicKey: key.publicKey, challenge: Array(repeating: 2, count: 32),

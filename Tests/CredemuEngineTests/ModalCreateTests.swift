@@ -68,7 +68,7 @@ final class ModalCreateTests: XCTestCase {
         let alice = try scenario.modalCreate(user: "alice@example.com")
         scenario.advance(10)
         _ = try scenario.modalCreate(user: "bob@example.com")
-        try scenario.engine().queue(.pick(alice.credentialID))
+        try scenario.engine().queue(.pick(Pick(alice.credentialID)))
         XCTAssertEqual(try scenario.signIn().credentialID, alice.credentialID)
     }
 

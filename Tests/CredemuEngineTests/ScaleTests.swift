@@ -117,14 +117,14 @@ final class ScaleTests: XCTestCase {
         s.advance(1)
         _ = try s.signIn()
         _ = try s.signIn(allow: [alice.credentialID, bob.credentialID])
-        try engine.queue(.pick(bob.credentialID))
+        try engine.queue(.pick(Pick(bob.credentialID)))
         _ = try s.signIn()
         try engine.queue(.cancel)
         note(s.failure { try s.signIn() })
         // Bob's: alice's first modal passkey is shadowed by her second where the pack shadows (GPM), and a pick of it fails.
-        _ = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: bob.credentialID)
-        note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: alice.credentialID) })
-        note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: [9, 9, 9]) })
+        _ = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: Pick(bob.credentialID))
+        note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: Pick(alice.credentialID)) })
+        note(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: Pick([9, 9, 9])) })
         _ = try engine.autofillOffer(try conditionalRequest(s), caller: caller)
         _ = try engine.autofillOffer(try conditionalRequest(s, allow: [bob.credentialID]), caller: caller)
         for _ in 0..<12 {
@@ -196,11 +196,11 @@ final class ScaleTests: XCTestCase {
             }
             // A pick is looked up by its ID, beyond the dropdown's first hundred too; never a hidden or other RP's one.
             if let last = expected.last {
-                let picked = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: last.credentialID)
+                let picked = try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: Pick(last.credentialID))
                 XCTAssertEqual(picked.credentialID, last.credentialID)
             }
             for record in try vault.passkeys(rpID: s.rpID, includeHidden: true) where record.hidden || !record.settings.discoverable {
-                XCTAssertEqual(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: record.credentialID) }?.reason,
+                XCTAssertEqual(s.failure { try engine.get(try RequestOptions(json: requestOptionsJSON(rpID: s.rpID)), caller: caller, pick: Pick(record.credentialID)) }?.reason,
                                .noCredential)
             }
         }

@@ -225,6 +225,45 @@ final class CXFTests: XCTestCase {
         XCTAssertEqual(offered, [[Base64URL.encode(id), "google"], [Base64URL.encode(id), "other"]])
     }
 
+    func testAPickNamingAProviderOnADeviceIsAnsweredByThatProvidersCopyOfASharedPasskey() throws {
+        let (ops, _d) = try makeOperations()
+        _ = _d
+        _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"]))])
+        let id = try seed(ops, "google")
+        _ = try ops.moveCredentials(from: "google", to: "other", keepSource: true)
+        let options = requestOptionsJSON(allow: [id])
+        func signIn(pick: String?) throws -> [String] {
+            try ops.get(.device("phone"), CeremonyRequest(options: .text(options), origin: origin, pick: pick)).accounts
+        }
+        XCTAssertEqual(try signIn(pick: Base64URL.encode(id)), ["google"], "an ID alone: the first provider in the platform's order holding it")
+        XCTAssertEqual(try signIn(pick: Base64URL.encode(id) + "@other"), ["other"], "the second provider's entry")
+        XCTAssertEqual(try signIn(pick: Base64URL.encode(id) + "@google"), ["google"])
+        // A queued pick routes the get as a given one does.
+        _ = try ops.queueDecisions(.device("phone"), ["pick:" + Base64URL.encode(id) + "@other"])
+        XCTAssertEqual(try signIn(pick: nil), ["other"])
+        XCTAssertEqual(try ops.vault.scoped(to: "other").passkey(id: id)?.signCount, 0)
+        // An account that holds no entry of it, on the device or not, is no pick of it: nothing is signed.
+        for account in ["gpm", "nobody"] {
+            let refused = refusal { _ = try signIn(pick: Base64URL.encode(id) + "@" + account) }
+            XCTAssertEqual(refused?.name, .web(.notAllowedError), account)
+        }
+        XCTAssertEqual(refusal { _ = try signIn(pick: Base64URL.encode(id) + "@bad name") }?.code, .invalidInput)
+        // A page is never told which account holds a passkey, so it cannot name one (a guess would probe the device).
+        let page = refusal { _ = try ops.get(.device("phone"), CeremonyRequest(options: .text(options), origin: origin, pick: Base64URL.encode(id) + "@other",
+                                                                                restrictedTo: origin)) }
+        XCTAssertEqual(page?.code, .invalidInput)
+        XCTAssertEqual(refusal { _ = try ops.pickOffered(.device("phone"), credentialID: Base64URL.encode(id) + "@other", ceremony: nil, restrictedTo: origin) }?.code,
+                       .invalidInput)
+        XCTAssertEqual(try ops.get(.device("phone"), CeremonyRequest(options: .text(options), origin: origin, pick: Base64URL.encode(id), restrictedTo: origin)).accounts,
+                       ["google"])
+        // On a profile, a pick naming another account picks nothing the profile offers.
+        let other = refusal { _ = try ops.get(.profile("google"), CeremonyRequest(options: .text(options), origin: origin, pick: Base64URL.encode(id) + "@other")) }
+        XCTAssertEqual(other?.name, .web(.notAllowedError))
+        XCTAssertEqual(try ops.get(.profile("google"), CeremonyRequest(options: .text(options), origin: origin, pick: Base64URL.encode(id) + "@google")).accounts, ["google"])
+    }
+
     func testAMoveIntoAPackWithoutBackupEligibilityRecordsTheFindingAnRPThatChecksBENeeds() throws {
         let (ops, _d) = try makeOperations()
         _ = _d

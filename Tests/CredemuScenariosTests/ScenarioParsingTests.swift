@@ -85,7 +85,7 @@ final class ScenarioParsingTests: XCTestCase {
         XCTAssertEqual([create.conditional ? "conditional" : "modal", create.label], ["conditional", "pk1"])
         XCTAssertEqual(exclude, ["pk0"])
         XCTAssertEqual(settings.map(\.0), ["automaticPasskeyUpgrades"])
-        XCTAssertEqual(decisions, [.cancel, .pick([1])])
+        XCTAssertEqual(decisions, [.cancel, .pick(Pick([1]))])
         XCTAssertEqual(scenario.steps.map(\.target), Array(repeating: .main, count: 5))
     }
 

@@ -417,7 +417,7 @@
       el('p', {text: `${o.origin} asks (since ${when(o.since)}):`}),
       el('ul', {}, ...o.passkeys.map((k) => el('li', {}, `${k.userName || k.credentialId} `,
         button('Pick', () => act(async () => {
-          await api('POST', p() + '/offer/pick', {credentialId: k.credentialId, ceremony: o.ceremony});
+          await api('POST', p() + '/offer/pick', {credentialId: k.provider ? `${k.credentialId}@${k.provider}` : k.credentialId, ceremony: o.ceremony});
           await refresh();
         }), {'aria-label': `Pick ${k.userName || k.credentialId}`})))))) : [el('p', {text: 'No open dropdown.'})]));
     const holds = (await api('GET', '/holds')).holds.filter((h) => h.profile === state.profile);
