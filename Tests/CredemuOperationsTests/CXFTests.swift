@@ -41,6 +41,18 @@ final class CXFTests: XCTestCase {
         return try AuthenticatorData(bytes: response.authenticatorData)
     }
 
+    /// A phone with two provider accounts, GPM's `google` and a third party's `other`, that both hold one passkey
+    /// (registered in `google`, moved to `other` keeping the source's copy).
+    func sharedOnAPhone() throws -> (Operations, [UInt8], TemporaryDirectory) {
+        let (ops, directory) = try makeOperations()
+        _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
+        _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"]))])
+        let id = try seed(ops, "google")
+        _ = try ops.moveCredentials(from: "google", to: "other", keepSource: true)
+        return (ops, id, directory)
+    }
+
     /// The document's credentials, without the header's timestamp: what a round trip must keep.
     func credentials(_ document: JSONValue) -> [JSONValue] {
         (document["accounts"]?.arrayValue ?? []).flatMap { $0["items"]?.arrayValue ?? [] }.flatMap { $0["credentials"]?.arrayValue ?? [] }
@@ -213,26 +225,16 @@ final class CXFTests: XCTestCase {
     }
 
     func testAPasskeyBothManagersHoldIsOfferedByBothOnADeviceWithBoth() throws {
-        let (ops, _d) = try makeOperations()
+        let (ops, id, _d) = try sharedOnAPhone()
         _ = _d
-        _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
-        _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
-        _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"]))])
-        let id = try seed(ops, "google")
-        _ = try ops.moveCredentials(from: "google", to: "other", keepSource: true)
         let offer = try ops.autofillOffer(.device("phone"), CeremonyRequest(options: .text(requestOptionsJSON()), origin: origin))
         let offered = offer["passkeys"]?.arrayValue?.map { [$0["credentialId"]?.stringValue ?? "", $0["provider"]?.stringValue ?? ""] }
         XCTAssertEqual(offered, [[Base64URL.encode(id), "google"], [Base64URL.encode(id), "other"]])
     }
 
     func testAPickNamingAProviderOnADeviceIsAnsweredByThatProvidersCopyOfASharedPasskey() throws {
-        let (ops, _d) = try makeOperations()
+        let (ops, id, _d) = try sharedOnAPhone()
         _ = _d
-        _ = try ops.createProfile("google", settings: [("pack", "gpm"), ("platform", "android")], allowPackPath: false)
-        _ = try ops.createProfile("other", settings: [("pack", "generic-third-party"), ("platform", "android")], allowPackPath: false)
-        _ = try ops.createDevice("phone", settings: [("platform", "android"), ("providers", .array(["google", "other"]))])
-        let id = try seed(ops, "google")
-        _ = try ops.moveCredentials(from: "google", to: "other", keepSource: true)
         let options = requestOptionsJSON(allow: [id])
         func signIn(pick: String?) throws -> [String] {
             try ops.get(.device("phone"), CeremonyRequest(options: .text(options), origin: origin, pick: pick)).accounts
