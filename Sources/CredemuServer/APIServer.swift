@@ -172,16 +172,17 @@ public final class APIServer: @unchecked Sendable {
     static func route(for request: HTTPRequest) throws(APIError) -> (Route, [String]) {
         let segments = request.segments
         let candidates = APIServer.routesBySegmentCount[segments.count] ?? []
-        let matches = candidates.compactMap { i in APIServer.routes[i].match(segments).map { (APIServer.routes[i], $0) } }
-        guard let found = matches.first(where: { $0.0.method == request.method }) else {
-            guard matches.isEmpty else {
-                let allowed = Set(matches.map(\.0.method)).sorted().joined(separator: ", ")
-                throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
-                               headers: [("Allow", allowed + ", OPTIONS")])
-            }
-            throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
+        // The first of the method that fits, in the table's order; the others' fit is asked only for a 405.
+        for i in candidates where APIServer.routes[i].method == request.method {
+            if let parameters = APIServer.routes[i].match(segments) { return (APIServer.routes[i], parameters) }
         }
-        return found
+        let methods = candidates.filter { APIServer.routes[$0].match(segments) != nil }.map { APIServer.routes[$0].method }
+        guard methods.isEmpty else {
+            let allowed = Set(methods).sorted().joined(separator: ", ")
+            throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
+                           headers: [("Allow", allowed + ", OPTIONS")])
+        }
+        throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
     }
 
     /// The front door after the host check: route, the route's scope against the caller, token, media type,
