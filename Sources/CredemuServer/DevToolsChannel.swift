@@ -35,9 +35,9 @@ final class DevToolsChannel: @unchecked Sendable {
     /// Each calling context's origin is allowed before its first request (POST /channels' `allowFrameOrigins`).
     private let allowFrameOrigins: Bool
     private let lock = NSLock()
-    /// (session, execution context ID) -> origin, as Chromium reports them; the page's own session is nil
-    /// (reader thread only).
-    private var contexts: [Context: String] = [:]
+    /// (session, execution context ID) -> origin, as Chromium reports them and checked once; the page's own
+    /// session is nil (reader thread only).
+    private var contexts: [Context: FrameOrigin] = [:]
     /// The attached iframes' sessions (reader thread only).
     private var frames: Set<String> = []
     private var contextCount = 0
@@ -250,7 +250,7 @@ final class DevToolsChannel: @unchecked Sendable {
             guard let context = params?["context"], let id = DevToolsChannel.contextID(context["id"]) else { return }
             let key = Context(session: session, id: id)
             guard contexts.count < DevToolsChannel.maxContexts || contexts[key] != nil else { return }
-            contexts[key] = context["origin"]?.stringValue ?? ""
+            contexts[key] = FrameOrigin(context["origin"]?.stringValue ?? "")
         case "Runtime.executionContextDestroyed":
             if let id = DevToolsChannel.contextID(params?["executionContextId"]) { contexts[Context(session: session, id: id)] = nil }
         case "Runtime.executionContextsCleared":
@@ -337,8 +337,8 @@ final class DevToolsChannel: @unchecked Sendable {
             send(replyText(ident: ident, status: error.status, body: Array(error.body.serialized().utf8)), context: context)
             return
         case .request(let ident, let method, let path, let body):
-            if allowFrameOrigins { _ = api.origins.insert(origin) }   // full: the request is refused as a foreign page's
-            request = api.channelRequest(self, method: method, path: path, body: body, origin: origin)
+            if allowFrameOrigins { _ = api.origins.insert(origin.text) }   // full: the request is refused as a foreign page's
+            request = api.channelRequest(self, method: method, path: path, body: body, origin: origin.text)
             if !api.mayBlock(request) {
                 var now = request
                 now.mayWait = false
@@ -404,7 +404,7 @@ enum ChannelMessage {
     case request(id: String, method: String, path: String, body: (bytes: [UInt8], value: JSONValue)?)
     case refused(id: JSONValue, APIError)
 
-    static func parse(_ payload: String?, origin: String) -> ChannelMessage {
+    static func parse(_ payload: String?, origin: FrameOrigin) -> ChannelMessage {
         func bad(_ id: JSONValue, _ text: String) -> ChannelMessage { .refused(id: id, APIError(400, "BadChannelMessage", text)) }
         guard var payload else { return bad(.null, "The channel's message is not JSON.") }
         return payload.withUTF8 { text -> ChannelMessage in
@@ -420,7 +420,7 @@ enum ChannelMessage {
             else {
                 return .refused(id: .string(id), APIError(403, "RouteNotRelayed", "The shim's channel reaches only the shim's own routes, by a path relative to its target with no query or escapes, such as /credentials/create."))
             }
-            guard AllowedOrigins.isSerializedOrigin(origin), origin.hasPrefix("http://") || origin.hasPrefix("https://") else {
+            guard origin.relayable else {
                 return .refused(id: .string(id), APIError(403, "OriginNotRelayed", "The frame that called has no http(s) origin the browser reports."))
             }
             let body = message["body"] ?? .null
@@ -431,6 +431,18 @@ enum ChannelMessage {
             guard !body.isNull, let span = spans["body"] else { return .request(id: id, method: method, path: path, body: (Array("{}".utf8), .object([]))) }
             return .request(id: id, method: method, path: path, body: (Array(UnsafeBufferPointer(rebasing: text[span])), body))
         }
+    }
+}
+
+/// The origin of a calling frame's execution context as Chromium reported it, and whether a request may come from
+/// it: an http(s) origin as a browser serializes it (checked once, when the context is reported).
+struct FrameOrigin {
+    let text: String
+    let relayable: Bool
+
+    init(_ text: String) {
+        self.text = text
+        relayable = AllowedOrigins.isSerializedOrigin(text) && (text.hasPrefix("http://") || text.hasPrefix("https://"))
     }
 }
 
