@@ -57,8 +57,10 @@ extension Operations {
     /// forgery is used up either way.
     func forged(_ response: JSONValue, _ ceremony: Forgery.Ceremony, _ target: CeremonyTarget, _ engine: Engine,
                 offered: [COSEAlgorithm] = COSEAlgorithm.allCases) throws(OperationError) -> JSONValue {
-        let format = ceremony == .registration ? ForgeryBoard.registrationFormat(response) : nil
-        var chosen = forgeries.bits(profile: engine.profile.name).forgeries(ceremony, format: format).map { ($0, "overrideBits") }
+        let bits = forgeries.bits(profile: engine.profile.name)
+        // The format (a decode of the attestation object) is read only for the one bit that depends on it.
+        let format = ceremony == .registration && bits.isBogusSignature ? ForgeryBoard.registrationFormat(response) : nil
+        var chosen = bits.forgeries(ceremony, format: format).map { ($0, "overrideBits") }
         if let next = forgeries.take(on: target, for: ceremony) { chosen.append((next, "forgeNext")) }
         guard !chosen.isEmpty else { return response }
         let operation = ceremony == .registration ? "create" : "get"

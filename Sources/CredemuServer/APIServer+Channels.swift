@@ -103,16 +103,20 @@ extension APIServer {
     /// A channel's message as the front door sees it: a request from a page of `origin` (the execution
     /// context's, as Chromium reports it) to the channel's target, with the target's page token when the server
     /// has a token, marked `viaChannel` so only the shim's own routes answer.
-    func channelRequest(_ channel: DevToolsChannel, method: String, path: String, body: [UInt8]?, origin: String) -> HTTPRequest {
+    /// The body as the message carried it: its bytes, which every guard reads as it reads an HTTP body (the size
+    /// bound, the media type, `mayBlock`'s scan), and their parse, which the route's reader takes as it stands.
+    func channelRequest(_ channel: DevToolsChannel, method: String, path: String, body: (bytes: [UInt8], value: JSONValue)?, origin: String) -> HTTPRequest {
         var headers = ["host": channel.host, "origin": origin]
         if body != nil { headers["content-type"] = "application/json" }
         if let token = configuration.token {
             headers["authorization"] = "Bearer " + PageToken.derive(from: token, kind: channel.target.kind, name: channel.target.name)
         }
         let prefix = channel.target.kind == .device ? "/devices/" : "/profiles/"
-        var request = HTTPRequest(method: method, path: prefix + channel.target.name + path, query: [:], headers: headers, body: body ?? [],
-                                  bodyTooLarge: (body?.count ?? 0) > configuration.maxBodyBytes)
+        let tooLarge = (body?.bytes.count ?? 0) > configuration.maxBodyBytes
+        var request = HTTPRequest(method: method, path: prefix + channel.target.name + path, query: [:], headers: headers,
+                                  body: tooLarge ? [] : body?.bytes ?? [], bodyTooLarge: tooLarge)
         request.viaChannel = true
+        if !tooLarge { request.bodyValue = body?.value }
         return request
     }
 

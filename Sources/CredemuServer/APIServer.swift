@@ -70,10 +70,8 @@ public final class APIServer: @unchecked Sendable {
         // Asked of every request before it is handled: byte checks against the mayBlock routes' tails, no route
         // lookup.
         guard request.method == "POST" else { return false }
-        // By segments, as routing matches them ("/scenarios//run/" is the same route).
-        if APIServer.blockingPaths.contains("/" + request.segments.joined(separator: "/")) { return true }
         let path = request.path.utf8
-        for (prefix, device) in [("/profiles/", false), ("/devices/", true)] {
+        for (prefix, device) in APIServer.targetPrefixes {
             guard path.starts(with: prefix.utf8) else { continue }
             let rest = path.dropFirst(prefix.utf8.count)
             guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
@@ -85,8 +83,11 @@ public final class APIServer: @unchecked Sendable {
             let accounts = device ? ((try? operations.device(name))?.providers ?? []) : [name]
             return accounts.contains { operations.holds.isArmed(profile: $0) }
         }
-        return false
+        // By segments, as routing matches them ("/scenarios//run/" is the same route); none is a target's.
+        return APIServer.blockingPaths.contains("/" + request.segments.joined(separator: "/"))
     }
+
+    private static let targetPrefixes = [("/profiles/", false), ("/devices/", true)]
 
     /// What follows `/profiles/{profile}` or `/devices/{device}` in the routes the table marks `mayBlock` (POST only);
     /// the two have the same tails.
@@ -99,6 +100,7 @@ public final class APIServer: @unchecked Sendable {
     /// The mayBlock routes without parameters (POST only), which always run off the pool threads: a scenario run.
     static let blockingPaths: Set<String> = Set(routes.filter { $0.mayBlock && !$0.template.contains("{") }.map { route in
         precondition(route.method == "POST", "a mayBlock route is a POST")
+        precondition(!targetPrefixes.contains { route.template.hasPrefix($0.0) }, "a mayBlock route under a target has its parameter")
         return route.template
     })
 
@@ -162,7 +164,7 @@ public final class APIServer: @unchecked Sendable {
     /// the server's own included: a browser gives no page the rights of the server's console, nor does a channel.
     func callerKind(_ request: HTTPRequest, origin: String?, corsAllowed: Bool) -> CallerKind {
         guard let origin else { return .operator }
-        if origin == hosts.ownOrigin(request) && !request.isRelayed { return .console }
+        if !request.isRelayed && origin == hosts.ownOrigin(request) { return .console }
         return corsAllowed ? .page(origin) : .foreignPage(origin)
     }
 
@@ -170,16 +172,17 @@ public final class APIServer: @unchecked Sendable {
     static func route(for request: HTTPRequest) throws(APIError) -> (Route, [String]) {
         let segments = request.segments
         let candidates = APIServer.routesBySegmentCount[segments.count] ?? []
-        let matches = candidates.compactMap { i in APIServer.routes[i].match(segments).map { (APIServer.routes[i], $0) } }
-        guard let found = matches.first(where: { $0.0.method == request.method }) else {
-            guard matches.isEmpty else {
-                let allowed = Set(matches.map(\.0.method)).sorted().joined(separator: ", ")
-                throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
-                               headers: [("Allow", allowed + ", OPTIONS")])
-            }
-            throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
+        // The first of the method that fits, in the table's order; the others' fit is asked only for a 405.
+        for i in candidates where APIServer.routes[i].method == request.method {
+            if let parameters = APIServer.routes[i].match(segments) { return (APIServer.routes[i], parameters) }
         }
-        return found
+        let methods = candidates.filter { APIServer.routes[$0].match(segments) != nil }.map { APIServer.routes[$0].method }
+        guard methods.isEmpty else {
+            let allowed = Set(methods).sorted().joined(separator: ", ")
+            throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
+                           headers: [("Allow", allowed + ", OPTIONS")])
+        }
+        throw .notFound("No route \(request.method) \(request.path); the API is described at /openapi.json.")
     }
 
     /// The front door after the host check: route, the route's scope against the caller, token, media type,

@@ -35,9 +35,9 @@ final class DevToolsChannel: @unchecked Sendable {
     /// Each calling context's origin is allowed before its first request (POST /channels' `allowFrameOrigins`).
     private let allowFrameOrigins: Bool
     private let lock = NSLock()
-    /// (session, execution context ID) -> origin, as Chromium reports them; the page's own session is nil
-    /// (reader thread only).
-    private var contexts: [Context: String] = [:]
+    /// (session, execution context ID) -> origin, as Chromium reports them and checked once; the page's own
+    /// session is nil (reader thread only).
+    private var contexts: [Context: FrameOrigin] = [:]
     /// The attached iframes' sessions (reader thread only).
     private var frames: Set<String> = []
     private var contextCount = 0
@@ -236,6 +236,7 @@ final class DevToolsChannel: @unchecked Sendable {
     /// (answers to the replies, other events, what is not JSON) is ignored.
     func received(_ text: [UInt8]) {
         let arrived = DispatchTime.now().uptimeNanoseconds
+        if DevToolsChannel.ignoredUnread(text) { return }
         guard let message = try? JSONValue.parse(text), let method = message["method"]?.stringValue else { return }
         let params = message["params"]
         var session: String?
@@ -249,7 +250,7 @@ final class DevToolsChannel: @unchecked Sendable {
             guard let context = params?["context"], let id = DevToolsChannel.contextID(context["id"]) else { return }
             let key = Context(session: session, id: id)
             guard contexts.count < DevToolsChannel.maxContexts || contexts[key] != nil else { return }
-            contexts[key] = context["origin"]?.stringValue ?? ""
+            contexts[key] = FrameOrigin(context["origin"]?.stringValue ?? "")
         case "Runtime.executionContextDestroyed":
             if let id = DevToolsChannel.contextID(params?["executionContextId"]) { contexts[Context(session: session, id: id)] = nil }
         case "Runtime.executionContextsCleared":
@@ -267,6 +268,27 @@ final class DevToolsChannel: @unchecked Sendable {
         }
         let count = contexts.count
         lock.withLock { contextCount = count }
+    }
+
+    /// The events `received` reads; every other message is ignored.
+    static let readEvents = ["Runtime.executionContextCreated", "Runtime.executionContextDestroyed", "Runtime.executionContextsCleared",
+                             "Runtime.bindingCalled", "Target.attachedToTarget", "Target.detachedFromTarget"].map { Array($0.utf8) }
+
+    /// Whether `text` is a message `received` would ignore, told from its first bytes without parsing it: an
+    /// answer to a command (`{"id":`), or an event (`{"method":"NAME"`, as Chromium writes every event) of a name
+    /// it does not read (a console message a ceremony logs, as long as the ceremony's own messages). Any other
+    /// message is parsed and read. Ignoring answers and records nothing, so a hostile message that begins so and
+    /// names a read event further on gains nothing.
+    static func ignoredUnread(_ text: [UInt8]) -> Bool {
+        text.withUnsafeBufferPointer { bytes in
+            let answer = "{\"id\":".utf8, event = "{\"method\":\"".utf8
+            if bytes.starts(with: answer) { return true }
+            guard bytes.starts(with: event) else { return false }
+            let name = bytes.dropFirst(event.count)
+            guard let end = name.firstIndex(of: UInt8(ascii: "\"")) else { return false }
+            let method = name[..<end]
+            return !readEvents.contains { method.elementsEqual($0) }
+        }
     }
 
     /// A target the page's session (or a frame's) attached to, paused: an iframe gets the shim's set-up on its
@@ -315,8 +337,8 @@ final class DevToolsChannel: @unchecked Sendable {
             send(replyText(ident: ident, status: error.status, body: Array(error.body.serialized().utf8)), context: context)
             return
         case .request(let ident, let method, let path, let body):
-            if allowFrameOrigins { _ = api.origins.insert(origin) }   // full: the request is refused as a foreign page's
-            request = api.channelRequest(self, method: method, path: path, body: body, origin: origin)
+            if allowFrameOrigins { _ = api.origins.insert(origin.text) }   // full: the request is refused as a foreign page's
+            request = api.channelRequest(self, method: method, path: path, body: body, origin: origin.text)
             if !api.mayBlock(request) {
                 var now = request
                 now.mayWait = false
@@ -376,32 +398,51 @@ final class DevToolsChannel: @unchecked Sendable {
 /// One message of the shim's channel, `{"id", "method", "path", "body"}` (docs/shim.md, "Transport"), read as
 /// hostile: the request it asks for, or the refusal (`BadChannelMessage`, `OriginNotRelayed`).
 enum ChannelMessage {
-    case request(id: String, method: String, path: String, body: [UInt8]?)
+    /// `body` is the message's body member as the page wrote it (`{}` for none or null), the bytes the front door
+    /// bounds and scans as it does an HTTP request's; `value` is those bytes parsed, which the route reads
+    /// (`HTTPRequest.bodyValue`) instead of parsing them again.
+    case request(id: String, method: String, path: String, body: (bytes: [UInt8], value: JSONValue)?)
     case refused(id: JSONValue, APIError)
 
-    static func parse(_ payload: String?, origin: String) -> ChannelMessage {
+    static func parse(_ payload: String?, origin: FrameOrigin) -> ChannelMessage {
         func bad(_ id: JSONValue, _ text: String) -> ChannelMessage { .refused(id: id, APIError(400, "BadChannelMessage", text)) }
-        guard let payload, let message = try? JSONValue.parse(payload) else { return bad(.null, "The channel's message is not JSON.") }
-        guard message.objectValue != nil else { return bad(.null, "The channel's message is not a JSON object.") }
-        guard let id = message["id"]?.stringValue, id.utf8.count <= 64 else { return bad(.null, "The channel's message has no string id.") }
-        guard let method = message["method"]?.stringValue, ["GET", "POST", "PATCH", "DELETE"].contains(method) else {
-            return bad(.string(id), "The channel's message needs a method: GET, POST, PATCH or DELETE.")
+        guard var payload else { return bad(.null, "The channel's message is not JSON.") }
+        return payload.withUTF8 { text -> ChannelMessage in
+            guard let (message, spans) = try? JSONValue.parseWithMemberSpans(text) else { return bad(.null, "The channel's message is not JSON.") }
+            guard message.objectValue != nil else { return bad(.null, "The channel's message is not a JSON object.") }
+            guard let id = message["id"]?.stringValue, id.utf8.count <= 64 else { return bad(.null, "The channel's message has no string id.") }
+            guard let method = message["method"]?.stringValue, ["GET", "POST", "PATCH", "DELETE"].contains(method) else {
+                return bad(.string(id), "The channel's message needs a method: GET, POST, PATCH or DELETE.")
+            }
+            // A path relative to the shim's target: no query, no escapes, nothing but the route's segments.
+            guard let path = message["path"]?.stringValue, path.hasPrefix("/"), path.utf8.count <= 512,
+                  path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "\\") })
+            else {
+                return .refused(id: .string(id), APIError(403, "RouteNotRelayed", "The shim's channel reaches only the shim's own routes, by a path relative to its target with no query or escapes, such as /credentials/create."))
+            }
+            guard origin.relayable else {
+                return .refused(id: .string(id), APIError(403, "OriginNotRelayed", "The frame that called has no http(s) origin the browser reports."))
+            }
+            let body = message["body"] ?? .null
+            if method == "GET" {
+                guard body.isNull else { return bad(.string(id), "A GET carries no body.") }
+                return .request(id: id, method: method, path: path, body: nil)
+            }
+            guard !body.isNull, let span = spans["body"] else { return .request(id: id, method: method, path: path, body: (Array("{}".utf8), .object([]))) }
+            return .request(id: id, method: method, path: path, body: (Array(UnsafeBufferPointer(rebasing: text[span])), body))
         }
-        // A path relative to the shim's target: no query, no escapes, nothing but the route's segments.
-        guard let path = message["path"]?.stringValue, path.hasPrefix("/"), path.utf8.count <= 512,
-              path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "\\") })
-        else {
-            return .refused(id: .string(id), APIError(403, "RouteNotRelayed", "The shim's channel reaches only the shim's own routes, by a path relative to its target with no query or escapes, such as /credentials/create."))
-        }
-        guard AllowedOrigins.isSerializedOrigin(origin), origin.hasPrefix("http://") || origin.hasPrefix("https://") else {
-            return .refused(id: .string(id), APIError(403, "OriginNotRelayed", "The frame that called has no http(s) origin the browser reports."))
-        }
-        let body = message["body"] ?? .null
-        if method == "GET" {
-            guard body.isNull else { return bad(.string(id), "A GET carries no body.") }
-            return .request(id: id, method: method, path: path, body: nil)
-        }
-        return .request(id: id, method: method, path: path, body: Array((body.isNull ? JSONValue.object([]) : body).serialized().utf8))
+    }
+}
+
+/// The origin of a calling frame's execution context as Chromium reported it, and whether a request may come from
+/// it: an http(s) origin as a browser serializes it (checked once, when the context is reported).
+struct FrameOrigin {
+    let text: String
+    let relayable: Bool
+
+    init(_ text: String) {
+        self.text = text
+        relayable = AllowedOrigins.isSerializedOrigin(text) && (text.hasPrefix("http://") || text.hasPrefix("https://"))
     }
 }
 

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Foundation
+import WebAuthn
 
 /// One HTTP request as the API sees it.
 public struct HTTPRequest: Sendable {
@@ -22,6 +23,9 @@ public struct HTTPRequest: Sendable {
     /// client's relay that says so with `X-Credemu-Channel` (the header only narrows what a request may reach).
     /// It may reach the routes the table marks `relayed` only.
     public var viaChannel = false
+    /// `body` parsed already, by the one who made the request from a message it parsed whole (the server's own
+    /// channel): the route's reader (`RequestBody`) takes it instead of parsing `body` again. Nil for HTTP.
+    var bodyValue: JSONValue?
 
     /// The path's non-empty segments, split on "/" byte-wise (no grapheme breaking for an ASCII separator).
     public var segments: [String] {

@@ -13,10 +13,14 @@ struct RequestBody {
             return
         }
         let value: JSONValue
-        do {
-            value = try JSONValue.parse(request.body)
-        } catch {
-            throw APIError(.invalidInput("The request body is not valid JSON: \(error.description)."))
+        if let parsed = request.bodyValue {
+            value = parsed
+        } else {
+            do {
+                value = try JSONValue.parse(request.body)
+            } catch {
+                throw APIError(.invalidInput("The request body is not valid JSON: \(error.description)."))
+            }
         }
         self.value = value
         fields = try APIError.wrap { () throws(OperationError) in try JSONFields(value, path: "body") }

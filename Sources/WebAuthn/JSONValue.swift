@@ -86,15 +86,27 @@ extension JSONValue {
         try bytes.withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }.get()
     }
 
+    /// Parses `bytes` as `parse` does, and says where the value of each member of a top-level object lies in
+    /// them (the last member of a name, as the subscript reads it; none for a value that is not an object): for a
+    /// reader that hands one member on as it was written, parsed and as bytes, without serializing it again.
+    public static func parseWithMemberSpans(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> (JSONValue, [String: Range<Int>]) {
+        try parse(buffer: bytes, maxDepth: maxDepth, spans: true).get()
+    }
+
     /// Parses in place: the text is not copied, and reads of a buffer pointer are not bounds-checked twice.
     private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        parse(buffer: buffer, maxDepth: maxDepth, spans: false).map(\.0)
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, spans: Bool) -> Result<(JSONValue, [String: Range<Int>]), JSONParseError> {
         Result { () throws(JSONParseError) in
             var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            if spans { parser.spans = [:] }
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
             if parser.index != buffer.count { throw parser.error("unexpected data after the JSON value") }
-            return value
+            return (value, parser.spans ?? [:])
         }
     }
 }
@@ -104,6 +116,8 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
+    /// Where each top-level object member's value lies, when asked for (`parseWithMemberSpans`).
+    var spans: [String: Range<Int>]?
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -158,7 +172,9 @@ private struct JSONParser {
             skipWhitespace()
             try expect(":")
             skipWhitespace()
+            let start = index
             members.append((key, try parseValue(depth: depth)))
+            if depth == 1 && spans != nil { spans![key] = start..<index }
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -222,13 +238,18 @@ private struct JSONParser {
             index = end + 1
             return s
         }
+        // Escapes (a binding's payload is JSON in a JSON string): the runs between them are copied whole.
         var out = [UInt8]()
+        out.reserveCapacity(end - index + 64)
         while true {
+            var run = index
+            while run < bytes.count, bytes[run] != UInt8(ascii: "\""), bytes[run] != UInt8(ascii: "\\"), bytes[run] >= 0x20 { run += 1 }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<run]))
+            index = run
             guard index < bytes.count else { throw error("unterminated string") }
             let c = bytes[index]
             if c == UInt8(ascii: "\"") { index += 1; break }
             if c < 0x20 { throw error("control character in string") }
-            if c != UInt8(ascii: "\\") { out.append(c); index += 1; continue }
             index += 1
             guard index < bytes.count else { throw error("unterminated escape") }
             let e = bytes[index]
@@ -355,13 +376,20 @@ extension JSONValue {
         out.append(0x22)
         var s = s
         s.withUTF8 { bytes in
-            // Runs of bytes that need no escape are copied whole.
+            // Runs of bytes that need no escape are copied whole; they are found eight bytes at a time.
             var start = 0
-            for i in 0..<bytes.count {
+            var i = 0
+            while i < bytes.count {
+                if i + 8 <= bytes.count,
+                   !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) {
+                    i += 8
+                    continue
+                }
                 let byte = bytes[i]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { i += 1; continue }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
-                start = i + 1
+                i += 1
+                start = i
                 switch byte {
                 case 0x22: out.append(contentsOf: [0x5C, 0x22])
                 case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
@@ -378,6 +406,16 @@ extension JSONValue {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(0x22)
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"` or `\` (exact: the tests for a zero
+    /// byte and for a byte under 0x20 have no false answer for the word as a whole; bytes of 0x80 and over pass).
+    @inline(__always)
+    static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs != 0
+        return control || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C))
     }
 }
 

@@ -210,9 +210,10 @@ final class ServerChannelTests: XCTestCase {
     /// sanitizer builds on a loaded machine.
     static let prompt = 5.0
 
-    func makeAPI(token: String? = nil) throws -> (APIServer, TemporaryDirectory) {
+    func makeAPI(token: String? = nil, maxBodyBytes: Int = APIServer.Configuration.defaultMaxBodyBytes) throws -> (APIServer, TemporaryDirectory) {
         let (vault, directory) = try makeTestVault()
-        return (try APIServer(vault: vault, registry: try PolicyRegistry(), configuration: .init(token: token, allowedOrigins: [Self.origin])), directory)
+        return (try APIServer(vault: vault, registry: try PolicyRegistry(),
+                              configuration: .init(token: token, allowedOrigins: [Self.origin], maxBodyBytes: maxBodyBytes)), directory)
     }
 
     func request(_ method: String, _ path: String, _ body: String = "", headers: [String: String] = [:]) -> HTTPRequest {
@@ -317,6 +318,70 @@ final class ServerChannelTests: XCTestCase {
         XCTAssertEqual(replies.map { $0["body"]?["error"]?["name"]?.stringValue ?? "" }.prefix(4), ["BadChannelMessage", "BadChannelMessage", "BadChannelMessage", "BadChannelMessage"])
         XCTAssertEqual(replies.last?["id"], "ok")
         XCTAssertEqual(api.channels.all.count, 1, "nothing the socket sent ended the channel")
+    }
+
+    /// A create's message for the shim's channel, its body's members separated by `padding`.
+    static func createMessage(_ id: String, padding: String = "") -> String {
+        let user = Base64URL.encode(Array(id.utf8))
+        return "{\"id\":\"\(id)\",\"method\":\"POST\",\"path\":\"/credentials/create\",\"body\":{\"origin\":\"\(origin)\",\(padding)"
+            + "\"options\":{\"rp\":{\"id\":\"localhost\",\"name\":\"RP\"},\"user\":{\"id\":\"\(user)\",\"name\":\"\(id)\",\"displayName\":\"\(id)\"},"
+            + "\"challenge\":\"\(Base64URL.encode([UInt8](repeating: 7, count: 32)))\",\"pubKeyCredParams\":[{\"type\":\"public-key\",\"alg\":-7}]}}}"
+    }
+
+    func passkeyCount(_ api: APIServer) throws -> Int {
+        try JSONValue.parse(api.handle(request("GET", "/profiles/default/passkeys")).body)["passkeys"]?.arrayValue?.count ?? -1
+    }
+
+    func testABodyOverTheBoundThroughTheBindingIsRefusedCountedAsThePageWroteItAsOverHTTP() throws {
+        let (api, _d) = try makeAPI(maxBodyBytes: 4096)
+        _ = _d
+        let (devtools, _) = try open(api)
+        // The same create, compact and padded past the bound with the whitespace JSON allows between members: over
+        // HTTP the bound counts the bytes sent, so the padded one is refused whatever its compact form would be.
+        call(devtools, Self.createMessage("compact"))
+        call(devtools, Self.createMessage("padded", padding: String(repeating: " ", count: 4096)))
+        call(devtools, Self.createMessage("long", padding: "\"topOrigin\":\"" + String(repeating: "a", count: 4096) + "\","))
+        let replies = devtools.replies(3).map(reply)
+        XCTAssertEqual(replies.map { $0["id"]?.stringValue ?? "" }, ["compact", "padded", "long"])
+        XCTAssertEqual(replies.map { $0["status"]?.numberValue ?? -1 }, [200, 413, 413], "\(replies)")
+        XCTAssertEqual(replies[1]["body"]?["error"]?["name"], "PayloadTooLarge")
+        XCTAssertEqual(try passkeyCount(api), 1, "only the create within the bound made a passkey")
+    }
+
+    func testTheRouteReadsTheBodyTheBindingCarriedWithTheRefusalsItGivesOverHTTP() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        let bodies = ["{\"origin\":\"\(Self.origin)\",\"options\":5}", "{\"options\":{},\"mediation\":7}", "[1]", "\"text\"", "{\"options\":{\"a\":[[[[1]]]]},\"origin\":true}"]
+        for (i, body) in bodies.enumerated() {
+            call(devtools, "{\"id\":\"b\(i)\",\"method\":\"POST\",\"path\":\"/credentials/create\",\"body\":\(body)}")
+        }
+        let replies = devtools.replies(bodies.count).map(reply)
+        XCTAssertEqual(replies.count, bodies.count)
+        for (i, body) in bodies.enumerated() {
+            let http = api.handle(request("POST", "/profiles/default/credentials/create", body, headers: ["origin": Self.origin]))
+            XCTAssertEqual(replies[i]["status"]?.numberValue, Double(http.status), body)
+            XCTAssertEqual(replies[i]["body"], try JSONValue.parse(http.body), body)
+        }
+        XCTAssertEqual(try passkeyCount(api), 0)
+    }
+
+    func testAMessageThatBeginsAsAnAnswerOrAnEventTheChannelDoesNotReadIsIgnoredWhateverItSaysAfter() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        let payload = JSONValue.string(Self.createMessage("hidden")).serialized()
+        // An answer's first member, or an ignored event's name first, then a binding call's members.
+        devtools.sendText("{\"id\":5,\"method\":\"Runtime.bindingCalled\",\"params\":{\"name\":\"\(devtools.binding!)\",\"payload\":\(payload),\"executionContextId\":7}}")
+        devtools.sendText("{\"method\":\"Runtime.consoleAPICalled\",\"params\":{\"name\":\"\(devtools.binding!)\",\"payload\":\(payload),\"executionContextId\":7},\"method\":\"Runtime.bindingCalled\"}")
+        devtools.event("Runtime.consoleAPICalled", "{\"type\":\"warning\",\"args\":[{\"type\":\"string\",\"value\":\"x\"}],\"executionContextId\":7}")
+        // A context reported after them is read, and a call from it answered: the channel reads on.
+        devtools.event("Runtime.executionContextCreated", "{\"context\":{\"id\":8,\"origin\":\"\(Self.origin)\"}}")
+        call(devtools, Self.createMessage("seen"), context: 8)
+        let replies = devtools.replies(1).map(reply)
+        XCTAssertEqual(replies.map { $0["id"]?.stringValue ?? "" }, ["seen"])
+        XCTAssertEqual(replies.first?["status"], 200)
+        XCTAssertEqual(try passkeyCount(api), 1)
     }
 
     func testTheOriginIsTheContextsAsChromiumReportsItAndAFrameWithoutAnHTTPOriginIsRefused() throws {
