@@ -24,6 +24,13 @@ the figures printed are medians over the rounds, and each ratio is the median of
   Where Node 20 is there, the same two under Playwright for Node (`playwright_js.mjs`: the wheel's playwright-core,
   the JS client's `credentials(context, {pack})`), a figure per stdin line as `credemu-bench worker` answers.
 
+The page's registrations offer ES256 and RS256 (`pubKeyCredParams` [-7, -257]), the pair WebAuthn L3 §5.1.3 uses when the list is
+empty and RP libraries send (py_webauthn, SimpleWebAuthn); every peer signs with ES256. Offering ES256 alone, the
+page would make Chrome warn that a default algorithm is missing: Blink adds that warning to the console itself,
+which reaches only DevTools sessions with `Log` enabled, while the shim writes it with `console.warn`, which
+Chromium sends with its stack to every session with `Runtime` enabled (the driver's and credemu serve's): a cost
+of the warning, not of a ceremony (docs/benchmarks.md).
+
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
 """
 import http.server
@@ -55,7 +62,7 @@ CREATE = """(async () => {
   const rand = n => crypto.getRandomValues(new Uint8Array(n));
   const c = await navigator.credentials.create({ publicKey: { rp: { name: "Bench", id: "localhost" },
     user: { id: rand(16), name: "bench", displayName: "Bench" }, challenge: rand(32),
-    pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+    pubKeyCredParams: [{ type: "public-key", alg: -7 }, { type: "public-key", alg: -257 }],
     authenticatorSelection: { residentKey: "discouraged", userVerification: "preferred" }, attestation: "none" } });
   window.benchIds = (window.benchIds || []).slice(-999); window.benchIds.push(c.rawId);
   return c.id;
@@ -77,7 +84,7 @@ LOOP = """(async (mode, seconds) => {
     if (mode === "create") {
       const c = await navigator.credentials.create({ publicKey: { rp: { name: "Bench", id: "localhost" },
         user: { id: rand(16), name: "bench", displayName: "Bench" }, challenge: rand(32),
-        pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+        pubKeyCredParams: [{ type: "public-key", alg: -7 }, { type: "public-key", alg: -257 }],
         authenticatorSelection: { residentKey: "discouraged", userVerification: "preferred" }, attestation: "none" } });
       if (window.benchIds.length < 1000) window.benchIds.push(c.rawId);
     } else {

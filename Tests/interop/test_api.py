@@ -303,3 +303,37 @@ def test_vault_move_carries_a_gpm_passkey_into_an_apple_profile_through_cxf(serv
     assert moved["importer"]["pack"] == "apple" and moved["importer"]["counter"] == "zero"
     assert server.call("GET", "/profiles/default/passkeys")[1]["passkeys"] == []
     assert [p["credentialId"] for p in server.call("GET", "/profiles/mac/passkeys")[1]["passkeys"]] == [created["id"]]
+
+
+def test_a_profiles_cxf_file_over_http_moves_a_passkey_into_another_servers_vault_that_signs_in(tmp_path):
+    """GET /profiles/{p}/export and POST /profiles/{p}/import (issue 36): a GPM passkey leaves one server as a CXF
+    document and signs in from an apple profile of another server, verified by py_webauthn and python-fido2 with the
+    public key the RP stored; without includeSecrets the document carries no key and is refused, the vault unchanged."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    source, target = Server(BINARY, tmp_path / "a"), Server(BINARY, tmp_path / "b")
+    try:
+        options, body = reg_options()
+        created = source.call("POST", "/profiles/default/credentials/create", {"origin": ORIGIN, "options": body})[1]
+        verified, fido2_credential = verify_registration_both(created, options, ORIGIN, "example.com")
+        status, bare = source.call("GET", "/profiles/default/export?format=cxf")
+        assert status == 200 and bare["includesSecrets"] is False, bare
+        status, exported = source.call("GET", "/profiles/default/export?format=cxf&includeSecrets=true")
+        assert status == 200 and exported["format"] == "cxf", exported
+
+        assert target.call("POST", "/profiles", {"name": "mac", "pack": "apple"})[0] == 201
+        before = vault_state(target, "mac")
+        status, refused = target.call("POST", "/profiles/mac/import", {"format": "cxf", "document": bare["document"]})
+        assert status == 400 and "key" in json.dumps(refused), refused
+        assert target.call("POST", "/profiles/mac/import", {"format": "nope", "document": exported["document"]})[0] == 400
+        assert vault_state(target, "mac") == before
+        status, imported = target.call("POST", "/profiles/mac/import", {"format": "cxf", "document": exported["document"]})
+        assert status == 200 and imported["imported"]["passkeys"] == 1, imported
+        assert target.call("POST", "/profiles/mac/import", {"format": "cxf", "document": exported["document"]})[0] == 409
+
+        request = generate_authentication_options(rp_id="example.com", allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
+        status, answer = target.call("POST", "/profiles/mac/credentials/get", {"origin": ORIGIN, "options": json.loads(options_to_json(request))})
+        assert status == 200 and answer["id"] == created["id"], answer
+        verify_authentication_both(answer, request, ORIGIN, "example.com", verified, fido2_credential)
+    finally:
+        assert source.stop() == 0 and target.stop() == 0
