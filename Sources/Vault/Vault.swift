@@ -39,17 +39,27 @@ public final class Vault: @unchecked Sendable {
             connection.lock.unlock()
             let serialized = batch.map(\.serialized)
             connection.lock.lock()
-            defer { connection.lock.unlock() }
-            let done = connection.events.insertedThrough
-            let rows = serialized.filter { $0.sequence > done }
-            let uses = connection.events.pendingUses
-            let db = connection.db
-            // (Last uses of staged registrations move those first: `Vault+Staging`.)
-            guard db.handle != nil, !db.inTransaction,
-                  (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return }
-            connection.events.markInserted(through: rows.last?.sequence ?? done)
-            connection.events.pendingUses.removeAll(keepingCapacity: true)
+            let written = Vault.insertScheduled(serialized, connection)
+            connection.lock.unlock()
+            // The batch's events and rows are freed here, outside the lock (`batch` holds the events the buffer
+            // let go of): ceremonies wait for the lock, not for the deallocation.
+            withExtendedLifetime((batch, serialized, written)) {}
         }
+    }
+
+    /// The scheduled flush's part under the lock: inserts what is still unwritten (a reader may have flushed
+    /// meanwhile) and returns what the buffer let go of, for the caller to free after unlocking.
+    private static func insertScheduled(_ serialized: [EventRow], _ connection: Connection) -> (rows: [EventRow], events: [PendingEvent]) {
+        let done = connection.events.insertedThrough
+        let rows = serialized.filter { $0.sequence > done }
+        let uses = connection.events.pendingUses
+        let db = connection.db
+        // (Last uses of staged registrations move those first: `Vault+Staging`.)
+        guard db.handle != nil, !db.inTransaction,
+              (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return (rows, []) }
+        let released = connection.events.markInserted(through: rows.last?.sequence ?? done)
+        connection.events.pendingUses.removeAll(keepingCapacity: true)
+        return (rows, released)
     }
 
     var box: SecretBox { connection.box }
@@ -285,10 +295,19 @@ final class EventBuffer {
     /// The rows the log keeps (`Vault.eventLogLimit`).
     var logLimit = Int64(Vault.defaultEventLogLimit)
 
-    func markInserted(through last: Int) {
+    /// Drops the events up to `last` (written); returns them, for a caller holding the lock to free them after it.
+    @discardableResult
+    func markInserted(through last: Int) -> [PendingEvent] {
         insertedThrough = max(insertedThrough, last)
         let written = pending.prefix { $0.sequence <= insertedThrough }.count
+        guard written < pending.count else {
+            // All of them (the usual case): the array itself is handed over, nothing is copied or freed here.
+            defer { pending = [] }
+            return pending
+        }
+        let released = Array(pending.prefix(written))
         pending.removeFirst(written)
+        return released
     }
 }
 
