@@ -107,11 +107,13 @@ extension Vault {
         staged.mustMove = false
     }
 
-    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged.
+    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged, with the bulk page cache.
     static func moveAllStaged(_ db: SQLiteDatabase) throws(VaultError) {
-        try db.transaction { () throws(VaultError) in
-            try db.query(moveStagedSQL, [.int(Int64.max)])
-            try db.query(deleteStagedSQL)
+        try withBulkCache(db) { () throws(VaultError) in
+            try db.transaction { () throws(VaultError) in
+                try db.query(moveStagedSQL, [.int(Int64.max)])
+                try db.query(deleteStagedSQL)
+            }
         }
     }
 
