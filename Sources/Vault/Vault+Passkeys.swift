@@ -28,24 +28,34 @@ extension Vault {
             case .kept: return []
             case .shadowed: return try shadowStored(bindings)
             case .replaced:
-                guard record.settings.discoverable, try holdsOtherDiscoverable(record, bindings) else { return [] }
+                guard record.settings.discoverable else { return [] }
+                // The replacing DELETE sees no staged row: the account's own staged ones (a re-registration within
+                // one batch) are moved first; otherwise the staged rows stay staged (they are all newer than any
+                // moved passkey, so none is shadowed by one it deletes), and what it deletes leaves the record cache.
+                if holdsStagedDiscoverable(record) {
+                    try Vault.moveStaged(connection)
+                } else {
+                    var found = false
+                    try db.query(Vault.priorDiscoverableSQL, bindings) { row in found = row.bool(0) }
+                    guard found else { return [] }
+                }
                 let removed = try changed(Vault.replacePriorSQL, bindings)
-                for passkey in removed { events.pendingUses[passkey.credentialID] = nil }
+                for passkey in removed {
+                    events.pendingUses[passkey.credentialID] = nil
+                    connection.records.forget(passkey.credentialID)
+                }
                 return removed
             }
         }
     }
 
-    /// Whether the account holds a discoverable passkey other than `record`, staged or moved (the caller holds the
-    /// lock): the replacing DELETE must see staged rows, so it moves them first; a create the account filter only
-    /// took for a known account (a false "maybe", about 1% of new accounts a layer) makes no move for nothing.
-    private func holdsOtherDiscoverable(_ record: PasskeyRecord, _ bindings: [SQLValue]) throws(VaultError) -> Bool {
-        if connection.staged.holds(profile: profile, rpID: record.rpID, userHandle: record.userHandle, where: {
+    /// Whether one of the account's staged passkeys other than `record` is discoverable (the caller holds the lock).
+    /// A create the account filter only took for a known account (a false "maybe", about 1% of new accounts a
+    /// layer) then asks `priorDiscoverableSQL`, and replaces nothing when it finds nothing.
+    private func holdsStagedDiscoverable(_ record: PasskeyRecord) -> Bool {
+        connection.staged.holds(profile: profile, rpID: record.rpID, userHandle: record.userHandle) {
             $0.credentialID != record.credentialID && $0.settings.discoverable
-        }) { return true }
-        var found = false
-        try db.query(Vault.priorDiscoverableSQL, bindings) { row in found = row.bool(0) }
-        return found
+        }
     }
 
     static let priorDiscoverableSQL = """

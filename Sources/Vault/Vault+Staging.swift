@@ -22,10 +22,11 @@ extension Vault {
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
     /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
+    /// `replacePriorSQL` another: a create that replaces moves them only when the account has one (`insertPasskey`);
     /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
                                           shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL,
-                                          priorDiscoverableSQL]
+                                          priorDiscoverableSQL, replacePriorSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A credential ID already in `passkeys` is refused here (no row), one already staged by `StagedPasskeys`. `?24`
