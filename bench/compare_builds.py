@@ -7,7 +7,7 @@ For a change's cost: build the commit before it in a worktree (`swift build -c r
 Each build's `credemu serve` is driven by this tree's `credemu-bench worker`, in alternating rounds; the worker
 starts the `credemu` beside it, so it is copied into the other binary's directory (as `credemu-bench-compare`; an
 older build may find its packs only beside itself). It prints the medians and the median per-round ratio (this
-build / the other).
+build / the other), with each round's ratio.
 """
 import os
 import shutil
@@ -48,9 +48,10 @@ def main():
     print(f"{clients} keep-alive clients, {rounds} alternating rounds of {seconds:g} s; medians")
     for f in figures:
         mine, theirs = results[("this build", f)], results[("the other", f)]
-        ratio = statistics.median(a / b for a, b in zip(mine, theirs))
+        ratios = [a / b for a, b in zip(mine, theirs)]
+        ratio = statistics.median(ratios)
         print(f"  {f:12} this build {statistics.median(mine):>8.0f}/s   the other {statistics.median(theirs):>8.0f}/s   "
-              f"ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f}%)")
+              f"ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f}%; rounds {' '.join(f'{r:.2f}' for r in ratios)})")
 
 
 if __name__ == "__main__":
