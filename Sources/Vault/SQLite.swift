@@ -177,6 +177,23 @@ final class SQLiteDatabase {
         try query("BEGIN IMMEDIATE")
     }
 
+    /// The page cache's size in KiB: SQLite's default until `withCacheSize` changes it.
+    private(set) var cacheKiB = 2000
+
+    /// Runs `body` with a page cache of `kib` KiB, then sets the size it had back (SQLite frees the pages over it);
+    /// nested, the outer size holds.
+    func withCacheSize<T>(kib: Int, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        let previous = cacheKiB
+        guard kib != previous else { return try body() }
+        try execute("PRAGMA cache_size = -\(kib)")
+        cacheKiB = kib
+        defer {
+            try? execute("PRAGMA cache_size = -\(previous)")
+            cacheKiB = previous
+        }
+        return try body()
+    }
+
     /// The row ID of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -11,7 +11,7 @@ import Foundation
 /// The rows move into `passkeys` in one transaction `stagedDelay` after the first of them, or once `stagedLimit`
 /// wait, before any statement on passkeys that does not see them by itself (`seesStaged`), at close, and, after a
 /// crash, when the vault is next opened; moving costs 7 to 8 µs of CPU a row in a full batch into a vault of
-/// 100,000 (the index pages shared by the batch), whichever thread moves: the
+/// 100,000 (the index pages shared by the batch, the bulk page cache: `withBulkCache`), whichever thread moves: the
 /// lock is held meanwhile. What a ceremony reads by credential ID, or a create shadows or replaces, finds staged
 /// rows in `StagedPasskeys`.
 /// A vault shared with other processes never stages: they would not see the rows.
@@ -112,11 +112,13 @@ extension Vault {
         staged.mustMove = false
     }
 
-    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged.
+    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged, with the bulk page cache.
     static func moveAllStaged(_ db: SQLiteDatabase) throws(VaultError) {
-        try db.transaction { () throws(VaultError) in
-            try db.query(moveStagedSQL, [.int(Int64.max)])
-            try db.query(deleteStagedSQL)
+        try withBulkCache(db) { () throws(VaultError) in
+            try db.transaction { () throws(VaultError) in
+                try db.query(moveStagedSQL, [.int(Int64.max)])
+                try db.query(deleteStagedSQL)
+            }
         }
     }
 
