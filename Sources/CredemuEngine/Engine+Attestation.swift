@@ -13,7 +13,8 @@ extension Engine {
     func attestationStatement(_ capability: AttestationCapability, conveyance: String, algorithm: COSEAlgorithm, key: any SigningKey,
                               authData: [UInt8], clientData: [UInt8], rpID: String,
                               credentialID: [UInt8]) throws(CeremonyError) -> AttestationObject.Statement {
-        let clientDataHash = Digest.sha256(clientData)
+        // Hashed only for a statement that signs it: a `none` registration (most) makes no digest.
+        var clientDataHash: [UInt8] { Digest.sha256(clientData) }
         switch capability {
         case .none:
             return .none

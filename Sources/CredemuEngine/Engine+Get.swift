@@ -131,6 +131,8 @@ extension Engine {
                 if try protectionAllows(record, listed: true, verified: verified) { candidates.append(record) }
             }
         }
+        // One candidate (an allow list of one, most gets) is returned as it is: no sorted copy.
+        guard candidates.count > 1 || candidates.count > limit else { return candidates }
         return Array(candidates.sorted { a, b in
             (a.lastUsedAt ?? a.createdAt, a.createdAt) > (b.lastUsedAt ?? b.createdAt, b.createdAt)
         }.prefix(limit))

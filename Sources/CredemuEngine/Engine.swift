@@ -114,7 +114,12 @@ public final class Engine: @unchecked Sendable {
 
     func remember(_ key: any SigningKey, for credentialID: [UInt8]) {
         cacheLock.lock()
-        if keyCache.count >= Engine.keyCacheLimit { keyCache.removeAll(keepingCapacity: true) }
+        if keyCache.count >= Engine.keyCacheLimit {
+            // The keys are freed off the ceremony's thread (`releaseInBackground`).
+            var full = [CacheKey: any SigningKey](minimumCapacity: keyCache.capacity)
+            swap(&full, &keyCache)
+            releaseInBackground(full)
+        }
         keyCache[CacheKey(credentialID)] = key
         cacheLock.unlock()
     }

@@ -142,8 +142,15 @@ final class SQLiteDatabase {
             switch value {
             case .null: rc = sqlite3_bind_null(statement, index)
             case .int(let v): rc = sqlite3_bind_int64(statement, index, v)
-            // The byte count, not strlen: a string is stored whole even when it holds a NUL.
-            case .text(let v): rc = sqlite3_bind_text(statement, index, v, Int32(clamping: v.utf8.count), csqlite_transient())
+            // The byte count, not strlen: a string is stored whole even when it holds a NUL. Its UTF-8 in place (no
+            // C string made first; SQLite copies it); an empty one as "", which a nil pointer would bind as NULL.
+            case .text(var v):
+                rc = v.withUTF8 { utf8 in
+                    guard let base = utf8.baseAddress, utf8.count > 0 else { return sqlite3_bind_text(statement, index, "", 0, csqlite_transient()) }
+                    return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                        sqlite3_bind_text(statement, index, $0, Int32(clamping: utf8.count), csqlite_transient())
+                    }
+                }
             case .blob(let v):
                 rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count), csqlite_transient()) }
             }
@@ -168,6 +175,23 @@ final class SQLiteDatabase {
         guard beginPending else { return }
         beginPending = false
         try query("BEGIN IMMEDIATE")
+    }
+
+    /// The page cache's size in KiB: SQLite's default until `withCacheSize` changes it.
+    private(set) var cacheKiB = 2000
+
+    /// Runs `body` with a page cache of `kib` KiB, then sets the size it had back (SQLite frees the pages over it);
+    /// nested, the outer size holds.
+    func withCacheSize<T>(kib: Int, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        let previous = cacheKiB
+        guard kib != previous else { return try body() }
+        try execute("PRAGMA cache_size = -\(kib)")
+        cacheKiB = kib
+        defer {
+            try? execute("PRAGMA cache_size = -\(previous)")
+            cacheKiB = previous
+        }
+        return try body()
     }
 
     /// The row ID of the last insert.

@@ -48,11 +48,16 @@ final class StagedPasskeys {
         if entry.record.shadowedBy == nil { unshadowedByAccount[account, default: []].append(id) }
     }
 
+    /// Empties the mirror; its records are freed on a background queue (`releaseInBackground`), the tables keep their
+    /// capacity for the next batch.
     func removeAll() {
-        entries.removeAll(keepingCapacity: true)
-        byHandle.removeAll(keepingCapacity: true)
-        byName.removeAll(keepingCapacity: true)
-        unshadowedByAccount.removeAll(keepingCapacity: true)
+        guard !entries.isEmpty || !byHandle.isEmpty || !byName.isEmpty || !unshadowedByAccount.isEmpty else { return }
+        func emptied<K, V>(_ table: inout [K: V]) -> [K: V] {
+            var fresh = [K: V](minimumCapacity: table.capacity)
+            swap(&fresh, &table)
+            return fresh
+        }
+        releaseInBackground((emptied(&entries), emptied(&byHandle), emptied(&byName), emptied(&unshadowedByAccount)))
     }
 
     /// The profile's staged passkey with this credential ID.

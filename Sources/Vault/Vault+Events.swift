@@ -27,7 +27,7 @@ extension Vault {
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
         try locked { () throws(VaultError) in
             events.sequence += 1
-            events.pending.append(PendingEvent(profile: profile, at: time.vaultMillis, kind: kind, outcome: outcome, reason: reason,
+            events.append(PendingEvent(profile: profile, at: time.vaultMillis, kind: kind, outcome: outcome, reason: reason,
                                                detail: detail, marks: EventMark.marks(kind: kind, outcome: outcome, detail: detail),
                                                sequence: events.sequence))
             if events.pending.count >= Vault.eventBatch { try flushEvents() } else { scheduleEventFlush() }
@@ -66,8 +66,8 @@ extension Vault {
     /// Writes a buffer's events in one transaction. Inside another transaction the batch waits: a rollback of
     /// that transaction must not take it along.
     static func flush(_ events: EventBuffer, into db: SQLiteDatabase) throws(VaultError) {
-        guard !events.pending.isEmpty || !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
-        let rows = events.pending.map(\.serialized)
+        guard !events.isEmpty || !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
+        let rows = events.unwritten.map(\.serialized)
         try insert(rows, uses: events.pendingUses, into: db, logLimit: events.logLimit)
         if let last = rows.last { events.markInserted(through: last.sequence) }
         events.pendingUses.removeAll(keepingCapacity: true)

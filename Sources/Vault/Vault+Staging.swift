@@ -3,13 +3,17 @@ import Foundation
 
 /// Registrations on a held vault: each committed into `staged_passkeys`, then moved into `passkeys` in batches.
 ///
-/// A row committed into `passkeys` writes a page in each of its five b-trees (the table, the credential-ID key and
-/// three indexes): about 22 KB of WAL, and 34 µs of a registration's CPU time. On a vault this process holds
+/// A row committed into `passkeys` writes a page in each of its six b-trees (the table, the credential-ID key and
+/// four indexes; `passkeys_shadowed` holds only shadowed rows): about 22 KB of WAL, and 34 µs of a registration's
+/// CPU time (measured with five). On a vault this process holds
 /// (`exclusive`), `insertPasskey` commits the row into `staged_passkeys` instead, a rowid table only ever
 /// appended to: one page, about 9 µs, and the same durability (the passkey is in the file when the call returns).
 /// The rows move into `passkeys` in one transaction `stagedDelay` after the first of them, or once `stagedLimit`
 /// wait, before any statement on passkeys that does not see them by itself (`seesStaged`), at close, and, after a
-/// crash, when the vault is next opened; moving costs about 4 µs a row in a full batch, the index pages shared by the batch. What a ceremony reads by credential ID, or a create shadows, finds staged rows in `StagedPasskeys`.
+/// crash, when the vault is next opened; moving costs 7 to 8 µs of CPU a row in a full batch into a vault of
+/// 100,000 (the index pages shared by the batch, the bulk page cache: `withBulkCache`), whichever thread moves: the
+/// lock is held meanwhile. What a ceremony reads by credential ID, or a create shadows or replaces, finds staged
+/// rows in `StagedPasskeys`.
 /// A vault shared with other processes never stages: they would not see the rows.
 extension Vault {
     /// The most registrations that wait to be moved: a move costs about 8.9 µs a row in batches of 256, 6.9 at
@@ -22,10 +26,11 @@ extension Vault {
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
     /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
+    /// `replacePriorSQL` another: a create that replaces moves them only when the account has one (`insertPasskey`);
     /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
                                           shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL,
-                                          priorDiscoverableSQL]
+                                          priorDiscoverableSQL, replacePriorSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A credential ID the profile holds already in `passkeys` is refused here (no row), one already staged by
@@ -107,11 +112,13 @@ extension Vault {
         staged.mustMove = false
     }
 
-    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged.
+    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged, with the bulk page cache.
     static func moveAllStaged(_ db: SQLiteDatabase) throws(VaultError) {
-        try db.transaction { () throws(VaultError) in
-            try db.query(moveStagedSQL, [.int(Int64.max)])
-            try db.query(deleteStagedSQL)
+        try withBulkCache(db) { () throws(VaultError) in
+            try db.transaction { () throws(VaultError) in
+                try db.query(moveStagedSQL, [.int(Int64.max)])
+                try db.query(deleteStagedSQL)
+            }
         }
     }
 

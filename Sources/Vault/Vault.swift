@@ -29,27 +29,37 @@ public final class Vault: @unchecked Sendable {
         events.scheduled = true
         let connection = self.connection
         DispatchQueue.global().asyncAfter(deadline: .now() + Vault.eventDelay) {
-            // Copy the batch, serialize it without the lock (ceremonies keep running), then insert what is still
+            // Take the batch, serialize it without the lock (ceremonies keep running), then insert what is still
             // unwritten: a reader may have flushed synchronously meanwhile. Events leave the buffer only once
-            // written, so a reader never misses one. (Inserting in slices, releasing the lock between, measured
-            // slower: the lock changes hands more often.)
+            // written, so a reader never misses one (`EventBuffer.take`). (Inserting in slices, releasing the lock
+            // between, measured slower: the lock changes hands more often.)
             connection.lock.lock()
             connection.events.scheduled = false
-            let batch = connection.events.pending
+            let batch = connection.events.take()
             connection.lock.unlock()
             let serialized = batch.map(\.serialized)
             connection.lock.lock()
-            defer { connection.lock.unlock() }
-            let done = connection.events.insertedThrough
-            let rows = serialized.filter { $0.sequence > done }
-            let uses = connection.events.pendingUses
-            let db = connection.db
-            // (Last uses of staged registrations move those first: `Vault+Staging`.)
-            guard db.handle != nil, !db.inTransaction,
-                  (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return }
-            connection.events.markInserted(through: rows.last?.sequence ?? done)
-            connection.events.pendingUses.removeAll(keepingCapacity: true)
+            let written = Vault.insertScheduled(serialized, connection)
+            connection.lock.unlock()
+            // The batch's events and rows are freed here, outside the lock (`batch` holds the events the buffer
+            // let go of): ceremonies wait for the lock, not for the deallocation.
+            withExtendedLifetime((batch, serialized, written)) {}
         }
+    }
+
+    /// The scheduled flush's part under the lock: inserts what is still unwritten (a reader may have flushed
+    /// meanwhile); returns the rows, for the caller to free after unlocking.
+    private static func insertScheduled(_ serialized: [EventRow], _ connection: Connection) -> [EventRow] {
+        let done = connection.events.insertedThrough
+        let rows = serialized.filter { $0.sequence > done }
+        let uses = connection.events.pendingUses
+        let db = connection.db
+        // (Last uses of staged registrations move those first: `Vault+Staging`.)
+        guard db.handle != nil, !db.inTransaction,
+              (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return rows }
+        connection.events.markInserted(through: rows.last?.sequence ?? done)
+        connection.events.pendingUses.removeAll(keepingCapacity: true)
+        return rows
     }
 
     var box: SecretBox { connection.box }
@@ -275,7 +285,10 @@ public final class Vault: @unchecked Sendable {
 
 /// Events not yet written, in order. See `Vault.appendEvent`.
 final class EventBuffer {
-    var pending: [PendingEvent] = []
+    /// Appended by ceremonies since the last `take`.
+    private(set) var pending: [PendingEvent] = []
+    /// What scheduled flushes took and have not yet written (a synchronous flush writes them too).
+    private var taken: [PendingEvent] = []
     /// The last uses of zero-counter passkeys not yet written, by passkey (see `Vault.recordAssertion`).
     var pendingUses: [PasskeyKey: PendingUse] = [:]
     var scheduled = false
@@ -285,10 +298,39 @@ final class EventBuffer {
     /// The rows the log keeps (`Vault.eventLogLimit`).
     var logLimit = Int64(Vault.defaultEventLogLimit)
 
+    func append(_ event: PendingEvent) { pending.append(event) }
+
+    /// Every unwritten event, oldest first.
+    var unwritten: [PendingEvent] {
+        guard let newest = taken.last, newest.sequence > insertedThrough else { return pending }
+        return taken.filter { $0.sequence > insertedThrough } + pending
+    }
+
+    var isEmpty: Bool { pending.isEmpty && (taken.last.map { $0.sequence <= insertedThrough } ?? true) }
+
+    /// Hands every unwritten event to a scheduled flush, which serializes them outside the lock: they stay here
+    /// (`taken`) until written, and ceremonies append to a new array meanwhile; appending to the one the flush
+    /// still read made a copy of it on the ceremony's thread.
+    func take() -> [PendingEvent] {
+        taken = unwritten
+        pending = []
+        pending.reserveCapacity(taken.count)
+        return taken
+    }
+
+    /// Drops the events up to `last`: they are written (what a scheduled flush took is freed by its own reference).
     func markInserted(through last: Int) {
         insertedThrough = max(insertedThrough, last)
-        let written = pending.prefix { $0.sequence <= insertedThrough }.count
-        pending.removeFirst(written)
+        if let newest = taken.last, newest.sequence > insertedThrough {
+            taken.removeAll { $0.sequence <= insertedThrough }
+        } else {
+            taken = []
+        }
+        if let newest = pending.last, newest.sequence > insertedThrough {
+            pending.removeAll { $0.sequence <= insertedThrough }
+        } else {
+            pending.removeAll(keepingCapacity: true)
+        }
     }
 }
 

@@ -39,9 +39,17 @@ enum BenchWorker {
             {"challenge": "\(Base64URL.encode(SecureRandom.bytes(32)))", "rpId": "example.com",
              "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
             """)
-        // The RP writes the options; credemu parses them. The texts (a new user each) are made before the clock starts.
-        let texts = (1...100_000).map { Bench.creationOptions(algorithm: .es256, user: $0) }
+        // The RP writes the options; credemu parses them. The texts (a new user each) are made before the clock starts,
+        // and made again for the next users before a round that could use the last of them: a run past the first
+        // batch re-registered its users (a replacing create, not the new user's the figure names).
+        var texts: [String] = [], first = 1  // texts[i] is user first + i
         var n = 0
+        func textsAhead() {
+            guard n + 50_000 >= first + texts.count else { return }
+            first = n + 1
+            texts = (first..<first + 100_000).map { Bench.creationOptions(algorithm: .es256, user: $0) }
+        }
+        textsAhead()
         var server: BenchServer?
         defer { server?.stop() }
         var httpRound = 0
@@ -64,9 +72,10 @@ enum BenchWorker {
             case "raw-sign":
                 rate = try Bench.measure(seconds: seconds) { _ = try key.sign(message) }.perSecond
             case "create":
+                textsAhead()
                 rate = try Bench.measure(seconds: seconds) {
                     n += 1
-                    _ = try engine.create(try CreationOptions(json: texts[n % texts.count]), caller: caller)
+                    _ = try engine.create(try CreationOptions(json: texts[(n - first) % texts.count]), caller: caller)
                 }.perSecond
             case "get":
                 rate = try Bench.measure(seconds: seconds) { _ = try engine.get(request, caller: caller) }.perSecond

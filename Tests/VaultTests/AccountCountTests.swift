@@ -196,6 +196,27 @@ final class AccountCountTests: XCTestCase {
         XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), [server.credentialID, second.credentialID])
     }
 
+    /// One user registered over and over under a replacing pack (the reference pack): the older passkey, moved long
+    /// ago, is deleted without moving the other accounts' staged registrations (each such create moved the whole
+    /// staged batch first, so re-registering users ran at a fifth of the speed), and a lookup by its ID finds nothing.
+    func testAReplacingCreateWhosePriorIsMovedLeavesOtherStagedRowsStaged() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        let first = record(handle: "alice", name: "alice@x")
+        try vault.insertPasskey(first, privateKey: signing.pkcs8, prior: .replaced)
+        XCTAssertEqual(try vault.passkey(id: first.credentialID), first)  // read (and kept in the record cache)...
+        _ = try vault.allPasskeys()  // ...and moved
+        for n in 0..<3 { try vault.insertPasskey(record(handle: "u\(n)", name: "u\(n)@x"), privateKey: signing.pkcs8, prior: .replaced) }
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 3)
+        let second = record(handle: "alice", name: "alice@x")
+        XCTAssertEqual(try vault.insertPasskey(second, privateKey: signing.pkcs8, prior: .replaced).map(\.credentialID), [first.credentialID])
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 4, "the other accounts' registrations stay staged")
+        XCTAssertNil(try vault.passkey(id: first.credentialID, includeShadowed: true))
+        XCTAssertEqual(try vault.passkey(id: second.credentialID), second)
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: first.rpID, userHandle: first.userHandle, userName: first.userName, excluding: []), 1)
+        XCTAssertEqual(try vault.allPasskeys().count, 4)
+    }
+
     func testARegistrationThatFailsShadowsNothing() throws {
         let (vault, _) = try held()
         defer { vault.close() }

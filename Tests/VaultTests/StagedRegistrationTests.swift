@@ -136,6 +136,28 @@ final class StagedRegistrationTests: XCTestCase {
         XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: a.userHandle, userName: a.userName, excluding: []), 1)
     }
 
+    func testAMoveRunsWithTheBulkPageCacheAndGivesItBack() throws {
+        let (vault, _) = try held()
+        defer { vault.close() }
+        func cacheSize() throws -> Int64 {
+            var size: Int64 = 0
+            try vault.locked { () throws(VaultError) in try vault.db.query("PRAGMA cache_size") { row in size = row.int(0) } }
+            return size
+        }
+        var duringMoves: [Int] = []
+        vault.db.observer = { sql in if sql == Vault.moveStagedSQL { duringMoves.append(vault.db.cacheKiB) } }
+        for n in 0..<3 { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
+        XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 3)  // a statement that moves them first
+        XCTAssertEqual(duringMoves, [Vault.bulkCacheKiB])
+        XCTAssertEqual(try cacheSize(), -2000)
+        // An import's moves (past the staged limit) run inside the import's own bulk cache, given back once, at its end.
+        duringMoves = []
+        try vault.insertPasskeys((0..<(Vault.stagedLimit + 5)).map { (record(100 + $0), signing.pkcs8) })
+        XCTAssertEqual(duringMoves, [Vault.bulkCacheKiB])
+        XCTAssertEqual(vault.db.cacheKiB, 2000)
+        XCTAssertEqual(try cacheSize(), -2000)
+    }
+
     func testAtMostTheLimitWaitsAndASharedVaultNeverStages() throws {
         let (vault, _) = try held()
         for n in 0..<(Vault.stagedLimit + 10) { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }

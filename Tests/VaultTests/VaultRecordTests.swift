@@ -26,6 +26,23 @@ final class VaultRecordTests: XCTestCase {
         XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 1)
     }
 
+    func testTextsAreStoredWholeEmptyWithANulNonASCIIAndLong() throws {
+        // Texts are bound from their UTF-8 in place: an empty one must bind as "" (NULL breaks display_name's NOT NULL),
+        // and one with a NUL, non-ASCII or past a small string's 15 bytes must come back byte for byte.
+        let (vault, _) = try makeTestVault()
+        let key = try SigningKeys.generate(.es256)
+        let names = ["", "a\u{0}b", "Zoë 🔑", String(repeating: "long-name-", count: 40)]
+        for (i, name) in names.enumerated() {
+            let record = PasskeyRecord(credentialID: Array(repeating: UInt8(i + 1), count: 16), rpID: "example.com", userHandle: Array("u\(i)".utf8),
+                                       userName: name, displayName: name, algorithm: .es256, publicKey: key.publicKey,
+                                       createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(i)))
+            try vault.insertPasskey(record, privateKey: key.pkcs8)
+        }
+        let stored = try vault.allPasskeys()
+        XCTAssertEqual(Set(stored.map(\.userName)), Set(names))
+        XCTAssertEqual(Set(stored.map(\.displayName)), Set(names))
+    }
+
     func testDuplicateCredentialIDIsRefusedAndTheFirstKept() throws {
         let (vault, _) = try makeTestVault()
         let record = try makePasskey(vault, id: 1)
