@@ -16,6 +16,15 @@ def probe(target, tmp_path, *extra):
     return proc, json.loads(proc.stdout) if proc.stdout.startswith("{") else None
 
 
+def probe_server(library, tmp_path, *extra, **switches):
+    """`credemu probe` against a reference server of `library` with `switches` (MoveTarget's), stopped afterwards."""
+    target = MoveTarget(library, **switches).start()
+    try:
+        return probe(target, tmp_path, *extra)
+    finally:
+        target.stop()
+
+
 def moved(report):
     return next(v for v in report["variants"] if v["variant"] == "signInAfterMove")["cells"]
 
@@ -26,11 +35,7 @@ def library(request):
 
 
 def test_a_correct_server_signs_in_every_moved_passkey_and_the_cells_say_what_changed(library, tmp_path):
-    target = MoveTarget(library).start()
-    try:
-        proc, report = probe(target, tmp_path, "--providers", "gpm,apple,windows-hello,bitwarden", "--moves", "all")
-    finally:
-        target.stop()
+    proc, report = probe_server(library, tmp_path, "--providers", "gpm,apple,windows-hello,bitwarden", "--moves", "all")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert report["bugs"] == [] and report["unexplained"] == []
     cells = moved(report)
@@ -46,21 +51,13 @@ def test_a_correct_server_signs_in_every_moved_passkey_and_the_cells_say_what_ch
 
 
 def test_without_moves_the_variant_is_not_in_the_report(tmp_path):
-    target = MoveTarget("py_webauthn").start()
-    try:
-        proc, report = probe(target, tmp_path, "--providers", "gpm")
-    finally:
-        target.stop()
+    proc, report = probe_server("py_webauthn", tmp_path, "--providers", "gpm")
     assert proc.returncode == 0, proc.stderr
     assert "signInAfterMove" not in [v["variant"] for v in report["variants"]]
 
 
 def test_a_server_refusing_changed_backup_flags_is_named_for_them_alone(library, tmp_path):
-    target = MoveTarget(library, move_bugs={"reject_changed_backup_flags"}).start()
-    try:
-        proc, report = probe(target, tmp_path, "--providers", "gpm,apple,windows-hello", "--moves", "all")
-    finally:
-        target.stop()
+    proc, report = probe_server(library, tmp_path, "--providers", "gpm,apple,windows-hello", "--moves", "all", move_bugs={"reject_changed_backup_flags"})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [b["trait"] for b in report["bugs"]] == ["backupEligibilityChangedByMove"], report["bugs"]
     assert report["bugs"][0]["cells"] == ["signInAfterMove @ windows-hello@chrome-windows"]
@@ -73,11 +70,7 @@ def test_a_server_refusing_changed_backup_flags_is_named_for_them_alone(library,
 def test_a_server_whose_counter_must_grow_is_named_for_the_counter_a_move_stops(library, tmp_path):
     """Windows Hello and a security key are the packs that count (a key imports nothing in life: its pack's
     import.backupFlags says so), so every sign-in grows but the moved passkey's 0 after a counting exporter."""
-    target = MoveTarget(library, bugs={"counter_must_grow"}).start()
-    try:
-        proc, report = probe(target, tmp_path, "--providers", "windows-hello,security-key", "--moves", "all")
-    finally:
-        target.stop()
+    proc, report = probe_server(library, tmp_path, "--providers", "windows-hello,security-key", "--moves", "all", bugs={"counter_must_grow"})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [b["trait"] for b in report["bugs"]] == ["counterStoppedByMove"], report["bugs"]
     cell = moved(report)["security-key@chrome-desktop"]
@@ -87,11 +80,7 @@ def test_a_server_whose_counter_must_grow_is_named_for_the_counter_a_move_stops(
 
 def test_a_server_pinning_an_accounts_aaguid_never_sees_a_move_in_a_sign_in(library, tmp_path):
     """An assertion carries no AAGUID: the move's cell names the change in its note, and nothing is refused."""
-    target = MoveTarget(library, move_bugs={"reject_changed_aaguid"}).start()
-    try:
-        proc, report = probe(target, tmp_path, "--providers", "gpm,apple", "--moves", "apple")
-    finally:
-        target.stop()
+    proc, report = probe_server(library, tmp_path, "--providers", "gpm,apple", "--moves", "apple", move_bugs={"reject_changed_aaguid"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cell = moved(report)["apple@safari"]
     assert cell["outcome"] == "accepted" and "no sign-in carries" in cell["note"], cell
