@@ -97,7 +97,7 @@ extension Engine {
     }
 
     /// Checks passkeys this provider just imported (a move, `Operations.move`) against what the RP saw from the
-    /// exporter, which it may have stored: one finding per kind of change, naming the passkeys.
+    /// exporter, which it may have stored: one finding per kind of change, counting the passkeys.
     ///
     /// WebAuthn L3 §6.1.3 makes BE a credential's permanent property and §7.2 has an RP that uses the backup
     /// state refuse an assertion whose BE differs from `credentialRecord.backupEligible` (its backup-eligibility step; go-webauthn and others do);
@@ -105,29 +105,29 @@ extension Engine {
     /// CXF's importer sends counter 0 for good (§Passkey).
     public func reviewMove(_ moved: [PasskeyRecord], importedAs settings: PasskeySettings, from exporter: String) {
         // Counted, not named: a scenario's matrix holds the findings, and credential IDs are random (the move's answer names them).
-        func ids(_ changed: (PasskeySettings) -> Bool) -> String? {
+        func count(_ changed: (PasskeySettings) -> Bool) -> Int? {
             let count = moved.filter { changed($0.settings) }.count
-            return count == 0 ? nil : "\(count)"
+            return count == 0 ? nil : count
         }
         let flags = { (s: PasskeySettings) in "BE=\(s.backupEligible ? 1 : 0) BS=\(s.backupState ? 1 : 0)" }
-        if let names = ids({ $0.backupEligible != settings.backupEligible }) {
+        if let n = count({ $0.backupEligible != settings.backupEligible }) {
             record(Finding(criterion: "WebAuthn L3 §7.2", code: "backupEligibilityChangedByMove",
-                           message: "\(names) passkey(s) moved from \(exporter) (registered with \(settings.backupEligible ? "BE=0" : "BE=1")) now assert with \(flags(settings)) from \(profile.name): an RP that checks BE against the registration's, as §7.2 says when it uses the backup state, refuses every sign-in with them.",
+                           message: "\(n) passkey(s) moved from \(exporter) (registered with \(settings.backupEligible ? "BE=0" : "BE=1")) now assert with \(flags(settings)) from \(profile.name): an RP that checks BE against the registration's, as §7.2 says when it uses the backup state, refuses every sign-in with them.",
                            fix: "Do not refuse an assertion only because BE differs from the registration's: the credential moved to another manager (CXF). Verify the signature, then update the stored flags (or re-register the passkey)."))
         }
-        if let names = ids({ $0.backupState != settings.backupState && $0.backupEligible == settings.backupEligible }) {
+        if let n = count({ $0.backupState != settings.backupState && $0.backupEligible == settings.backupEligible }) {
             record(Finding(criterion: "WebAuthn L3 §6.1.3", code: "backupStateChangedByMove",
-                           message: "\(names) passkey(s) moved from \(exporter) now assert with \(flags(settings)) from \(profile.name), not the registration's BS: a policy keyed on the stored backup state (prompting for another factor, or not) now decides on stale data.",
+                           message: "\(n) passkey(s) moved from \(exporter) now assert with \(flags(settings)) from \(profile.name), not the registration's BS: a policy keyed on the stored backup state (prompting for another factor, or not) now decides on stale data.",
                            fix: "Read BS from every assertion and store the latest (§6.1.3: the backup state may change over a credential's lifetime)."))
         }
-        if let names = ids({ $0.aaguid != settings.aaguid }) {
+        if let n = count({ $0.aaguid != settings.aaguid }) {
             record(Finding(criterion: "WebAuthn L3 §6.5.1 / CXF", code: "aaguidChangedByMove",
-                           message: "\(names) passkey(s) moved from \(exporter) to \(profile.name), whose AAGUID is \(AAGUID.format(settings.aaguid)): assertions carry no AAGUID, so the one the RP stored at registration goes on naming the exporter.",
+                           message: "\(n) passkey(s) moved from \(exporter) to \(profile.name), whose AAGUID is \(AAGUID.format(settings.aaguid)): assertions carry no AAGUID, so the one the RP stored at registration goes on naming the exporter.",
                            fix: "Label a passkey by its registration's AAGUID as where it was made, not where it lives now; do not allow or refuse sign-ins by the stored AAGUID."))
         }
-        if let names = ids({ $0.counter != .zero }) {
+        if let n = count({ $0.counter != .zero }) {
             record(Finding(criterion: "CXF §Passkey / WebAuthn L3 §7.2", code: "counterStoppedByMove",
-                           message: "\(names) passkey(s) counted under \(exporter); imported into \(profile.name) they send signature counter 0 from now on (CXF's importer must not count): an RP that requires a counter that counted to go on increasing refuses them.",
+                           message: "\(n) passkey(s) counted under \(exporter); imported into \(profile.name) they send signature counter 0 from now on (CXF's importer must not count): an RP that requires a counter that counted to go on increasing refuses them.",
                            fix: "Follow §7.2: compare counters only when either is nonzero, and treat a counter that stays 0 as no counter, not as a cloned authenticator."))
         }
     }

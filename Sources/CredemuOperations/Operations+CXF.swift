@@ -43,7 +43,6 @@ extension Operations {
     /// Moves the profile `from`'s passkeys and passwords (or only `rpID`'s) into the profile `to` (`Operations.move`),
     /// for the API, the CLI and the clients.
     public func moveCredentials(from: String, to: String, keepSource: Bool, rpID: String? = nil) throws(OperationError) -> JSONValue {
-        guard from != to else { throw .invalidInput("A move needs two profiles: from and to are both '\(from)'.") }
         defer {
             forget(from)
             forget(to)
@@ -70,13 +69,7 @@ extension Operations {
         guard from != to else { throw .invalidInput("A move needs two profiles: from and to are both '\(from)'.") }
         let (document, passkeys, passwords, leftOut) = try cxfExport(source, includeSecrets: true, rpID: rpID, at: now)
         let expecting = Dictionary(passkeys.map { ($0.credentialID, $0.publicKey) }, uniquingKeysWith: { a, _ in a })
-        let parsed: JSONValue
-        do {
-            parsed = try JSONValue.parse(document.serialized())
-        } catch {
-            throw .internalError("The CXF document a move wrote does not parse: \(error.description)")
-        }
-        let (seeds, imported, _) = try cxfSeeds(parsed, target, expecting: expecting, at: now)
+        let (seeds, imported, _) = try cxfSeeds(document, target, expecting: expecting, at: now)
         let origin = source.vault
         try Operations.store(target.vault, seeds, passwords: imported, by: "move:" + from, at: now, logged: now) { () throws(VaultError) in
             guard !keepSource else { return }

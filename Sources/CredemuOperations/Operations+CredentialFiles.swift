@@ -29,30 +29,28 @@ extension Operations {
     /// credential keeps its residency, backup flags and (`signCount` null) its lack of a counter; a CXF passkey keeps
     /// no counter, as CXF's importer must not count one.
     public func importCredentials(_ name: String, format: CredentialFileFormat, _ text: String) throws(OperationError) -> JSONValue {
-        try importCredentials(name, format: format, text, by: "import:" + format.rawValue)
-    }
-
-    /// `importCredentials` with the vault event's `by`, and `first` run in the same transaction before the store (a
-    /// move's removal from its source), so the whole of it lands or none.
-    func importCredentials(_ name: String, format: CredentialFileFormat, _ text: String, by: String,
-                           expecting: [[UInt8]: COSEKey] = [:], first: () throws(VaultError) -> Void = {}) throws(OperationError) -> JSONValue {
-        let engine = try self.engine(name)
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
         } catch {
             throw .invalidInput("The \(format.rawValue) file is not valid JSON: \(error.description).")
         }
+        return try importCredentials(name, format: format, document: document)
+    }
+
+    /// `importCredentials` of a file already parsed (the API's `document` member).
+    public func importCredentials(_ name: String, format: CredentialFileFormat, document: JSONValue) throws(OperationError) -> JSONValue {
+        let engine = try self.engine(name)
         let now = clock.now()
         var seeds: [Seed] = [], passwords: [CXFPassword] = [], skipped: [String: Int] = [:]
         switch format {
         case .cxf:
-            (seeds, passwords, skipped) = try Operations.cxfSeeds(document, engine, expecting: expecting, at: now)
+            (seeds, passwords, skipped) = try Operations.cxfSeeds(document, engine, at: now)
         case .playwright, .webdriver:
             seeds = try listSeeds(engine, format, document, at: now)
         }
         if !seeds.isEmpty || !passwords.isEmpty {
-            try store(name, seeds, passwords: passwords, by: by, at: now, first: first)
+            try store(name, seeds, passwords: passwords, by: "import:" + format.rawValue, at: now)
         }
         var imported: [(String, JSONValue)] = [("passkeys", .number(Double(seeds.count)))]
         if format == .cxf {
@@ -64,7 +62,7 @@ extension Operations {
 
     /// A CXF document's passkeys as the profile's (`importedSettings`), its passwords and what it skipped, every member
     /// checked (`CXFDocument.read`); a passkey in `expecting` must carry the public key given there.
-    static func cxfSeeds(_ document: JSONValue, _ engine: Engine, expecting: [[UInt8]: COSEKey], at now: Date)
+    static func cxfSeeds(_ document: JSONValue, _ engine: Engine, expecting: [[UInt8]: COSEKey] = [:], at now: Date)
         throws(OperationError) -> (seeds: [Seed], passwords: [CXFPassword], skipped: [String: Int]) {
         let cxf = try CXFDocument.read(document)
         let settings = try importedSettings(engine)

@@ -99,9 +99,8 @@ extension Operations {
     /// the vault holds already, or a password the profile holds for the same origin and user name, is a `conflict`.
     /// `first` runs first in the same transaction (a move's removal from its source, which frees the credential IDs). Logged as one `vault` event,
     /// `added`, naming the credential when there is one.
-    func store(_ name: String, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at now: Date? = nil,
-               first: () throws(VaultError) -> Void = {}) throws(OperationError) {
-        try Operations.store(vault.scoped(to: name), seeds, passwords: passwords, by: by, at: now ?? clock.now(), logged: clock.now(), first: first)
+    func store(_ name: String, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at now: Date? = nil) throws(OperationError) {
+        try Operations.store(vault.scoped(to: name), seeds, passwords: passwords, by: by, at: now ?? clock.now(), logged: clock.now())
         forget(name)
     }
 

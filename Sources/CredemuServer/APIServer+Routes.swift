@@ -105,7 +105,7 @@ extension APIServer {
             guard let document = body.value["document"] else {
                 throw APIError(.invalidInput("body.document is required: the \(format.rawValue) file's JSON."))
             }
-            return s.json(200, try s.operations.importCredentials(r.first, format: format, document.serialized()))
+            return s.json(200, try s.operations.importCredentials(r.first, format: format, document: document))
         },
         Route("GET", "/profiles/{profile}/events", .operator) { s, r in
             let after = try r.query("after").map { (t) throws(OperationError) in try Operations.count(t, "after", in: 0...Int64.max) } ?? 0
