@@ -3,7 +3,7 @@
 A Python websocket peer plays the page target `POST /channels` connects to: it answers the channel's set-up, reports
 one main-world context, then replays what Chromium sends for the bench page's in-page loop, one call at a time: the
 binding's call (`Runtime.bindingCalled`, the shim's message as the shim writes it), for a create the console warning
-the shim logs (`Runtime.consoleAPICalled`), and the answer to each reply (`Runtime.callFunctionOn`). It reports, per
+the shim logs (`Runtime.consoleAPICalled`), and the answer to each reply (`Runtime.evaluate`). It reports, per
 call, the server's answer (`GET /channels`' `answeringMs`, event in to reply out) and the CPU the channel's reader
 thread and the whole server spent (`/proc/PID/task/*/schedstat`), so two builds compare without Chromium's share and
 its noise. Given two binaries, the runs alternate and each line shows both and their ratio (docs/benchmarks.md,
@@ -146,6 +146,9 @@ def run(binary, kind, calls, pack):
                                                       {"functionName": "", "scriptId": "6", "url": "", "lineNumber": 2, "columnNumber": 40}]}}})
                 reply = channel.read()
                 channel.send({"id": reply["id"], "result": {"result": {"type": "undefined"}}})
+                if reply["method"] == "Runtime.evaluate":   # RECEIVER(json)
+                    expression = reply["params"]["expression"]
+                    return json.loads(expression[expression.index("(") + 1:-1])
                 return reply["params"]["arguments"][0]["value"]
 
             for i in range(300):   # warm, and passkeys to sign in with

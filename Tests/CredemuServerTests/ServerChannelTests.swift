@@ -85,7 +85,8 @@ final class FakeDevTools: @unchecked Sendable {
             let method = value["method"]?.stringValue ?? ""
             if method == "Runtime.addBinding" { binding = value["params"]?["name"]?.stringValue }
             if method == "Page.addScriptToEvaluateOnNewDocument" { script = value["params"]?["source"]?.stringValue }
-            if method == "Runtime.evaluate" { lock.withLock { evaluated.append(value["params"]?["expression"]?.stringValue ?? "") } }
+            let isReply = method == "Runtime.callFunctionOn" || (method == "Runtime.evaluate" && value["params"]?["expression"]?.stringValue?.hasPrefix("__credemuReply_") == true)
+            if method == "Runtime.evaluate" && !isReply { lock.withLock { evaluated.append(value["params"]?["expression"]?.stringValue ?? "") } }
             if method == "Runtime.enable" {
                 for (id, origin) in contextsBeforeEnable {
                     event("Runtime.executionContextCreated", "{\"context\":{\"id\":\(id),\"origin\":\"\(origin)\",\"name\":\"\",\"auxData\":{\"isDefault\":true}}}")
@@ -95,7 +96,7 @@ final class FakeDevTools: @unchecked Sendable {
                 commands.append((value["sessionId"]?.stringValue, method))
                 lock.broadcast()
             }
-            if method != "Runtime.callFunctionOn" && method != "Runtime.evaluate" {
+            if !isReply {
                 if answersSetUp, let id = value["id"]?.numberValue { sendText("{\"id\":\(Int(id)),\"result\":{}}") }
                 setUp -= 1
                 if setUp == 0, let flood { return pour(flood, fd) }
@@ -244,7 +245,13 @@ final class ServerChannelTests: XCTestCase {
     }
 
     /// The reply object the shim's receiver was called with.
-    func reply(_ call: JSONValue) -> JSONValue { call["params"]?["arguments"]?.arrayValue?.first?["value"] ?? .null }
+    /// (A reply by `Runtime.evaluate` is `RECEIVER(json)`: the JSON between the receiver's parentheses.)
+    func reply(_ call: JSONValue) -> JSONValue {
+        if let argument = call["params"]?["arguments"]?.arrayValue?.first?["value"] { return argument }
+        guard let expression = call["params"]?["expression"]?.stringValue, let open = expression.firstIndex(of: "("),
+              expression.hasSuffix(")") else { return .null }
+        return (try? JSONValue.parse(String(expression[expression.index(after: open)..<expression.index(before: expression.endIndex)]))) ?? .null
+    }
 
     func testTheChannelAddsARandomBindingAndTheShimServedForItAndAnswersTheShimsCallAsThePage() throws {
         let (api, _d) = try makeAPI()
@@ -257,15 +264,35 @@ final class ServerChannelTests: XCTestCase {
         XCTAssertTrue(script.contains("const __credemuReply_"), "with its receiver in a top-level const")
         call(devtools, "{\"id\":\"a1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
         let first = try XCTUnwrap(devtools.replies(1).first)
-        XCTAssertEqual(first["method"]?.stringValue, "Runtime.callFunctionOn")
-        XCTAssertEqual(first["params"]?["executionContextId"]?.numberValue, 7)
+        XCTAssertEqual(first["method"]?.stringValue, "Runtime.evaluate")
+        XCTAssertEqual(first["params"]?["contextId"]?.numberValue, 7)
         let receiver = try XCTUnwrap(script.split(separator: " ").dropFirst().first { $0.hasPrefix("__credemuReply_") })
-        XCTAssertEqual(first["params"]?["functionDeclaration"]?.stringValue, "function (r) { \(receiver)(r); }")
+        XCTAssertEqual(first["params"]?["expression"]?.stringValue?.hasPrefix("\(receiver)({\"id\":\"a1\","), true)
         XCTAssertEqual(reply(first)["id"], "a1")
         XCTAssertEqual(reply(first)["status"], 200)
         let fetched = api.handle(request("GET", "/profiles/default/capabilities", headers: ["origin": Self.origin]))
         XCTAssertEqual(reply(first)["body"], try JSONValue.parse(fetched.body), "the answer the page's own fetch gets")
         XCTAssertEqual(reply(first)["body"]?.objectValue?.isEmpty, false)
+    }
+
+    func testAReplyNamingProtoGoesAsAnArgumentNotALiteralWhoseProtoWouldSetThePrototype() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let (devtools, _) = try open(api)
+        let script = try XCTUnwrap(devtools.script)
+        let receiver = try XCTUnwrap(script.split(separator: " ").dropFirst().first { $0.hasPrefix("__credemuReply_") })
+        call(devtools, "{\"id\":\"__proto__\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        call(devtools, "{\"id\":\"q\\\"\\\\\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
+        let replies = devtools.replies(2)
+        XCTAssertEqual(replies.count, 2)
+        XCTAssertEqual(replies.first?["method"]?.stringValue, "Runtime.callFunctionOn")
+        XCTAssertEqual(replies.first?["params"]?["functionDeclaration"]?.stringValue, "function (r) { \(receiver)(r); }")
+        XCTAssertEqual(replies.first.map(reply)?["id"], "__proto__")
+        XCTAssertEqual(replies.last?["method"]?.stringValue, "Runtime.evaluate")
+        XCTAssertEqual(replies.last.map(reply)?["id"], "q\"\\", "quotes and backslashes survive the expression's string")
+        XCTAssertFalse(DevToolsChannel.literalSafe(Array("{\"a\":{\"__proto__\":1}}".utf8)))
+        XCTAssertTrue(DevToolsChannel.literalSafe(Array("{\"__prot__\":\"_proto_\"}".utf8)))
+        XCTAssertTrue(DevToolsChannel.literalSafe([]))
     }
 
     func testAMessageNamingAnyRouteButTheShimsOwnGetsTheFrontDoorsRefusalAndTheVaultIsUnchanged() throws {
@@ -657,7 +684,7 @@ extension ServerChannelTests {
         call(devtools, "{\"id\":\"p1\",\"method\":\"GET\",\"path\":\"/capabilities\",\"body\":null}")
         let first = try XCTUnwrap(devtools.replies(1).first)
         let receiver = try XCTUnwrap(script.split(separator: " ").first { $0.hasPrefix("__credemuReply_") })
-        XCTAssertEqual(first["params"]?["functionDeclaration"]?.stringValue, "function (r) { \(receiver)(r); }")
+        XCTAssertEqual(first["params"]?["expression"]?.stringValue?.hasPrefix("\(receiver)({"), true)
         XCTAssertEqual(reply(first)["status"], 200)
     }
 
