@@ -92,12 +92,13 @@ extension Context {
             }
         }
         let moves: Set<String>?
+        func headers(_ columns: [(any ProviderPolicy, Platform)]) -> Set<String> { Set(columns.map { "\($0.0.id)@\($0.1.rawValue)" }) }
         switch args.value("moves") ?? "none" {
         case "none": moves = nil
-        case "all": moves = Set(providers.map { "\($0.0.id)@\($0.1.rawValue)" })
+        case "all": moves = headers(providers)
         case let list:
-            let named = Set(try Prober.select(list, from: registry).map { "\($0.0.id)@\($0.1.rawValue)" })
-            let columns = Set(providers.map { "\($0.0.id)@\($0.1.rawValue)" })
+            let named = headers(try Prober.select(list, from: registry))
+            let columns = headers(providers)
             if let stray = named.subtracting(columns).sorted().first {
                 throw UsageError("--moves names \(stray), which is not a column of this run: add it to --providers.")
             }

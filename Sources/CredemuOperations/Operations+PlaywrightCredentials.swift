@@ -96,16 +96,16 @@ extension Operations {
     }
 
     /// Stores the passkeys (and a CXF document's passwords) in the profile in one transaction, or none: a credential ID
-    /// the vault holds already, or a password the profile holds for the same origin and user name, is a `conflict`.
-    /// `first` runs first in the same transaction (a move's removal from its source, which frees the credential IDs). Logged as one `vault` event,
-    /// `added`, naming the credential when there is one.
+    /// the profile holds already, or a password the profile holds for the same origin and user name, is a `conflict`.
+    /// Logged as one `vault` event, `added`, naming the credential when there is one.
     func store(_ name: String, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at now: Date? = nil) throws(OperationError) {
         try Operations.store(vault.scoped(to: name), seeds, passwords: passwords, by: by, at: now ?? clock.now(), logged: clock.now())
         forget(name)
     }
 
     /// `store` into a vault scoped to a profile: the passwords saved `at` (unless they give their own time), the event
-    /// logged at `logged`.
+    /// logged at `logged`; `first` runs first in the same transaction (a move's removal from its source, so the move
+    /// lands whole or not at all).
     static func store(_ scoped: Vault, _ seeds: [Seed], passwords: [CXFPassword] = [], by: String, at time: Date, logged: Date,
                       first: () throws(VaultError) -> Void = {}) throws(OperationError) {
         let name = scoped.profile

@@ -106,23 +106,7 @@ public final class APIServer: @unchecked Sendable {
 
     private static let conditionalWord = Array("conditional".utf8)
 
-    static func mentionsConditional(_ body: [UInt8]) -> Bool {
-        conditionalWord.withUnsafeBufferPointer { word in
-            body.withUnsafeBufferPointer { bytes in
-                guard bytes.count >= word.count else { return false }
-                var start = 0
-                while start <= bytes.count - word.count {
-                    if bytes[start] == word[0] {
-                        var i = 1
-                        while i < word.count && bytes[start + i] == word[i] { i += 1 }
-                        if i == word.count { return true }
-                    }
-                    start += 1
-                }
-                return false
-            }
-        }
-    }
+    static func mentionsConditional(_ body: [UInt8]) -> Bool { body.containsBytes(conditionalWord) }
 
     /// Answers one request. Never throws: every failure is a JSON error with its status.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {

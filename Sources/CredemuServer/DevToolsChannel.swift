@@ -397,11 +397,8 @@ final class DevToolsChannel: @unchecked Sendable {
         }
         let session = context.session.map { ",\"sessionId\":" + JSONValue.string($0).serialized() } ?? ""
         if DevToolsChannel.literalSafe(replyObject) {
-            let head = "{\"id\":\(command)\(session),\"method\":\"Runtime.evaluate\",\"params\":{\"contextId\":\(context.id),\"expression\":\"\(reply)("
-            var text = Array(head.utf8)
-            DevToolsChannel.appendStringContents(replyObject, to: &text)
-            text += Array(")\"}}".utf8)
-            try? socket.send(text: text)
+            let expression = JSONValue.string(reply + "(" + String(decoding: replyObject, as: UTF8.self) + ")").serialized()
+            try? socket.send(text: Array("{\"id\":\(command)\(session),\"method\":\"Runtime.evaluate\",\"params\":{\"contextId\":\(context.id),\"expression\":\(expression)}}".utf8))
             return
         }
         let head = "{\"id\":\(command)\(session),\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\","
@@ -410,35 +407,9 @@ final class DevToolsChannel: @unchecked Sendable {
     }
 
     /// Whether a serialized reply reads the same as a JS literal: it names no `__proto__` (see `send`).
-    static func literalSafe(_ json: [UInt8]) -> Bool {
-        let needle = Array("__proto__".utf8)
-        return json.withUnsafeBufferPointer { bytes in
-            var i = 0
-            let last = bytes.count - needle.count
-            while i <= last {
-                // `o` is the needle's rarest byte: test it first, at its offset.
-                if bytes[i + 4] == UInt8(ascii: "o"), bytes[i] == UInt8(ascii: "_"), (1..<needle.count).allSatisfy({ bytes[i + $0] == needle[$0] }) {
-                    return false
-                }
-                i += 1
-            }
-            return true
-        }
-    }
+    static func literalSafe(_ json: [UInt8]) -> Bool { !json.containsBytes(protoWord) }
 
-    /// `json` as the contents of a JSON string: its quotes and backslashes escaped (serialized JSON holds no control
-    /// character outside an escape).
-    static func appendStringContents(_ json: [UInt8], to text: inout [UInt8]) {
-        text.reserveCapacity(text.count + json.count + json.count / 8 + 8)
-        var start = 0
-        for (i, byte) in json.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            text += json[start..<i]
-            text.append(UInt8(ascii: "\\"))
-            text.append(byte)
-            start = i + 1
-        }
-        text += json[start...]
-    }
+    private static let protoWord = Array("__proto__".utf8)
 }
 
 /// One message of the shim's channel, `{"id", "method", "path", "body"}` (docs/shim.md, "Transport"), read as

@@ -321,15 +321,16 @@ final class EventBuffer {
     /// Drops the events up to `last`: they are written (what a scheduled flush took is freed by its own reference).
     func markInserted(through last: Int) {
         insertedThrough = max(insertedThrough, last)
-        if let newest = taken.last, newest.sequence > insertedThrough {
-            taken.removeAll { $0.sequence <= insertedThrough }
+        dropWritten(&taken, keepingCapacity: false)
+        dropWritten(&pending, keepingCapacity: true)
+    }
+
+    /// Removes the written events from `events` (all of them, without a scan, when its newest is written).
+    private func dropWritten(_ events: inout [PendingEvent], keepingCapacity: Bool) {
+        if let newest = events.last, newest.sequence > insertedThrough {
+            events.removeAll { $0.sequence <= insertedThrough }
         } else {
-            taken = []
-        }
-        if let newest = pending.last, newest.sequence > insertedThrough {
-            pending.removeAll { $0.sequence <= insertedThrough }
-        } else {
-            pending.removeAll(keepingCapacity: true)
+            events.removeAll(keepingCapacity: keepingCapacity)
         }
     }
 }
