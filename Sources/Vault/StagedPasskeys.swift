@@ -1,7 +1,7 @@
-/// The registrations a held vault has committed into `staged_passkeys` and not yet moved into `passkeys`, in
-/// memory: what a ceremony reads by credential ID, or a create shadows by account, finds them here (see `Vault+Staging`).
+/// The registrations a held vault has appended to its staging log and not yet moved into `passkeys`, in memory:
+/// what a ceremony reads by credential ID, or a create shadows by account, finds them here (see `Vault+Staging`).
 ///
-/// It mirrors the table: an entry is added when its row is committed, and all are dropped when the rows move. A
+/// It mirrors the log: an entry is added when its record is written, and all are dropped when the records move. A
 /// move inside a transaction that then rolls back is made again at once (`movedInTransaction`); should that fail,
 /// `mustMove` has the next read make it.
 final class StagedPasskeys {
@@ -9,8 +9,6 @@ final class StagedPasskeys {
         var record: PasskeyRecord
         let profile: String
         let sealedKey: [UInt8]
-        /// Its row's `seq` in `staged_passkeys`.
-        let seq: Int64
     }
 
     /// An account of one profile on one RP: its user handle.
@@ -33,7 +31,7 @@ final class StagedPasskeys {
     private var unshadowedByAccount: [AccountKey: [PasskeyKey]] = [:]
     /// Set when staged rows were moved inside a transaction, which may still roll back.
     var movedInTransaction = false
-    /// Set when the table may hold rows this mirror lacks (a rollback undid a move that could not be made again).
+    /// Set when the log may hold records this mirror lacks (a rollback undid a move that could not be made again).
     var mustMove = false
 
     var isEmpty: Bool { entries.isEmpty }

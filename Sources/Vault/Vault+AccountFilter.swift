@@ -4,7 +4,6 @@ extension Vault {
     /// ceremony's path.
     static let accountHandlesSQL = "SELECT profile, rp_id, user_handle FROM passkeys"
     static let accountNamesSQL = "SELECT profile, user_name FROM passkeys"
-    static let stagedAccountsSQL = "SELECT profile, rp_id, user_handle, user_name, credential_id FROM staged_passkeys"
     static let credentialIDsSQL = "SELECT credential_id FROM passkeys"
     static let passkeyCountSQL = "SELECT count(*) FROM passkeys"
 
@@ -12,16 +11,16 @@ extension Vault {
     /// (insert, stage, rename), or they change no account (uses, hiding, secrets, large blobs, backup flags and counters); a move's rows
     /// were added when staged.
     static let keepsAccountFilter: Set<String> = [
-        insertPasskeySQL, stagePasskeySQL, moveStagedSQL, renameUserSQL, renameUserNameOnlySQL, updateUserSQL,
+        insertPasskeySQL, moveStagedSQL, moveLegacyStagedSQL, renameUserSQL, renameUserNameOnlySQL, updateUserSQL,
         recordAssertionSQL, recordUseSQL, setHiddenSQL, hideUnlistedSQL, restoreListedSQL, setPRFSecretSQL, setLargeBlobSQL,
-        setCredentialPropertiesSQL, shadowPriorSQL, shadowStagedSQL, editUserSQL, replacePriorSQL,
+        setCredentialPropertiesSQL, shadowPriorSQL, editUserSQL, replacePriorSQL,
     ]
 
     /// The statements that write passkeys without emptying `AccountCounts`: their callers count the passkeys they add
     /// (insert, stage), or they change no passkey's existence, visibility, user handle or user name (a move, shadowing,
     /// uses, secrets, large blobs, backup flags and counters).
     static let keepsAccountCounts: Set<String> = [
-        insertPasskeySQL, stagePasskeySQL, moveStagedSQL, deleteStagedSQL, shadowPriorSQL, shadowStagedSQL, recordAssertionSQL,
+        insertPasskeySQL, moveStagedSQL, moveLegacyStagedSQL, deleteLegacyStagedSQL, shadowPriorSQL, recordAssertionSQL,
         recordUseSQL, setPRFSecretSQL, setLargeBlobSQL, setCredentialPropertiesSQL,
     ]
 
@@ -36,11 +35,6 @@ extension Vault {
             }
             try db.query(Vault.accountNamesSQL) { row in filter.addName(profile: row.text(0), userName: row.text(1)) }
             try db.query(Vault.credentialIDsSQL) { row in row.withBlob(0) { filter.addCredential($0) } }
-            try db.query(Vault.stagedAccountsSQL) { row in
-                row.withBlob(2) { filter.addHandle(profile: row.text(0), rpID: row.text(1), userHandle: $0) }
-                filter.addName(profile: row.text(0), userName: row.text(3))
-                row.withBlob(4) { filter.addCredential($0) }
-            }
             connection.accounts = filter
         }
     }

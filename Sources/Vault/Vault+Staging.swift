@@ -1,20 +1,29 @@
 import Dispatch
 import Foundation
 
-/// Registrations on a held vault: each committed into `staged_passkeys`, then moved into `passkeys` in batches.
+/// Registrations on a held vault: each appended to the vault's staging log (`StagingLog`), then moved into `passkeys`
+/// in batches.
 ///
 /// A row committed into `passkeys` writes a page in each of its six b-trees (the table, the credential-ID key and
 /// four indexes; `passkeys_shadowed` holds only shadowed rows): about 22 KB of WAL, and 34 µs of a registration's
-/// CPU time (measured with five). On a vault this process holds
-/// (`exclusive`), `insertPasskey` commits the row into `staged_passkeys` instead, a rowid table only ever
-/// appended to: one page, about 9 µs, and the same durability (the passkey is in the file when the call returns).
+/// CPU time (measured with five). On a vault this process holds (`exclusive`), `insertPasskey` appends the row to
+/// the staging log instead: one `write` of about 600 bytes, and the same durability as a commit with
+/// `synchronous=NORMAL` (the passkey is in the kernel's copy of the file when the call returns). Until issue 37 the
+/// row was committed into the table `staged_passkeys` (migration 6): one 4 KB WAL frame through SQLite's b-tree,
+/// pager and commit hook, 13 µs of the calling thread's 26 (`credemu-bench parts`), and its pages were written
+/// again by the checkpoint and read and cleared by the move. The table stays for what an older build left in it.
+///
 /// The rows move into `passkeys` in one transaction `stagedDelay` after the first of them, or once `stagedLimit`
 /// wait, before any statement on passkeys that does not see them by itself (`seesStaged`), at close, and, after a
-/// crash, when the vault is next opened; moving costs 7 to 8 µs of CPU a row in a full batch into a vault of
-/// 100,000 (the index pages shared by the batch, the bulk page cache: `withBulkCache`), whichever thread moves: the
-/// lock is held meanwhile. What a ceremony reads by credential ID, or a create shadows or replaces, finds staged
-/// rows in `StagedPasskeys`.
-/// A vault shared with other processes never stages: they would not see the rows.
+/// crash, when the vault is next opened; the move reads them back from the log (records after the mark
+/// `staged_through` in `meta`, which the move's own transaction advances), so that a move undone by a rollback,
+/// or cut short by a crash, is made again from the same records; the log is emptied once the mark is committed.
+/// Moving costs 7 to 8 µs of CPU a row in a full batch into a vault of 100,000 (the index pages shared by the
+/// batch, the bulk page cache: `withBulkCache`), whichever thread moves: the lock is held meanwhile. What a ceremony
+/// reads by credential ID, or a create shadows or replaces, finds staged rows in `StagedPasskeys`.
+/// A vault shared with other processes never stages: they would not see the rows. Such a process moves what the log
+/// holds after the mark when it opens the vault, and leaves the file (emptying it could race a holder that opened
+/// since); the next holder empties it.
 extension Vault {
     /// The most registrations that wait to be moved: a move costs about 8.9 µs a row in batches of 256, 6.9 at
     /// 512, 7 at 1024 and 3.7 at 4096 (the index pages they share; `credemu-bench parts`, a vault of some 30,000),
@@ -25,60 +34,61 @@ extension Vault {
     static let stagedDelay: TimeInterval = 0.5
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
-    /// `shadowPriorSQL` is one: a create that shadows updates the staged rows of the account itself (`stagePasskey`);
+    /// `shadowPriorSQL` is one: a create that shadows updates the account's moved passkeys itself (`stagePasskey`);
     /// `replacePriorSQL` another: a create that replaces moves them only when the account has one (`insertPasskey`);
     /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
-    static let seesStaged: Set<String> = [stagePasskeySQL, moveStagedSQL, deleteStagedSQL, stagedExistsSQL, byIDSQL, privateKeySQL,
-                                          shadowPriorSQL, shadowStagedSQL, countHandleSQL, countNameSQL, countHandleAndNameSQL,
-                                          priorDiscoverableSQL, replacePriorSQL]
+    static let seesStaged: Set<String> = [stagedDuplicateSQL, moveStagedSQL, moveLegacyStagedSQL, deleteLegacyStagedSQL,
+                                          legacyStagedExistsSQL, byIDSQL, privateKeySQL, shadowPriorSQL, countHandleSQL,
+                                          countNameSQL, countHandleAndNameSQL, priorDiscoverableSQL, replacePriorSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
-    /// A credential ID the profile holds already in `passkeys` is refused here (no row), one already staged by
-    /// `StagedPasskeys`. `?24` is 1 when the account filter says no passkey has the ID: the probe, a walk down the key
-    /// (credential ID, profile) that reads a page from the file in most registrations on a large vault, is skipped then
-    /// (the OR stops at its first true term).
-    static let stagePasskeySQL = """
-        INSERT INTO staged_passkeys (\(stagedColumns)) SELECT \((1...23).map { "?\($0)" }.joined(separator: ", ")) \
-        WHERE ?24 = 1 OR NOT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1 AND profile = ?22)
-        """
-    static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
+    /// A credential ID the profile holds already in `passkeys` (asked only when the account filter cannot say the ID
+    /// is new: most registrations on a large vault skip this walk down the key, which reads a page from the file).
+    static let stagedDuplicateSQL = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1 AND profile = ?2)"
+    /// One staged record into `passkeys` (its values are `stagedColumns`').
+    static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) VALUES (\((1...23).map { "?\($0)" }.joined(separator: ", ")))"
+    static let stagedMarkSQL = "SELECT value FROM meta WHERE key = 'staged_through'"
+    static let setStagedMarkSQL = "INSERT OR REPLACE INTO meta (key, value) VALUES ('staged_through', ?1)"
+    /// What an older build left in `staged_passkeys` (migration 6), moved at open.
+    static let moveLegacyStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) SELECT \(stagedColumns) FROM staged_passkeys WHERE seq <= ? ORDER BY seq"
     /// Every row, moved: without a WHERE clause SQLite clears the table's pages at once instead of row by row.
-    static let deleteStagedSQL = "DELETE FROM staged_passkeys"
-    static let stagedExistsSQL = "SELECT max(seq) FROM staged_passkeys"
+    static let deleteLegacyStagedSQL = "DELETE FROM staged_passkeys"
+    static let legacyStagedExistsSQL = "SELECT max(seq) FROM staged_passkeys"
 
     /// Whether a new passkey is staged: on a held vault, outside a transaction (whose rollback the mirror would not see).
-    var stages: Bool { connection.exclusive && !db.inTransaction }
+    var stages: Bool { connection.log != nil && !db.inTransaction }
 
-    /// `shadowPriorSQL` over the staged rows: one of them, by its `seq`.
-    static let shadowStagedSQL = "UPDATE staged_passkeys SET shadowed_by = ?1 WHERE seq = ?2"
-
-    /// Commits a new passkey into `staged_passkeys` (the caller holds the lock, outside a transaction). With
-    /// `shadowing`, the account's older passkeys, staged or moved, get it as their shadow in the same transaction
-    /// (`PriorOfSameUser.shadowed`), and are returned; nothing is moved for it.
+    /// Appends a new passkey to the staging log (the caller holds the lock, outside a transaction). With `shadowing`,
+    /// the account's older passkeys, staged or moved, get it as their shadow, and are returned; nothing is moved for
+    /// it (the moved ones by `shadowPriorSQL` after the append: a crash between the two leaves the record, whose move
+    /// shadows them again).
     ///
     /// - Parameter newID: the account filter said no passkey has the credential ID (asked before it was added).
     func stagePasskey(_ record: PasskeyRecord, sealedKey: [UInt8], sealedPRF: SQLValue, shadowing: Bool, newID: Bool) throws(VaultError) -> [ChangedPasskey] {
         guard try stagedEntry(record.credentialID) == nil else { throw Vault.duplicatePasskey(record) }
-        var bindings = Vault.bindings(record, capacity: 24)
-        bindings += [.blob(sealedKey), .text(profile), sealedPRF, .bool(newID)]
-        let stagedPrior = shadowing ? connection.staged.unshadowed(profile: profile, rpID: record.rpID, userHandle: record.userHandle) : []
-        func stage() throws(VaultError) -> Int64 {
-            try db.query(Vault.stagePasskeySQL, bindings)
-            guard db.changes == 1 else { throw Vault.duplicatePasskey(record) }
-            return db.lastInsertRowID
+        if !newID {
+            var held = false
+            try db.query(Vault.stagedDuplicateSQL, [.blob(record.credentialID), .text(profile)]) { row in held = row.bool(0) }
+            if held { throw Vault.duplicatePasskey(record) }
         }
-        var seq: Int64 = 0, stored: [ChangedPasskey] = []
+        var values = Vault.bindings(record, capacity: 23)
+        values += [.blob(sealedKey), .text(profile), sealedPRF]
+        guard let log = connection.log else { throw VaultError(.storage, "The staging log of \(path) is not open.") }
+        let before = log.length
+        connection.stagedSeq += 1
+        try log.append(seq: connection.stagedSeq, shadows: shadowing, values: values)
+        var stored: [ChangedPasskey] = []
+        let stagedPrior = shadowing ? connection.staged.unshadowed(profile: profile, rpID: record.rpID, userHandle: record.userHandle) : []
         if shadowing {
-            try db.transaction { () throws(VaultError) in
-                seq = try stage()
-                for entry in stagedPrior { try db.query(Vault.shadowStagedSQL, [.blob(record.credentialID), .int(entry.seq)]) }
+            do throws(VaultError) {
                 stored = try shadowStored([.text(profile), .text(record.rpID), .blob(record.userHandle), .blob(record.credentialID)])
+            } catch {
+                log.truncate(to: before)
+                throw error
             }
-        } else {
-            seq = try stage()
         }
         connection.staged.shadow(stagedPrior, by: record.credentialID)
-        connection.staged.add(.init(record: record, profile: profile, sealedKey: sealedKey, seq: seq))
+        connection.staged.add(.init(record: record, profile: profile, sealedKey: sealedKey))
         connection.counts.added(record, profile: profile)
         if connection.staged.count >= Vault.stagedLimit {
             try Vault.moveStaged(connection)
@@ -107,19 +117,39 @@ extension Vault {
         guard !staged.isEmpty || staged.mustMove else { return }
         let db = connection.db
         if db.inTransaction { staged.movedInTransaction = true }
-        try moveAllStaged(db)
+        try moveLogged(connection)
         staged.removeAll()
         staged.mustMove = false
     }
 
-    /// The rows of `staged_passkeys` into `passkeys`, in the order they were staged, with the bulk page cache.
-    static func moveAllStaged(_ db: SQLiteDatabase) throws(VaultError) {
+    /// The staging log's records after the mark into `passkeys`, in the order they were staged, with the bulk page
+    /// cache, and the mark past them, in one transaction (the caller's, when it holds one). Outside a transaction the
+    /// log this process appends to is emptied once that commits; inside one it is emptied by a later move.
+    static func moveLogged(_ connection: Connection) throws(VaultError) {
+        let db = connection.db
+        let outside = !db.inTransaction
         try withBulkCache(db) { () throws(VaultError) in
             try db.transaction { () throws(VaultError) in
-                try db.query(moveStagedSQL, [.int(Int64.max)])
-                try db.query(deleteStagedSQL)
+                var mark: Int64 = 0
+                try db.query(stagedMarkSQL) { row in mark = row.int(0) }
+                let records: [StagingLog.Record]
+                if let log = connection.log {
+                    records = try log.records(after: mark)
+                } else {
+                    records = try StagingLog.records(at: StagingLog.path(forVault: connection.path), after: mark)
+                }
+                for record in records {
+                    try db.query(moveStagedSQL, record.values)
+                    if record.shadows, record.values.count == 23 {
+                        // The account's other passkeys not yet shadowed: what the registration shadowed, staged or moved.
+                        try db.query(shadowPriorSQL, [record.values[21], record.values[1], record.values[2], record.values[0]])
+                    }
+                }
+                if let last = records.last { try db.query(setStagedMarkSQL, [.int(last.seq)]) }
+                connection.stagedSeq = max(connection.stagedSeq, records.last?.seq ?? mark)
             }
         }
+        if outside, let log = connection.log { log.truncate(to: 0) }
     }
 
     /// After a rollback: a move it undid is made again (the mirror was emptied by it).
@@ -127,15 +157,24 @@ extension Vault {
         let staged = connection.staged
         guard staged.movedInTransaction, !connection.db.inTransaction else { return }
         staged.movedInTransaction = false
-        do throws(VaultError) { try moveAllStaged(connection.db) } catch { staged.mustMove = true }
+        do throws(VaultError) { try moveLogged(connection) } catch { staged.mustMove = true }
     }
 
-    /// Moves what a process that held the vault left staged (it stopped before moving them); at open.
+    /// Moves what a process that held the vault left staged (it stopped before moving them), and what an older build
+    /// left in `staged_passkeys`; at open, and again once the file is held (a holder may have stopped in between).
     func moveLeftoverStaged() throws(VaultError) {
         try locked { () throws(VaultError) in
-            var leftovers = false
-            try db.query(Vault.stagedExistsSQL) { row in leftovers = !row.isNull(0) }
-            if leftovers { try Vault.moveAllStaged(db) }
+            var legacy = false
+            try db.query(Vault.legacyStagedExistsSQL) { row in legacy = !row.isNull(0) }
+            if legacy {
+                try Vault.withBulkCache(db) { () throws(VaultError) in
+                    try db.transaction { () throws(VaultError) in
+                        try db.query(Vault.moveLegacyStagedSQL, [.int(Int64.max)])
+                        try db.query(Vault.deleteLegacyStagedSQL)
+                    }
+                }
+            }
+            try Vault.moveLogged(connection)
         }
     }
 

@@ -70,8 +70,14 @@ public final class Vault: @unchecked Sendable {
         let box: SecretBox
         let lock = NSRecursiveLock()
         let events = EventBuffer()
-        /// Registrations committed into `staged_passkeys`, not yet moved (see `Vault+Staging`).
+        /// Registrations appended to the staging log, not yet moved (see `Vault+Staging`).
         let staged = StagedPasskeys()
+        /// The vault's path: its staging log is beside it.
+        let path: String
+        /// The staging log this process appends to: opened with the file held (`open(path:key:exclusive:)`).
+        var log: StagingLog?
+        /// The last staged record's sequence number (the log's, and the move's mark once it has moved it).
+        var stagedSeq: Int64 = 0
         /// Passkeys read by ID, while the file is held (`exclusive`): nobody else can change them.
         let records = PasskeyRecordCache()
         /// Held for this process alone (see `open(path:key:exclusive:)`).
@@ -87,7 +93,8 @@ public final class Vault: @unchecked Sendable {
         var attestationRoot: AttestationCA?
         var attestationBatches: [[UInt8]: AttestationBatch] = [:]
 
-        init(db: SQLiteDatabase, box: SecretBox) {
+        init(path: String, db: SQLiteDatabase, box: SecretBox) {
+            self.path = path
             self.db = db
             self.box = box
             Vault.installStaging(on: self)
@@ -102,7 +109,7 @@ public final class Vault: @unchecked Sendable {
     private init(path: String, db: SQLiteDatabase, box: SecretBox) {
         self.path = path
         self.profile = Vault.defaultProfile
-        self.connection = Connection(db: db, box: box)
+        self.connection = Connection(path: path, db: db, box: box)
     }
 
     private init(path: String, profile: String, connection: Connection) {
@@ -134,6 +141,10 @@ public final class Vault: @unchecked Sendable {
             vault.connection.exclusive = true
             do throws(VaultError) {
                 try vault.db.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN IMMEDIATE; COMMIT;")
+                // What a holder that opened after `openExisting`'s move and then stopped left staged; held now, the
+                // log is this process's: emptied once moved, appended to by every registration from now on.
+                if FileManager.default.fileExists(atPath: StagingLog.path(forVault: path)) { try vault.moveLeftoverStaged() }
+                vault.connection.log = try StagingLog(vaultPath: path)
                 try vault.buildAccountFilter()
             } catch {
                 vault.close()
@@ -279,6 +290,12 @@ public final class Vault: @unchecked Sendable {
         defer { connection.lock.unlock() }
         try? Vault.moveStaged(connection)
         try? flushEvents()
+        if let log = connection.log {
+            // Every record moved and committed: the file goes while the vault is still held.
+            if connection.staged.isEmpty, !connection.staged.mustMove, !db.inTransaction { unlink(log.path) }
+            log.close()
+            connection.log = nil
+        }
         db.close()
     }
 }

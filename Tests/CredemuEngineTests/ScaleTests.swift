@@ -59,8 +59,8 @@ final class ScaleTests: XCTestCase {
         }
         // The paths this test is about did run.
         for name in ["offered", "hideUnlisted", "restoreListed", "deleteUnlisted", "firstUserPasskey", "renameUser", "renameUserNameOnly",
-                     "countUsedUnlisted", "otherDisplayName", "mark", "markedKeys", "upsertMark", "countHandle", "countName", "countHandleAndName", "shadowStaged",
-                     "nextDecision", "stagePasskey", "moveStaged", "deleteStaged"] {
+                     "countUsedUnlisted", "otherDisplayName", "mark", "markedKeys", "upsertMark", "countHandle", "countName", "countHandleAndName", "shadowPrior",
+                     "nextDecision", "moveStaged", "stagedMark", "setStagedMark"] {
             XCTAssertTrue(ran.contains(Vault.pathStatements[name]!), "\(name) never ran")
         }
     }

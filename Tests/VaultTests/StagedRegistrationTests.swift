@@ -6,8 +6,8 @@ import WebAuthn
 import XCTest
 @testable import Vault
 
-/// A held vault's registrations: committed into `staged_passkeys`, moved into `passkeys` in batches
-/// (`Vault+Staging`), and never missed by any read meanwhile.
+/// A held vault's registrations: appended to its staging log, moved into `passkeys` in batches (`Vault+Staging`),
+/// never missed by any read meanwhile, and never lost or moved twice by a crash.
 final class StagedRegistrationTests: XCTestCase {
     let key = Array(repeating: UInt8(7), count: 32)
     let signing = try! SigningKeys.generate(.es256)
@@ -26,12 +26,12 @@ final class StagedRegistrationTests: XCTestCase {
         return (try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true), directory)
     }
 
-    func testAHeldVaultCommitsARegistrationIntoTheStagedTableAndMovesItWithTheNextBatch() throws {
+    func testAHeldVaultAppendsARegistrationToItsStagingLogAndMovesItWithTheNextBatch() throws {
         let (vault, _) = try held()
         defer { vault.close() }
         let r = record(1)
         try vault.insertPasskey(r, privateKey: signing.pkcs8)
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 1)
+        XCTAssertEqual(stagedInFile(vault), 1)
         XCTAssertEqual(rows(vault, "passkeys"), 0)
         // What a ceremony reads by ID or counts by account sees it where it is.
         XCTAssertEqual(try vault.passkey(id: r.credentialID), r)
@@ -45,8 +45,8 @@ final class StagedRegistrationTests: XCTestCase {
                                                                          userName: r.userName, excluding: []), 0)
         XCTAssertNil(try vault.scoped(to: "other").passkey(id: r.credentialID), "another profile's passkey")
         let deadline = Date().addingTimeInterval(5)
-        while rows(vault, "staged_passkeys") > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 0, "moved by the batch")
+        while stagedInFile(vault) > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(stagedInFile(vault), 0, "moved by the batch")
         XCTAssertEqual(rows(vault, "passkeys"), 1)
         XCTAssertTrue(vault.connection.staged.isEmpty)
         XCTAssertEqual(try vault.passkey(id: r.credentialID), r)
@@ -59,13 +59,132 @@ final class StagedRegistrationTests: XCTestCase {
         try vault.insertPasskey(r, privateKey: signing.pkcs8)
         // The files as a crash right now would leave them, recovered by SQLite; opening moves the row.
         let copy = TemporaryDirectory()
-        for name in ["vault.db", "vault.db-wal"] { try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name)) }
+        for name in ["vault.db", "vault.db-wal", "vault.db-staged"] { try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name)) }
         let recovered = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
         defer { recovered.close() }
-        XCTAssertEqual(rows(recovered, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(recovered), 0)
         XCTAssertEqual(rows(recovered, "passkeys"), 1)
         XCTAssertEqual(try recovered.allPasskeys(), [r])
         XCTAssertEqual(try recovered.privateKey(for: r.credentialID), signing.pkcs8)
+    }
+
+    /// The vault's files as a crash right now would leave them, in a directory of their own.
+    func crashCopy(_ directory: TemporaryDirectory, log: [UInt8]? = nil) throws -> TemporaryDirectory {
+        let copy = TemporaryDirectory()
+        for name in ["vault.db", "vault.db-wal"] { try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name)) }
+        if let log {
+            try Data(log).write(to: URL(fileURLWithPath: copy.file("vault.db-staged")))
+        } else if FileManager.default.fileExists(atPath: directory.file("vault.db-staged")) {
+            try FileManager.default.copyItem(atPath: directory.file("vault.db-staged"), toPath: copy.file("vault.db-staged"))
+        }
+        return copy
+    }
+
+    func logBytes(_ directory: TemporaryDirectory) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: directory.file("vault.db-staged"))))
+    }
+
+    func testARecordCutShortByACrashIsDroppedAndTheWholeOnesBeforeItMove() throws {
+        let (vault, directory) = try held()
+        defer { vault.close() }
+        let a = record(1), b = record(2)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        let first = try logBytes(directory)
+        try vault.insertPasskey(b, privateKey: signing.pkcs8)
+        let both = try logBytes(directory)
+        // A third record whose write stopped part way (never acknowledged): its first 40 bytes.
+        let cut = try crashCopy(directory, log: both + first.prefix(40))
+        let recovered = try Vault.open(path: cut.file("vault.db"), key: .raw(key))
+        XCTAssertEqual(Set(try recovered.allPasskeys().map(\.credentialID)), [a.credentialID, b.credentialID])
+        recovered.close()
+        // The second record's bytes damaged: its checksum fails, and reading stops there.
+        var damaged = both
+        damaged[first.count + 30] ^= 0xFF
+        let bad = try crashCopy(directory, log: damaged)
+        let partial = try Vault.open(path: bad.file("vault.db"), key: .raw(key))
+        defer { partial.close() }
+        XCTAssertEqual(try partial.allPasskeys().map(\.credentialID), [a.credentialID])
+        XCTAssertEqual(try partial.privateKey(for: a.credentialID), signing.pkcs8)
+    }
+
+    func testAMoveCommittedBeforeTheLogWasEmptiedMovesNothingTwiceAndBringsNothingBack() throws {
+        let (vault, directory) = try held()
+        defer { vault.close() }
+        let a = record(1), b = record(2)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        try vault.insertPasskey(b, privateKey: signing.pkcs8)
+        let log = try logBytes(directory)
+        XCTAssertEqual(try vault.allPasskeys().count, 2)  // moved, the mark committed, the log emptied
+        XCTAssertEqual(try logBytes(directory).count, 0)
+        XCTAssertTrue(try vault.removePasskey(credentialID: b.credentialID))
+        // A crash between the move's commit and the log's emptying: the records are still in the file.
+        let copy = try crashCopy(directory, log: log)
+        let recovered = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        defer { recovered.close() }
+        XCTAssertEqual(try recovered.allPasskeys(), [a], "a moved once, b deleted stays deleted")
+    }
+
+    func testAShadowingRegistrationLeftInTheLogShadowsTheAccountsOlderPasskeysWhenMoved() throws {
+        let (vault, directory) = try held()
+        defer { vault.close() }
+        let a = record(1, user: 1), b = record(2, user: 1), c = record(3, user: 1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        _ = try vault.allPasskeys()  // a moved
+        XCTAssertEqual(try vault.insertPasskey(b, privateKey: signing.pkcs8, prior: .shadowed).map(\.credentialID), [a.credentialID])
+        XCTAssertEqual(try vault.insertPasskey(c, privateKey: signing.pkcs8, prior: .shadowed).map(\.credentialID), [b.credentialID])
+        XCTAssertEqual(stagedInFile(vault), 2)
+        func check(_ v: Vault) throws {
+            let byID = Dictionary(uniqueKeysWithValues: try v.allPasskeys().map { ($0.credentialID, $0.shadowedBy) })
+            XCTAssertEqual(byID[a.credentialID], .some(b.credentialID))
+            XCTAssertEqual(byID[b.credentialID], .some(c.credentialID))
+            XCTAssertEqual(byID[c.credentialID], .some(nil))
+        }
+        let copy = try crashCopy(directory)
+        // And as if the crash came between b's record and its UPDATE of a: the move shadows a again.
+        let db = try SQLiteDatabase(path: copy.file("vault.db"), create: false)
+        try db.execute("UPDATE passkeys SET shadowed_by = NULL")
+        db.close()
+        let recovered = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        defer { recovered.close() }
+        try check(recovered)
+        try check(vault)
+    }
+
+    func testASharedOpenMovesALeftoverLogAndTheNextHolderEmptiesIt() throws {
+        let (vault, directory) = try held()
+        defer { vault.close() }
+        let a = record(1)
+        try vault.insertPasskey(a, privateKey: signing.pkcs8)
+        let copy = try crashCopy(directory)
+        let shared = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        XCTAssertEqual(try shared.allPasskeys(), [a])
+        shared.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy.file("vault.db-staged")), "a shared open leaves the file")
+        let again = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        XCTAssertEqual(try again.allPasskeys(), [a], "moved once")
+        again.close()
+        let holder = try Vault.open(path: copy.file("vault.db"), key: .raw(key), exclusive: true)
+        XCTAssertEqual(try logBytes(copy).count, 0, "the holder's own log, empty")
+        XCTAssertEqual(try holder.allPasskeys(), [a])
+        holder.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy.file("vault.db-staged")), "gone with the holder")
+    }
+
+    func testWhatAnOlderBuildLeftInTheStagedTableIsMovedAtOpen() throws {
+        let directory = TemporaryDirectory()
+        let a = record(1)
+        let shared = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        try shared.insertPasskey(a, privateKey: signing.pkcs8)
+        shared.close()
+        // The row as a build before the staging log left it: committed into `staged_passkeys`, never moved.
+        let db = try SQLiteDatabase(path: directory.file("vault.db"), create: false)
+        try db.execute("INSERT INTO staged_passkeys (\(Vault.stagedColumns)) SELECT \(Vault.stagedColumns) FROM passkeys; DELETE FROM passkeys;")
+        db.close()
+        let (vault, _) = (try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true), directory)
+        defer { vault.close() }
+        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(try vault.allPasskeys(), [a])
+        XCTAssertEqual(try vault.privateKey(for: a.credentialID), signing.pkcs8)
     }
 
     func testEveryOtherStatementOnPasskeysMovesTheStagedOnesFirst() throws {
@@ -75,7 +194,7 @@ final class StagedRegistrationTests: XCTestCase {
         try vault.insertPasskey(a, privateKey: signing.pkcs8)
         try vault.insertPasskey(b, privateKey: signing.pkcs8, prfSecret: Array(repeating: 4, count: 32))
         XCTAssertEqual(try vault.passkeys(rpID: "example.com").map(\.credentialID), [a.credentialID, b.credentialID])
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(vault), 0)
         try vault.insertPasskey(record(3), privateKey: signing.pkcs8)
         XCTAssertEqual(try vault.offeredPasskeys(rpID: "example.com", limit: 1).map(\.userName), ["user3@example.com"])
         let c = record(4)
@@ -104,7 +223,7 @@ final class StagedRegistrationTests: XCTestCase {
         try vault.recordAssertion(credentialID: h.credentialID, signCount: 0, at: Date(vaultMillis: 77), deferred: true)
         XCTAssertEqual(try vault.passkey(id: h.credentialID)?.lastUsedAt, Date(vaultMillis: 77))
         try vault.flushUses()
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(vault), 0)
         XCTAssertEqual(try vault.passkeys(rpID: "example.com", includeHidden: true).first { $0.credentialID == h.credentialID }?.lastUsedAt,
                        Date(vaultMillis: 77))
     }
@@ -117,7 +236,7 @@ final class StagedRegistrationTests: XCTestCase {
         XCTAssertThrowsError(try vault.insertPasskey(a, privateKey: signing.pkcs8)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
         _ = try vault.allPasskeys()
         XCTAssertThrowsError(try vault.insertPasskey(a, privateKey: signing.pkcs8)) { XCTAssertEqual(($0 as? VaultError)?.code, .duplicate) }
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(vault), 0)
         XCTAssertEqual(try vault.allPasskeys(), [a])
     }
 
@@ -130,7 +249,7 @@ final class StagedRegistrationTests: XCTestCase {
             XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 1)  // moves them, inside the transaction
             throw VaultError(.storage, "abandoned on purpose")
         })
-        XCTAssertEqual(rows(vault, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(vault), 0)
         XCTAssertEqual(rows(vault, "passkeys"), 1)
         XCTAssertEqual(try vault.passkey(id: a.credentialID), a)
         XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: a.userHandle, userName: a.userName, excluding: []), 1)
@@ -145,7 +264,7 @@ final class StagedRegistrationTests: XCTestCase {
             return size
         }
         var duringMoves: [Int] = []
-        vault.db.observer = { sql in if sql == Vault.moveStagedSQL { duringMoves.append(vault.db.cacheKiB) } }
+        vault.db.observer = { sql in if sql == Vault.setStagedMarkSQL { duringMoves.append(vault.db.cacheKiB) } }
         for n in 0..<3 { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
         XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 3)  // a statement that moves them first
         XCTAssertEqual(duringMoves, [Vault.bulkCacheKiB])
@@ -162,12 +281,12 @@ final class StagedRegistrationTests: XCTestCase {
         let (vault, _) = try held()
         for n in 0..<(Vault.stagedLimit + 10) { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
         XCTAssertLessThan(vault.connection.staged.count, Vault.stagedLimit)
-        XCTAssertLessThan(rows(vault, "staged_passkeys"), Vault.stagedLimit)
+        XCTAssertLessThan(stagedInFile(vault), Vault.stagedLimit)
         vault.close()
         let (shared, _) = try makeTestVault()
         defer { shared.close() }
         try shared.insertPasskey(record(1), privateKey: signing.pkcs8)
-        XCTAssertEqual(rows(shared, "staged_passkeys"), 0)
+        XCTAssertEqual(stagedInFile(shared), 0)
         XCTAssertEqual(rows(shared, "passkeys"), 1)
     }
 
@@ -208,7 +327,21 @@ final class StagedRegistrationTests: XCTestCase {
         var counts: [Int64] = []
         try db.query("SELECT (SELECT count(*) FROM staged_passkeys), (SELECT count(*) FROM passkeys)") { counts = [$0.int(0), $0.int(1)] }
         XCTAssertEqual(counts, [0, 1])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("vault.db-staged")), "every record moved: the log goes")
     }
+}
+
+/// Staged registrations in the vault's files: the log's records after the move's mark, read as the next open would.
+func stagedInFile(_ vault: Vault) -> Int {
+    vault.connection.lock.lock()
+    defer { vault.connection.lock.unlock() }
+    var statement: OpaquePointer?
+    var mark: Int64 = 0
+    if sqlite3_prepare_v2(vault.db.handle, Vault.stagedMarkSQL, -1, &statement, nil) == SQLITE_OK {
+        if sqlite3_step(statement) == SQLITE_ROW { mark = sqlite3_column_int64(statement, 0) }
+        sqlite3_finalize(statement)
+    }
+    return (try? vault.connection.log?.records(after: mark).count ?? StagingLog.records(at: StagingLog.path(forVault: vault.path), after: mark).count) ?? -1
 }
 
 /// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.

@@ -90,7 +90,7 @@ final class VaultCreationTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["vault.db"])
     }
 
-    func testTheVaultItsWALAndSHMAndTheKeyFileAre0600AndItsNewDirectories0700WhateverTheUmask() throws {
+    func testTheVaultItsWALSHMStagingLogAndTheKeyFileAre0600AndItsNewDirectories0700WhateverTheUmask() throws {
         for mask: mode_t in [0o022, 0o000, 0o277] {
             let dir = TemporaryDirectory()
             chmod(dir.path, 0o755)
@@ -103,6 +103,10 @@ final class VaultCreationTests: XCTestCase {
                 XCTAssertEqual(mode(file), 0o600, "\(file) under umask \(String(mask, radix: 8))")
             }
             vault.close()
+            // A held vault's staging log too, made by this process under the same umask.
+            let held = try Vault.open(path: path, key: .keyFile(path: Vault.defaultKeyFile(forVault: path)), exclusive: true)
+            XCTAssertEqual(mode(path + "-staged"), 0o600, "the staging log under umask \(String(mask, radix: 8))")
+            held.close()
             for made in [dir.file("a"), dir.file("a/b")] {
                 XCTAssertEqual(mode(made), 0o700, "\(made) under umask \(String(mask, radix: 8))")
             }

@@ -81,22 +81,25 @@ final class VaultWALTests: XCTestCase {
     }
 
     func testCheckpointsKeepTheWALBounded() throws {
-        // A held vault stages each registration (a frame or two), then moves them into `passkeys` in batches: 12,000
-        // of them would grow the WAL past 80 MB if nothing checkpointed it. A batch's move is one commit of a few
-        // hundred frames, which may carry the WAL past the checkpoint's threshold before it runs.
+        // A held vault appends each registration to its staging log, then moves them into `passkeys` in batches of
+        // 4,096 (some 800 frames each into a young vault): 48,000 of them would grow the WAL past 40 MB if nothing
+        // checkpointed it. A batch's move is one commit, which may carry the WAL past the checkpoint's threshold
+        // before it runs.
         let directory = TemporaryDirectory()
         let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        try insertPasskeys(vault, count: 12_000)
-        let walSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db-wal"))[.size] as? Int) ?? 0
+        for round in 0..<4 {
+            try insertPasskeys(vault, count: 12_000, from: round * 12_000)
+            let walSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db-wal"))[.size] as? Int) ?? 0
+            // Slack for the batch move that carries the WAL past the threshold (a slow build, ThreadSanitizer's,
+            // moves by count rather than by time).
+            XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 2000) * (4096 + 24))
+        }
         let databaseSize = (try FileManager.default.attributesOfItem(atPath: directory.file("vault.db"))[.size] as? Int) ?? 0
-        // Slack for the batch move that carries the WAL past the threshold: a move of 4,096 staged rows (a slow build,
-        // ThreadSanitizer's, moves by count rather than by time) took it to 9,140 frames; unbounded it would be 20,000.
-        XCTAssertLessThan(walSize, Int(WALWriteback.checkpointFrames + 2000) * (4096 + 24))
         XCTAssertGreaterThan(databaseSize, 500_000, "a checkpoint copied passkeys into the database file")
         vault.close()
         let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
         defer { reopened.close() }
-        XCTAssertEqual(try reopened.allPasskeys().count, 12_000)
+        XCTAssertEqual(try reopened.allPasskeys().count, 48_000)
     }
 
     /// The vault's files as a crash right now would leave them: copied while the vault is open, then recovered

@@ -1,6 +1,6 @@
 """A new vault made by several processes at once: every write a process acknowledged is in the one vault they
 end up sharing, or the process was refused with a named error. And the files credemu makes are private whatever the
-umask: the vault, its -wal and -shm and the key file 0600, a directory it makes 0700."""
+umask: the vault, its -wal, -shm and staging log and the key file 0600, a directory it makes 0700."""
 import json
 import os
 import signal
@@ -75,7 +75,7 @@ def test_a_new_default_vault_and_its_directory_are_private_under_umask_022(tmp_p
         assert holder.stdout.readline().startswith("http://"), holder.stderr.read()
         made = tmp_path / ".credemu"
         assert mode(made) == 0o700
-        for name in ["vault.db", "vault.db-wal", "vault.db-shm", "vault.db.key"]:
+        for name in ["vault.db", "vault.db-wal", "vault.db-shm", "vault.db-staged", "vault.db.key"]:
             assert mode(made / name) == 0o600, name
     finally:
         holder.send_signal(signal.SIGTERM)
