@@ -135,14 +135,18 @@ static EC_KEY *signing_key(credemu_p256_key *key) {
     return existing;
 }
 
+int credemu_sha256(const uint8_t *data, size_t length, uint8_t digest[32]) {
+    // The low-level digest: OpenSSL 3's one-shot SHA256() fetches the algorithm from the provider on every call.
+    SHA256_CTX sha;
+    return SHA256_Init(&sha) == 1 && SHA256_Update(&sha, data, length) == 1 && SHA256_Final(digest, &sha) == 1;
+}
+
 size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]) {
     EC_KEY *ec = signing_key(key);
     if (ec == NULL) return 0;
     unsigned char digest[SHA256_DIGEST_LENGTH];
     unsigned int written = 0;
-    // The low-level digest: OpenSSL 3's one-shot SHA256() fetches the algorithm from the provider on every call.
-    SHA256_CTX sha;
-    if (SHA256_Init(&sha) != 1 || SHA256_Update(&sha, message, length) != 1 || SHA256_Final(digest, &sha) != 1
+    if (!credemu_sha256(message, length, digest)
         || ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, ec) != 1 || written > 72) {
         ERR_clear_error();
         return 0;

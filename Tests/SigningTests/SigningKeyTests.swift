@@ -154,8 +154,18 @@ final class SigningKeyTests: XCTestCase {
         }
     }
 
-    func testDigestIsSHA256() {
+    func testDigestIsSHA256OfEmptyShortLongAndNonContiguousInput() {
+        // FIPS 180-2's examples: "abc", the two-block message, a million "a"; and the empty input.
         XCTAssertEqual(Hex.encode(Digest.sha256(Array("abc".utf8))),
                        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(Hex.encode(Digest.sha256([UInt8]())),
+                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(Hex.encode(Digest.sha256(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
+                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        XCTAssertEqual(Hex.encode(Digest.sha256(million)), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // A slice, and a collection with no contiguous storage, hash as their bytes do.
+        XCTAssertEqual(Digest.sha256(million[10..<500]), Digest.sha256(Array(million[10..<500])))
+        XCTAssertEqual(Digest.sha256("abc".utf8), Digest.sha256(Array("abc".utf8)))
     }
 }

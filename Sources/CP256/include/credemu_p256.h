@@ -39,4 +39,9 @@ size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t l
 
 void credemu_p256_free(credemu_p256_key *key);
 
+/// SHA-256 of `data` into `digest` (the hash ES256 signs, and every ceremony's clientDataHash and rpIdHash), through
+/// OpenSSL's low-level interface: its SHA extensions where the CPU has them, without the provider fetch of OpenSSL 3's
+/// one-shot SHA256(). 1 on success, 0 on failure.
+int credemu_sha256(const uint8_t *data, size_t length, uint8_t digest[32]);
+
 #endif
