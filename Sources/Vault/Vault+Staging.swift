@@ -124,30 +124,39 @@ extension Vault {
 
     /// The staging log's records after the mark into `passkeys`, in the order they were staged, with the bulk page
     /// cache, and the mark past them, in one transaction (the caller's, when it holds one). Outside a transaction the
-    /// log this process appends to is emptied once that commits; inside one it is emptied by a later move.
+    /// log this process appends to is emptied once that commits; inside one it is emptied by a later move. With no
+    /// record to move (every open of a vault: `moveLeftoverStaged`) it reads the mark and begins no transaction.
     static func moveLogged(_ connection: Connection) throws(VaultError) {
         let db = connection.db
         let outside = !db.inTransaction
-        try withBulkCache(db) { () throws(VaultError) in
-            try db.transaction { () throws(VaultError) in
-                var mark: Int64 = 0
-                try db.query(stagedMarkSQL) { row in mark = row.int(0) }
-                let records: [StagingLog.Record]
-                if let log = connection.log {
-                    records = try log.records(after: mark)
-                } else {
-                    records = try StagingLog.records(at: StagingLog.path(forVault: connection.path), after: mark)
-                }
-                for record in records {
-                    try db.query(moveStagedSQL, record.values)
-                    if record.shadows, record.values.count == 23 {
-                        // The account's other passkeys not yet shadowed: what the registration shadowed, staged or moved.
-                        try db.query(shadowPriorSQL, [record.values[21], record.values[1], record.values[2], record.values[0]])
+        var mark: Int64 = 0
+        try db.query(stagedMarkSQL) { row in mark = row.int(0) }
+        // The next record's sequence number follows the mark: a process that opens the vault starts from it.
+        connection.stagedSeq = max(connection.stagedSeq, mark)
+        let records: [StagingLog.Record]
+        if let log = connection.log {
+            records = try log.records(after: mark)
+        } else {
+            records = try StagingLog.records(at: StagingLog.path(forVault: connection.path), after: mark)
+        }
+        if let last = records.last {
+            try withBulkCache(db) { () throws(VaultError) in
+                try db.transaction { () throws(VaultError) in
+                    // Another process sharing the vault may have moved them since the read: the mark, read again
+                    // under the write lock, says which are still to move.
+                    var moved = mark
+                    if outside { try db.query(stagedMarkSQL) { row in moved = row.int(0) } }
+                    for record in records where record.seq > moved {
+                        try db.query(moveStagedSQL, record.values)
+                        if record.shadows, record.values.count == 23 {
+                            // The account's other passkeys not yet shadowed: what the registration shadowed, staged or moved.
+                            try db.query(shadowPriorSQL, [record.values[21], record.values[1], record.values[2], record.values[0]])
+                        }
                     }
+                    try db.query(setStagedMarkSQL, [.int(max(moved, last.seq))])
                 }
-                if let last = records.last { try db.query(setStagedMarkSQL, [.int(last.seq)]) }
-                connection.stagedSeq = max(connection.stagedSeq, records.last?.seq ?? mark)
             }
+            connection.stagedSeq = max(connection.stagedSeq, last.seq)
         }
         if outside, let log = connection.log { log.truncate(to: 0) }
     }

@@ -187,6 +187,26 @@ final class StagedRegistrationTests: XCTestCase {
         XCTAssertEqual(try vault.privateKey(for: a.credentialID), signing.pkcs8)
     }
 
+    func testOpeningAVaultWithNothingStagedTakesNoWriteLock() throws {
+        // Every open reads the move's mark; only a log with records after it begins a transaction. A CLI read of a
+        // vault another process is writing must not wait for the writer.
+        let directory = TemporaryDirectory()
+        let made = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        try made.insertPasskey(record(1), privateKey: signing.pkcs8)
+        made.close()
+        let writer = try SQLiteDatabase(path: directory.file("vault.db"), create: false)
+        try writer.execute("BEGIN IMMEDIATE; INSERT INTO meta (key, value) VALUES ('other', x'00');")
+        defer {
+            try? writer.execute("ROLLBACK")
+            writer.close()
+        }
+        let started = Date()
+        let reader = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        defer { reader.close() }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "waited for the writer")
+        XCTAssertEqual(try reader.allPasskeys().count, 1)
+    }
+
     func testEveryOtherStatementOnPasskeysMovesTheStagedOnesFirst() throws {
         let (vault, _) = try held()
         defer { vault.close() }
