@@ -180,7 +180,7 @@ final class StagingLog {
     }
 
     private static func put(_ value: UInt64, _ width: Int, into buffer: inout [UInt8]) {
-        for i in 0..<width { buffer.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0.prefix(width)) }
     }
 
     private static func get(_ bytes: [UInt8], _ at: Int, _ width: Int) -> UInt64 {
@@ -197,7 +197,7 @@ final class StagingLog {
         bytes.withUnsafeBytes { raw in
             var i = 0
             while i + 8 <= raw.count {
-                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01b3
+                h = (h ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))) &* 0x100_0000_01b3
                 h ^= h >> 29
                 i += 8
             }

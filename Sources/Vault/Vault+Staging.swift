@@ -42,11 +42,13 @@ extension Vault {
                                           countNameSQL, countHandleAndNameSQL, priorDiscoverableSQL, replacePriorSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
+    /// A staged record's values: `stagedColumns`' (credential ID 0, RP ID 1, user handle 2, profile 21).
+    static let stagedColumnCount = 23
     /// A credential ID the profile holds already in `passkeys` (asked only when the account filter cannot say the ID
     /// is new: most registrations on a large vault skip this walk down the key, which reads a page from the file).
     static let stagedDuplicateSQL = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE credential_id = ?1 AND profile = ?2)"
     /// One staged record into `passkeys` (its values are `stagedColumns`').
-    static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) VALUES (\((1...23).map { "?\($0)" }.joined(separator: ", ")))"
+    static let moveStagedSQL = "INSERT INTO passkeys (\(stagedColumns)) VALUES (\((1...stagedColumnCount).map { "?\($0)" }.joined(separator: ", ")))"
     static let stagedMarkSQL = "SELECT value FROM meta WHERE key = 'staged_through'"
     static let setStagedMarkSQL = "INSERT OR REPLACE INTO meta (key, value) VALUES ('staged_through', ?1)"
     /// What an older build left in `staged_passkeys` (migration 6), moved at open.
@@ -71,7 +73,7 @@ extension Vault {
             try db.query(Vault.stagedDuplicateSQL, [.blob(record.credentialID), .text(profile)]) { row in held = row.bool(0) }
             if held { throw Vault.duplicatePasskey(record) }
         }
-        var values = Vault.bindings(record, capacity: 23)
+        var values = Vault.bindings(record, capacity: Vault.stagedColumnCount)
         values += [.blob(sealedKey), .text(profile), sealedPRF]
         guard let log = connection.log else { throw VaultError(.storage, "The staging log of \(path) is not open.") }
         let before = log.length
@@ -147,8 +149,12 @@ extension Vault {
                     var moved = mark
                     if outside { try db.query(stagedMarkSQL) { row in moved = row.int(0) } }
                     for record in records where record.seq > moved {
+                        // A whole record (its checksum holds) of another shape was not written by this schema.
+                        guard record.values.count == stagedColumnCount else {
+                            throw VaultError(.corrupt, "The staging log of \(connection.path) holds a record of \(record.values.count) values, not \(stagedColumnCount).")
+                        }
                         try db.query(moveStagedSQL, record.values)
-                        if record.shadows, record.values.count == 23 {
+                        if record.shadows {
                             // The account's other passkeys not yet shadowed: what the registration shadowed, staged or moved.
                             try db.query(shadowPriorSQL, [record.values[21], record.values[1], record.values[2], record.values[0]])
                         }

@@ -207,6 +207,22 @@ final class StagedRegistrationTests: XCTestCase {
         XCTAssertEqual(try reader.allPasskeys().count, 1)
     }
 
+    func testAWholeRecordOfAnotherShapeFailsTheOpenByNameAndMovesNothing() throws {
+        // A crash cannot write it (its checksum holds): the file was written by something else.
+        let directory = TemporaryDirectory()
+        let made = try Vault.open(path: directory.file("vault.db"), key: .raw(key))
+        try made.insertPasskey(record(1), privateKey: signing.pkcs8)
+        made.close()
+        let log = try StagingLog(vaultPath: directory.file("vault.db"))
+        try log.append(seq: 1, shadows: false, values: [.int(1), .text("two"), .blob([3])])
+        log.close()
+        let before = fileBytes(directory.file("vault.db"))
+        XCTAssertThrowsError(try Vault.open(path: directory.file("vault.db"), key: .raw(key))) {
+            XCTAssertEqual(($0 as? VaultError)?.code, .corrupt, "\($0)")
+        }
+        XCTAssertEqual(fileBytes(directory.file("vault.db")), before)
+    }
+
     func testEveryOtherStatementOnPasskeysMovesTheStagedOnesFirst() throws {
         let (vault, _) = try held()
         defer { vault.close() }
