@@ -18,16 +18,17 @@ import Foundation
 /// crash, when the vault is next opened; the move reads them back from the log (records after the mark
 /// `staged_through` in `meta`, which the move's own transaction advances), so that a move undone by a rollback,
 /// or cut short by a crash, is made again from the same records; the log is emptied once the mark is committed.
-/// Moving costs 7 to 8 µs of CPU a row in a full batch into a vault of 100,000 (the index pages shared by the
-/// batch, the bulk page cache: `withBulkCache`), whichever thread moves: the lock is held meanwhile. What a ceremony
+/// Moving costs 6.5 to 8 µs a row in a full batch (27-33 ms for 4,096, from the first batch on: SQLite's inserts into
+/// the table and its five indexes; the bulk page cache, `withBulkCache`, spares the reads), whichever thread moves:
+/// the lock is held meanwhile. What a ceremony
 /// reads by credential ID, or a create shadows or replaces, finds staged rows in `StagedPasskeys`.
 /// A vault shared with other processes never stages: they would not see the rows. Such a process moves what the log
 /// holds after the mark when it opens the vault, and leaves the file (emptying it could race a holder that opened
 /// since); the next holder empties it.
 extension Vault {
-    /// The most registrations that wait to be moved: a move costs about 8.9 µs a row in batches of 256, 6.9 at
-    /// 512, 7 at 1024 and 3.7 at 4096 (the index pages they share; `credemu-bench parts`, a vault of some 30,000),
-    /// and holds the vault about 15 ms at this limit (7 ms at 1024).
+    /// The most registrations that wait to be moved: a move cost about 8.9 µs a row in batches of 256, 6.9 at
+    /// 512, 7 at 1024 and 3.7 at 4096 when the rows came from `staged_passkeys` (the index pages they share;
+    /// `credemu-bench parts`, a vault of some 30,000); from the staging log a full batch holds the vault 27-33 ms.
     public static let stagedLimit = 4096
     /// How long the first of them waits at most: at 0.1 s a vault registering 15,000 a second moved batches of
     /// 1,500 and did 4% fewer registrations a second.
