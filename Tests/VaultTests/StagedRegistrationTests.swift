@@ -48,7 +48,7 @@ final class StagedRegistrationTests: XCTestCase {
         while stagedInFile(vault) > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertEqual(stagedInFile(vault), 0, "moved by the batch")
         XCTAssertEqual(rows(vault, "passkeys"), 1)
-        XCTAssertTrue(vault.connection.staged.isEmpty)
+        XCTAssertTrue(try vault.locked { () throws(VaultError) in vault.connection.staged.isEmpty })
         XCTAssertEqual(try vault.passkey(id: r.credentialID), r)
     }
 
@@ -299,24 +299,30 @@ final class StagedRegistrationTests: XCTestCase {
             try vault.locked { () throws(VaultError) in try vault.db.query("PRAGMA cache_size") { row in size = row.int(0) } }
             return size
         }
+        // The observer runs on whichever thread moves, the delayed move's included, holding the vault's lock: what it
+        // records, and the connection's cache size, are read under that lock too.
         var duringMoves: [Int] = []
         vault.db.observer = { sql in if sql == Vault.setStagedMarkSQL { duringMoves.append(vault.db.cacheKiB) } }
+        func moves() throws -> ([Int], Int) { try vault.locked { () throws(VaultError) in (duringMoves, vault.db.cacheKiB) } }
         for n in 0..<3 { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
         XCTAssertEqual(try vault.passkeys(rpID: "example.com").count, 3)  // a statement that moves them first
-        XCTAssertEqual(duringMoves, [Vault.bulkCacheKiB])
+        XCTAssertEqual(try moves().0, [Vault.bulkCacheKiB])
         XCTAssertEqual(try cacheSize(), -2000)
         // An import's moves (past the staged limit) run inside the import's own bulk cache, given back once, at its end.
-        duringMoves = []
+        // (The 5 left staged may already have moved with the delayed move, in a bulk cache of its own, on a slow build.)
+        try vault.locked { () throws(VaultError) in duringMoves = [] }
         try vault.insertPasskeys((0..<(Vault.stagedLimit + 5)).map { (record(100 + $0), signing.pkcs8) })
-        XCTAssertEqual(duringMoves, [Vault.bulkCacheKiB])
-        XCTAssertEqual(vault.db.cacheKiB, 2000)
+        let (moved, kib) = try moves()
+        XCTAssertEqual(moved.first, Vault.bulkCacheKiB)
+        XCTAssertTrue(moved.count <= 2 && moved.allSatisfy { $0 == Vault.bulkCacheKiB }, "\(moved)")
+        XCTAssertEqual(kib, 2000)
         XCTAssertEqual(try cacheSize(), -2000)
     }
 
     func testAtMostTheLimitWaitsAndASharedVaultNeverStages() throws {
         let (vault, _) = try held()
         for n in 0..<(Vault.stagedLimit + 10) { try vault.insertPasskey(record(n), privateKey: signing.pkcs8) }
-        XCTAssertLessThan(vault.connection.staged.count, Vault.stagedLimit)
+        XCTAssertLessThan(try vault.locked { () throws(VaultError) in vault.connection.staged.count }, Vault.stagedLimit)
         XCTAssertLessThan(stagedInFile(vault), Vault.stagedLimit)
         vault.close()
         let (shared, _) = try makeTestVault()
