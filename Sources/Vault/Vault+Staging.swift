@@ -136,12 +136,7 @@ extension Vault {
         try db.query(stagedMarkSQL) { row in mark = row.int(0) }
         // The next record's sequence number follows the mark: a process that opens the vault starts from it.
         connection.stagedSeq = max(connection.stagedSeq, mark)
-        let records: [StagingLog.Record]
-        if let log = connection.log {
-            records = try log.records(after: mark)
-        } else {
-            records = try StagingLog.records(at: StagingLog.path(forVault: connection.path), after: mark)
-        }
+        let records = try loggedRecords(connection, after: mark)
         if let last = records.last {
             try withBulkCache(db) { () throws(VaultError) in
                 try db.transaction { () throws(VaultError) in
@@ -166,6 +161,13 @@ extension Vault {
             connection.stagedSeq = max(connection.stagedSeq, last.seq)
         }
         if outside, let log = connection.log { log.truncate(to: 0) }
+    }
+
+    /// The staging log's records after `mark`: through the descriptor this process appends to when it holds the vault,
+    /// else from the file beside it (none when there is none).
+    static func loggedRecords(_ connection: Connection, after mark: Int64) throws(VaultError) -> [StagingLog.Record] {
+        if let log = connection.log { return try log.records(after: mark) }
+        return try StagingLog.records(at: StagingLog.path(forVault: connection.path), after: mark)
     }
 
     /// After a rollback: a move it undid is made again (the mirror was emptied by it).

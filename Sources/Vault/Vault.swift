@@ -13,7 +13,8 @@ public final class Vault: @unchecked Sendable {
     /// The schema this build reads and writes; see `VaultMigrations`.
     public static var schemaVersion: Int { VaultMigrations.all.count }
 
-    public let path: String
+    /// The vault file's path (its connection's: every profile's handle shares it).
+    public var path: String { connection.path }
     /// The profile whose records this handle reads and writes; see `scoped(to:)`.
     public let profile: String
     let connection: Connection
@@ -107,13 +108,11 @@ public final class Vault: @unchecked Sendable {
     static let keyCheckPlaintext = Array("credemu vault key check".utf8)
 
     private init(path: String, db: SQLiteDatabase, box: SecretBox) {
-        self.path = path
         self.profile = Vault.defaultProfile
         self.connection = Connection(path: path, db: db, box: box)
     }
 
-    private init(path: String, profile: String, connection: Connection) {
-        self.path = path
+    private init(profile: String, connection: Connection) {
         self.profile = profile
         self.connection = connection
     }
@@ -123,7 +122,7 @@ public final class Vault: @unchecked Sendable {
 
     /// A handle on the same file whose passwords, passkeys and events are those of `profile`.
     public func scoped(to profile: String) -> Vault {
-        Vault(path: path, profile: profile, connection: connection)
+        Vault(profile: profile, connection: connection)
     }
 
     /// Opens the vault at `path`, creating it (and, for a key-file source, the key file) when absent.

@@ -45,7 +45,7 @@ final class AccountCountTests: XCTestCase {
         defer { sqlite3_finalize(statement) }
         guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
         let moved = Int(sqlite3_column_int64(statement, 0)), mark = sqlite3_column_int64(statement, 1)
-        guard let records = try? vault.connection.log?.records(after: mark) ?? StagingLog.records(at: StagingLog.path(forVault: vault.path), after: mark) else { return -1 }
+        guard let records = try? Vault.loggedRecords(vault.connection, after: mark) else { return -1 }
         // A record's values are `Vault.stagedColumns`': credential ID 0, RP ID 1, user handle 2, user name 3, hidden 14, profile 21.
         let staged = records.filter { r in
             guard case .blob(let id) = r.values[0], case .text(let rp) = r.values[1], case .blob(let h) = r.values[2],

@@ -383,7 +383,7 @@ func stagedInFile(_ vault: Vault) -> Int {
         if sqlite3_step(statement) == SQLITE_ROW { mark = sqlite3_column_int64(statement, 0) }
         sqlite3_finalize(statement)
     }
-    return (try? vault.connection.log?.records(after: mark).count ?? StagingLog.records(at: StagingLog.path(forVault: vault.path), after: mark).count) ?? -1
+    return (try? Vault.loggedRecords(vault.connection, after: mark).count) ?? -1
 }
 
 /// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.
