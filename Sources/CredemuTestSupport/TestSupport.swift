@@ -164,3 +164,26 @@ extension RegistrationResponse {
                   transports: [], publicKey: nil, publicKeyAlgorithm: .es256)
     }
 }
+
+/// A value several threads set and read.
+public final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+
+    public init(_ value: T) { self.value = value }
+
+    public func get() -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    public func set(_ new: T) { update { $0 = new } }
+
+    /// Changes the value in place, under the lock (an append from several threads loses none).
+    public func update(_ change: (inout T) -> Void) {
+        lock.lock()
+        change(&value)
+        lock.unlock()
+    }
+}

@@ -3,33 +3,41 @@
 /// count of a create for an account the vault has never held (most creates), and the lookup of a credential ID it
 /// has never held (a signal for another provider's passkey, an allow list naming a deleted one), run no SQL.
 ///
-/// It only ever says "no" for an account no passkey has: a false "maybe" (about 1% per layer: a vault that grows
-/// past the size it was built for gets layers of twice the size, one per doubling) costs the count's SQL, as does a vault without a filter. Built when the file
+/// It only ever says "no" for an account no passkey has: a false "maybe" (about 0.012% per full layer: a vault that
+/// grows past the size it was built for gets layers of twice the size, one per doubling) costs the count's SQL, as
+/// does a vault without a filter. That rate matters beside a move of staged registrations: a registration the filter
+/// is not sure of runs a statement, so it waits for the move (`Vault.registersBesideMove`); at 1% (12 bits and three
+/// hashes a key) one registration in each move's 30 ms waited out the rest of it. Built when the file
 /// is held (`Vault.open(exclusive:)`, two index scans); every statement that adds a passkey or changes a name has
 /// its caller add the key, and any other write to passkeys drops the filter (`SQLiteDatabase.dropsAccountFilter`).
 final class AccountFilter {
     /// One Bloom filter of a fixed size; a full one is followed by one twice its size (a scalable Bloom filter), so a
-    /// vault that grows past the size it was opened at keeps a false-positive rate of about 1% a layer.
+    /// vault that grows past the size it was opened at keeps a false-positive rate of about 0.012% a layer.
     private struct Layer {
         var words: [UInt64]
         let mask: UInt64
-        /// Keys it takes at 12 bits each, and keys in it.
+        /// Keys it takes at `bitsPerKey` each, and keys in it.
         let capacity: Int
         var count = 0
 
         init(bits: Int) {
             words = [UInt64](repeating: 0, count: bits / 64)
             mask = UInt64(bits - 1)
-            capacity = bits / 12
+            capacity = bits / AccountFilter.bitsPerKey
         }
     }
 
     private var layers: [Layer]
 
-    /// Sized for `expected` keys at 12 bits each, at least 2^21 bits (256 KB).
+    /// Bits a key takes, and bits set per key: a full layer has 22% of its bits set, and a false positive rate of
+    /// 0.221^6, about 0.012% (12 bits and three made it 1%).
+    static let bitsPerKey = 24
+    static let hashes = 6
+
+    /// Sized for `expected` keys at `bitsPerKey` each, at least 2^21 bits (256 KB).
     init(expected: Int) {
         var bits = 1 << 21
-        while bits < 12 * expected + (1 << 21) { bits <<= 1 }
+        while bits < AccountFilter.bitsPerKey * expected + (1 << 21) { bits <<= 1 }
         layers = [Layer(bits: bits)]
     }
 
@@ -86,7 +94,7 @@ final class AccountFilter {
         return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
-    /// Three bits per key, by double hashing of the two halves of one 64-bit hash, in the newest layer.
+    /// `hashes` bits per key, by double hashing of the two halves of one 64-bit hash, in the newest layer.
     private func add(_ hash: UInt64) {
         if layers[layers.count - 1].count >= layers[layers.count - 1].capacity {
             layers.append(Layer(bits: layers[layers.count - 1].words.count * 64 * 2))
@@ -94,7 +102,7 @@ final class AccountFilter {
         let last = layers.count - 1
         let h2 = (hash >> 32) | 1
         var h = hash
-        for _ in 0..<3 {
+        for _ in 0..<AccountFilter.hashes {
             let bit = h & layers[last].mask
             layers[last].words[Int(bit >> 6)] |= 1 << (bit & 63)
             h &+= h2
@@ -107,7 +115,7 @@ final class AccountFilter {
         for layer in layers {
             var h = hash
             var all = true
-            for _ in 0..<3 {
+            for _ in 0..<AccountFilter.hashes {
                 let bit = h & layer.mask
                 if layer.words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { all = false; break }
                 h &+= h2

@@ -14,6 +14,9 @@ final class SQLiteDatabase {
     var beforePasskeyStatement: (() throws(VaultError) -> Void)?
     /// The statements on passkeys that see staged registrations by themselves (or move them).
     var seesStagedPasskeys: Set<String> = []
+    /// Called before every statement: throws when the calling thread may not use the connection now (a move on
+    /// another thread owns it: `Vault.startMove`).
+    var beforeStatement: (() throws(VaultError) -> Void)?
     /// Called after a transaction rolled back.
     var afterRollback: (() -> Void)?
     /// Called before a statement that may write passkeys' accounts (see `AccountFilter`), other than those in
@@ -113,6 +116,7 @@ final class SQLiteDatabase {
     }
 
     func execute(_ sql: String) throws(VaultError) {
+        try beforeStatement?()
         try beginIfPending()
         if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         if let hook = beforeAccountWrite, mayWriteAccounts(sql) { hook() }
@@ -125,6 +129,7 @@ final class SQLiteDatabase {
 
     /// Runs `sql` with `bindings`, calling `row` for each result row.
     func query(_ sql: String, _ bindings: [SQLValue] = [], row: (SQLRow) throws(VaultError) -> Void = { _ in }) throws(VaultError) {
+        try beforeStatement?()
         try beginIfPending()
         observer?(sql)
         let prepared = try prepared(sql)
@@ -214,9 +219,12 @@ final class SQLiteDatabase {
 
     /// Runs `body` in one transaction: all of it lands, or none of it. Inside a transaction already, it
     /// simply runs `body` as part of the outer one.
-    func transaction<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+    ///
+    /// - Parameter quietly: a rollback does not call `afterRollback` (a move on another thread: the hook's state is
+    ///   the lock holder's).
+    func transaction<T>(quietly: Bool = false, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         do {
-            return try anyTransaction(body)
+            return try anyTransaction(quietly: quietly, body)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -227,7 +235,7 @@ final class SQLiteDatabase {
     /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged. The
     /// transaction begins (`BEGIN IMMEDIATE`) with the body's first statement; one that runs none has nothing to
     /// commit. The caller holds the connection throughout, so nothing in this process comes between.
-    func anyTransaction<T>(_ body: () throws -> T) throws -> T {
+    func anyTransaction<T>(quietly: Bool = false, _ body: () throws -> T) throws -> T {
         guard !inTransaction else { return try body() }
         beginPending = true
         do {
@@ -239,7 +247,7 @@ final class SQLiteDatabase {
                 beginPending = false
             } else {
                 try? query("ROLLBACK")
-                afterRollback?()
+                if !quietly { afterRollback?() }
             }
             throw error
         }

@@ -25,7 +25,7 @@ final class StagingLog {
         let values: [SQLValue]
     }
 
-    let path: String
+    private(set) var path: String
     private let descriptor: Int32
     /// The file's length as this process wrote it.
     private(set) var length: Int
@@ -34,6 +34,8 @@ final class StagingLog {
 
     /// The log beside the vault at `vaultPath`.
     static func path(forVault vaultPath: String) -> String { vaultPath + "-staged" }
+    /// Where a log goes while a move on another thread reads it (`rotate`): its records are older than the log's.
+    static func movingPath(forVault vaultPath: String) -> String { vaultPath + "-staged-moving" }
 
     /// Opens the log for appending, created (mode 0600) or emptied; the caller holds the vault alone, and has moved
     /// every record it held (`Vault.moveLeftoverStaged`).
@@ -98,6 +100,24 @@ final class StagingLog {
         length += written
     }
 
+    /// Renames this log to `movingPath` for a move to read, and returns a new, empty log in its place for the
+    /// registrations that arrive meanwhile (the caller holds the lock and the vault alone, and no moving log is
+    /// left: renaming over one would lose what it holds). On failure everything is as it was.
+    func rotate(vaultPath: String) throws(VaultError) -> StagingLog {
+        let moving = StagingLog.movingPath(forVault: vaultPath)
+        guard rename(path, moving) == 0 else {
+            throw VaultError(.storage, "The staging log \(path) could not be renamed: \(String(cString: strerror(errno))).")
+        }
+        do throws(VaultError) {
+            let fresh = try StagingLog(vaultPath: vaultPath)
+            path = moving
+            return fresh
+        } catch {
+            rename(moving, path)
+            throw error
+        }
+    }
+
     /// Cuts the file back to `offset` bytes (an append whose registration then failed; every record moved).
     func truncate(to offset: Int) {
         if ftruncate(descriptor, off_t(offset)) == 0 { length = offset }
@@ -107,6 +127,12 @@ final class StagingLog {
     /// it appends to (the file may have been unlinked since: the vault's directory removed under a running server).
     func records(after mark: Int64) throws(VaultError) -> [Record] {
         try StagingLog.records(descriptor, path: path, after: mark)
+    }
+
+    /// The records after `mark` that the logs beside the vault at `vaultPath` hold (a moving one's first), for a
+    /// process that does not append to them.
+    static func records(forVault vaultPath: String, after mark: Int64) throws(VaultError) -> [Record] {
+        try records(at: movingPath(forVault: vaultPath), after: mark) + records(at: path(forVault: vaultPath), after: mark)
     }
 
     /// The same for the log at `path`: none when there is no file. Reading stops at the first record cut short or

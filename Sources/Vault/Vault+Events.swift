@@ -25,12 +25,13 @@ extension Vault {
     /// pay for it. A crash can lose the events of the last few milliseconds. An event findings look for later
     /// also updates its `EventMark`, in the same transaction as its row.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
-        try locked { () throws(VaultError) in
+        // Beside a move the buffer is written after it (a flush runs statements), up to four batches.
+        try locked(besideMove: { self.events.pending.count < 4 * Vault.eventBatch }) { () throws(VaultError) in
             events.sequence += 1
             events.append(PendingEvent(profile: profile, at: time.vaultMillis, kind: kind, outcome: outcome, reason: reason,
                                                detail: detail, marks: EventMark.marks(kind: kind, outcome: outcome, detail: detail),
                                                sequence: events.sequence))
-            if events.pending.count >= Vault.eventBatch { try flushEvents() } else { scheduleEventFlush() }
+            if events.pending.count >= Vault.eventBatch, !connection.moving { try flushEvents() } else { scheduleEventFlush() }
         }
     }
 
@@ -189,9 +190,9 @@ extension Vault {
 
     /// Any limit, the minimum not applied (tests: a short log).
     func limitEventLog(to rows: Int64) {
-        connection.lock.lock()
+        connection.enter()
         events.logLimit = rows
-        connection.lock.unlock()
+        connection.leave()
     }
 
     public static let defaultEventLogLimit = 1_000_000
@@ -254,7 +255,7 @@ extension Vault {
     /// Every ceremony asks, and the queue is nearly always empty: a vault held exclusively remembers, per
     /// profile, that it found none (outside a transaction, which could still roll back) until one is pushed.
     public func popDecision() throws(VaultError) -> String? {
-        try locked { () throws(VaultError) in
+        try locked(besideMove: knownWithoutDecisions) { () throws(VaultError) in
             guard let found = try headDecision() else { return nil }
             try db.transaction { () throws(VaultError) in
                 try db.query(Vault.deleteDecisionSQL, [.int(found.0)])
@@ -266,7 +267,12 @@ extension Vault {
     /// The next queued decision, left in the queue (the browser's sheet looks before it takes one); as cheap as
     /// `popDecision` when the queue is empty.
     public func peekDecision() throws(VaultError) -> String? {
-        try locked { () throws(VaultError) in try headDecision()?.1 }
+        try locked(besideMove: knownWithoutDecisions) { () throws(VaultError) in try headDecision()?.1 }
+    }
+
+    /// Whether the profile's decision queue is known to be empty (`headDecision` then runs no statement).
+    private func knownWithoutDecisions() -> Bool {
+        connection.exclusive && connection.profilesWithoutDecisions.contains(profile)
     }
 
     /// The queue's head by ID; an empty queue is remembered on a held vault (see `popDecision`). The caller holds the lock.

@@ -34,14 +34,15 @@ public final class Vault: @unchecked Sendable {
             // unwritten: a reader may have flushed synchronously meanwhile. Events leave the buffer only once
             // written, so a reader never misses one (`EventBuffer.take`). (Inserting in slices, releasing the lock
             // between, measured slower: the lock changes hands more often.)
-            connection.lock.lock()
+            // Taking runs no statement: beside a move too, so that ceremonies' events do not pile up behind it.
+            connection.enter(besideMove: { true })
             connection.events.scheduled = false
             let batch = connection.events.take()
-            connection.lock.unlock()
+            connection.leave()
             let serialized = batch.map(\.serialized)
-            connection.lock.lock()
+            connection.enter()
             let written = Vault.insertScheduled(serialized, connection)
-            connection.lock.unlock()
+            connection.leave()
             // The batch's events and rows are freed here, outside the lock (`batch` holds the events the buffer
             // let go of): ceremonies wait for the lock, not for the deallocation.
             withExtendedLifetime((batch, serialized, written)) {}
@@ -77,6 +78,23 @@ public final class Vault: @unchecked Sendable {
         let path: String
         /// The staging log this process appends to: opened with the file held (`open(path:key:exclusive:)`).
         var log: StagingLog?
+        /// The log a move reads (renamed by `Vault.startMove`), until its records are committed in `passkeys`.
+        var movingLog: StagingLog?
+        /// Set, under the lock, while a move on another thread owns the database (`Vault.startMove`): only
+        /// operations that run no statement may go on meanwhile (`enter(besideMove:)`).
+        var moving = false
+        /// Entered while `moving`: waiting for a move is waiting for it to leave.
+        let moveDone = DispatchGroup()
+        /// The thread a move runs on, set by it under the lock (its statements are the only ones allowed meanwhile).
+        var mover: pthread_t?
+        /// Tests: run by a move on its thread before its first statement (it holds the move there; what it throws
+        /// fails the move).
+        var moveGate: (() throws(VaultError) -> Void)?
+        /// How deeply the thread holding the lock has entered it (`enter`); 0 when nobody holds it.
+        private var depth = 0
+        /// Set when a registration fills a batch or the delay passes: the outermost `leave` starts the move, so that
+        /// no operation still running on this thread finds the database taken.
+        var moveWanted = false
         /// The last staged record's sequence number (the log's, and the move's mark once it has moved it).
         var stagedSeq: Int64 = 0
         /// Passkeys read by ID, while the file is held (`exclusive`): nobody else can change them.
@@ -99,6 +117,29 @@ public final class Vault: @unchecked Sendable {
             self.db = db
             self.box = box
             Vault.installStaging(on: self)
+        }
+
+        /// Takes the lock; the outermost entry waits while a move owns the database, unless `besideMove` says the
+        /// operation runs no statement (it is asked holding the lock; a statement run anyway fails as `storage`:
+        /// `Vault.installStaging`).
+        func enter(besideMove: () -> Bool = { false }) {
+            lock.lock()
+            depth += 1
+            guard depth == 1 else { return }
+            while moving, !besideMove() {
+                depth = 0
+                lock.unlock()
+                moveDone.wait()
+                lock.lock()
+                depth = 1
+            }
+        }
+
+        /// Lets the lock go; the outermost leave starts a move that was asked for (`Vault.startMove`).
+        func leave() {
+            if depth == 1, moveWanted { Vault.startMove(self) }
+            depth -= 1
+            lock.unlock()
         }
     }
 
@@ -142,8 +183,11 @@ public final class Vault: @unchecked Sendable {
                 try vault.db.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN IMMEDIATE; COMMIT;")
                 // What a holder that opened after `openExisting`'s move and then stopped left staged; held now, the
                 // log is this process's: emptied once moved, appended to by every registration from now on.
-                if FileManager.default.fileExists(atPath: StagingLog.path(forVault: path)) { try vault.moveLeftoverStaged() }
+                let moving = StagingLog.movingPath(forVault: path)
+                let leftMoving = FileManager.default.fileExists(atPath: moving)
+                if leftMoving || FileManager.default.fileExists(atPath: StagingLog.path(forVault: path)) { try vault.moveLeftoverStaged() }
                 vault.connection.log = try StagingLog(vaultPath: path)
+                if leftMoving { unlink(moving) }
                 try vault.buildAccountFilter()
             } catch {
                 vault.close()
@@ -264,9 +308,12 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Runs `body` holding the connection; every public operation goes through here.
-    func locked<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
-        connection.lock.lock()
-        defer { connection.lock.unlock() }
+    ///
+    /// - Parameter besideMove: whether the operation runs no statement, so it need not wait for a move on another
+    ///   thread (asked only while one runs; see `Connection.enter`).
+    func locked<T>(besideMove: () -> Bool = { false }, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        connection.enter(besideMove: besideMove)
+        defer { connection.leave() }
         return try body()
     }
 
@@ -278,22 +325,28 @@ public final class Vault: @unchecked Sendable {
     /// Runs `body` as one transaction whatever it throws: the engine groups a ceremony's reads and writes so
     /// they commit once, or not at all.
     public func atomically<T>(_ body: () throws -> T) throws -> T {
-        connection.lock.lock()
-        defer { connection.lock.unlock() }
+        connection.enter()
+        defer { connection.leave() }
         return try db.anyTransaction(body)
     }
 
     /// Closes the connection; the WAL is checkpointed into the main file.
     public func close() {
-        connection.lock.lock()
-        defer { connection.lock.unlock() }
+        connection.enter()
+        defer { connection.leave() }
         try? Vault.moveStaged(connection)
         try? flushEvents()
+        connection.moveWanted = false
         if let log = connection.log {
-            // Every record moved and committed: the file goes while the vault is still held.
-            if connection.staged.isEmpty, !connection.staged.mustMove, !db.inTransaction { unlink(log.path) }
+            // Every record moved and committed: the files go while the vault is still held.
+            if connection.staged.isEmpty, !connection.staged.mustMove, !db.inTransaction {
+                if let moving = connection.movingLog { unlink(moving.path) }
+                unlink(log.path)
+            }
             log.close()
+            connection.movingLog?.close()
             connection.log = nil
+            connection.movingLog = nil
         }
         db.close()
     }

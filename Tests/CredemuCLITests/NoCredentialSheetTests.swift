@@ -44,7 +44,7 @@ final class NoCredentialSheetTests: XCTestCase {
     /// Runs a get for `profile` on a thread of its own, sees it still waiting after a second, then dismisses the sheet.
     func assertWaitsUntilDismissed(_ cli: CLIHarness, profile: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let done = expectation(description: "the get answered")
-        let result = LockedBox<CLIRun>()
+        let result = LockedBox<CLIRun?>(nil)
         let started = Date()
         let words = ["--vault", cli.vault, "--profile", profile, "get", "--origin", origin], input = requestOptions(timeout: 600_000)
         nonisolated(unsafe) let fulfil = done
@@ -99,12 +99,4 @@ final class NoCredentialSheetTests: XCTestCase {
                        ["NotAllowedError", "noCredential"])
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
     }
-}
-
-/// A value one thread sets and another reads.
-final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T?
-    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
-    func get() -> T? { lock.lock(); defer { lock.unlock() }; return value }
 }

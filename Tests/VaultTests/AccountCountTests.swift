@@ -31,8 +31,8 @@ final class AccountCountTests: XCTestCase {
     /// the handle or the name, not among `excluding`.
     func fileCount(_ vault: Vault, profile: String = "default", rpID: String = "example.com", handle: String, name: String,
                    excluding: [[UInt8]] = []) -> Int {
-        vault.connection.lock.lock()
-        defer { vault.connection.lock.unlock() }
+        vault.connection.enter()
+        defer { vault.connection.leave() }
         let hex = { (b: [UInt8]) in b.map { String(format: "%02X", $0) }.joined() }
         let list = excluding.map { "'\(hex($0))'" }.joined(separator: ",")
         let sql = """

@@ -12,8 +12,8 @@ final class EventBufferTests: XCTestCase {
     }
 
     func taken(_ vault: Vault) -> [Int] {
-        vault.connection.lock.lock()
-        defer { vault.connection.lock.unlock() }
+        vault.connection.enter()
+        defer { vault.connection.leave() }
         return vault.events.take().map(\.sequence)
     }
 

@@ -375,8 +375,8 @@ final class StagedRegistrationTests: XCTestCase {
 
 /// Staged registrations in the vault's files: the log's records after the move's mark, read as the next open would.
 func stagedInFile(_ vault: Vault) -> Int {
-    vault.connection.lock.lock()
-    defer { vault.connection.lock.unlock() }
+    vault.connection.enter()
+    defer { vault.connection.leave() }
     var statement: OpaquePointer?
     var mark: Int64 = 0
     if sqlite3_prepare_v2(vault.db.handle, Vault.stagedMarkSQL, -1, &statement, nil) == SQLITE_OK {
@@ -388,8 +388,8 @@ func stagedInFile(_ vault: Vault) -> Int {
 
 /// Rows in a table, read with SQLite's own API: the vault's `query` would move staged rows first.
 func rawRowCount(_ vault: Vault, _ table: String) -> Int {
-    vault.connection.lock.lock()
-    defer { vault.connection.lock.unlock() }
+    vault.connection.enter()
+    defer { vault.connection.leave() }
     var statement: OpaquePointer?
     guard sqlite3_prepare_v2(vault.db.handle, "SELECT count(*) FROM \(table)", -1, &statement, nil) == SQLITE_OK else { return -1 }
     defer { sqlite3_finalize(statement) }

@@ -1,0 +1,234 @@
+import CredemuTestSupport
+import Foundation
+import Signing
+import WebAuthn
+import XCTest
+@testable import Vault
+
+/// A held vault moves a full batch of staged registrations on a thread of its own, off the lock (`Vault.startMove`):
+/// registrations of new accounts go on beside it, anything that runs a statement waits for it, and a crash or a
+/// failure in the middle of it loses nothing.
+final class BackgroundMoveTests: XCTestCase {
+    let key = Array(repeating: UInt8(7), count: 32)
+    let signing = try! SigningKeys.generate(.es256)
+
+    func record(_ n: Int, user: Int? = nil) -> PasskeyRecord {
+        let u = user ?? n
+        return PasskeyRecord(credentialID: SecureRandom.bytes(16), rpID: "example.com", userHandle: Array("user-\(u)".utf8),
+                             userName: "user\(u)@example.com", displayName: "User \(u)", algorithm: .es256,
+                             publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
+    }
+
+    /// A gate the next move waits at, on its own thread, before its first statement; `open` lets it through, or
+    /// fails it with `failure`.
+    final class Gate: @unchecked Sendable {
+        private let reached = DispatchSemaphore(value: 0)
+        private let released = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var failure: VaultError?
+
+        func install(on vault: Vault) throws {
+            try vault.locked { () throws(VaultError) in
+                vault.connection.moveGate = { [self] () throws(VaultError) in
+                    reached.signal()
+                    released.wait()
+                    lock.lock()
+                    defer { lock.unlock() }
+                    if let failure { throw failure }
+                }
+            }
+        }
+
+        /// Waits until a move is held at the gate.
+        func awaitMove(file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertEqual(reached.wait(timeout: .now() + 30), .success, "no move started", file: file, line: line)
+        }
+
+        func open(failing: VaultError? = nil) {
+            lock.lock()
+            failure = failing
+            lock.unlock()
+            released.signal()
+        }
+    }
+
+    /// Registers `count` new accounts from `first` on: the last one of a full batch starts the move.
+    func register(_ vault: Vault, _ first: Int, _ count: Int) throws -> [PasskeyRecord] {
+        let records = (first..<first + count).map { record($0) }
+        for r in records { _ = try vault.insertPasskey(r, privateKey: signing.pkcs8, prior: .shadowed) }
+        return records
+    }
+
+    func moving(_ vault: Vault) -> Bool {
+        vault.connection.lock.lock()
+        defer { vault.connection.lock.unlock() }
+        return vault.connection.moving
+    }
+
+    /// Runs `body` on another thread; the expectation is fulfilled when it returns.
+    func inBackground(_ name: String, _ body: @escaping @Sendable () -> Void) -> XCTestExpectation {
+        let done = expectation(description: name)
+        nonisolated(unsafe) let fulfil = done
+        Thread.detachNewThread {
+            body()
+            fulfil.fulfill()
+        }
+        return done
+    }
+
+    func testRegistrationsOfNewAccountsGoOnBesideAMoveAndReadsWaitForItsCommit() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let gate = Gate()
+        try gate.install(on: vault)
+        let batch = try register(vault, 0, Vault.stagedLimit)
+        gate.awaitMove()
+        XCTAssertTrue(moving(vault))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "the batch's log, renamed")
+        // The move is held: registrations of new accounts, their events and their findings' counts run no statement.
+        let beside = try register(vault, Vault.stagedLimit, 50)
+        try vault.appendEvent(kind: "create", outcome: "success", reason: "success", detail: .object([]), at: Date())
+        XCTAssertEqual(try vault.countAccountPasskeys(rpID: "example.com", userHandle: [1, 2, 3], userName: "nobody", excluding: []), 0)
+        XCTAssertTrue(moving(vault), "nothing waited for the move")
+        // A read by ID runs a statement when the mirror lacks the ID: it waits for the move's commit, then finds both
+        // the moved batch and the registrations staged beside it.
+        let probe = batch[17], late = beside[3]
+        let unknown = SecureRandom.bytes(16)
+        let reads = LockedBox<[PasskeyRecord?]>([])
+        let read = inBackground("a read") {
+            reads.set([unknown, probe.credentialID, late.credentialID].map { id in (try? vault.passkey(id: id)) ?? nil })
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(reads.get().count, 0, "the read waits for the move")
+        gate.open()
+        wait(for: [read], timeout: 30)
+        XCTAssertEqual(reads.get(), [nil, probe, late])
+        XCTAssertFalse(moving(vault))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "removed once committed")
+        XCTAssertEqual(rawRowCount(vault, "passkeys"), Vault.stagedLimit, "the batch moved; the 50 wait for the next")
+        XCTAssertEqual(stagedInFile(vault), 50)
+        XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), Set((batch + beside).map(\.credentialID)))
+    }
+
+    func testAStatementBesideAMoveIsRefusedAndAKnownAccountsRegistrationWaitsForIt() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let first = record(0, user: 99_999)
+        _ = try vault.insertPasskey(first, privateKey: signing.pkcs8, prior: .shadowed)
+        XCTAssertEqual(try vault.allPasskeys().count, 1)  // moved
+        let gate = Gate()
+        try gate.install(on: vault)
+        _ = try register(vault, 1, Vault.stagedLimit)
+        gate.awaitMove()
+        // Holding the lock is not enough to run a statement while the move owns the connection.
+        vault.connection.lock.lock()
+        XCTAssertThrowsError(try vault.db.query("SELECT 1")) { error in
+            XCTAssertEqual((error as? VaultError)?.code, .storage)
+        }
+        vault.connection.lock.unlock()
+        // The account of `first` is known: shadowing it runs a statement, so the registration waits for the move.
+        let second = record(9999, user: 99_999)
+        let shadowed = LockedBox<[ChangedPasskey]?>(nil)
+        let pkcs8 = signing.pkcs8
+        let registration = inBackground("a known account's registration") {
+            shadowed.set(try? vault.insertPasskey(second, privateKey: pkcs8, prior: .shadowed))
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertNil(shadowed.get(), "it waits for the move")
+        gate.open()
+        wait(for: [registration], timeout: 30)
+        XCTAssertEqual(shadowed.get()?.map(\.credentialID), [first.credentialID])
+        XCTAssertEqual(try vault.passkey(id: first.credentialID, includeShadowed: true)?.shadowedBy, second.credentialID)
+    }
+
+    func testACrashDuringAMoveLeavesTwoLogsAndTheNextOpenMovesBothInOrder() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        let gate = Gate()
+        try gate.install(on: vault)
+        let batch = try register(vault, 0, Vault.stagedLimit)
+        gate.awaitMove()
+        // Beside the move: a new account, then its second passkey, which shadows the first once moved (a registration
+        // of a known account waits; this one runs after the move is released below, on the files copied before).
+        let beside = try register(vault, Vault.stagedLimit, 3)
+        // The files as a kill right now would leave them: the batch in the moving log, the rest in the new one.
+        let copy = TemporaryDirectory()
+        for name in ["vault.db", "vault.db-wal", "vault.db-staged", "vault.db-staged-moving"] {
+            try FileManager.default.copyItem(atPath: directory.file(name), toPath: copy.file(name))
+        }
+        gate.open()
+        vault.close()
+        let shared = try Vault.open(path: copy.file("vault.db"), key: .raw(key))
+        XCTAssertEqual(Set(try shared.allPasskeys().map(\.credentialID)), Set((batch + beside).map(\.credentialID)))
+        XCTAssertEqual(try shared.privateKey(for: beside[2].credentialID), signing.pkcs8)
+        shared.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy.file("vault.db-staged-moving")), "a shared open leaves the files")
+        let holder = try Vault.open(path: copy.file("vault.db"), key: .raw(key), exclusive: true)
+        XCTAssertEqual(try holder.allPasskeys().count, Vault.stagedLimit + 3, "nothing moved twice")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy.file("vault.db-staged-moving")), "the holder removes it")
+        holder.close()
+    }
+
+    func testAFailedMoveLeavesEveryRecordAndTheNextOperationMovesThemUnderTheLock() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let gate = Gate()
+        try gate.install(on: vault)
+        let batch = try register(vault, 0, Vault.stagedLimit)
+        gate.awaitMove()
+        let beside = try register(vault, Vault.stagedLimit, 2)
+        // (Under the bare lock: `locked` would wait for the move held at the gate.)
+        vault.connection.lock.lock()
+        vault.connection.moveGate = nil
+        vault.connection.lock.unlock()
+        gate.open(failing: VaultError(.storage, "disk I/O error (a test's)"))
+        let deadline = Date().addingTimeInterval(30)
+        while moving(vault) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "kept: its records are not in passkeys")
+        XCTAssertEqual(rawRowCount(vault, "passkeys"), 0)
+        // Still found by ID from the mirror, and moved, both logs, by the next statement on passkeys.
+        XCTAssertEqual(try vault.passkey(id: batch[5].credentialID), batch[5])
+        XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), Set((batch + beside).map(\.credentialID)))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")))
+        XCTAssertEqual(stagedInFile(vault), 0)
+    }
+
+    func testManyThreadsRegisteringReadingAndDeletingAcrossMovesLoseNothing() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let threads = 4, each = Vault.stagedLimit / 2 + 100
+        let failures = LockedBox<[String]>([])
+        let kept = LockedBox<[[UInt8]]>([])
+        let pkcs8 = signing.pkcs8
+        let done = (0..<threads).map { t in
+            let records = (0..<each).map { record(t * 100_000 + $0) }
+            return inBackground("thread \(t)") {
+                var mine: [[UInt8]] = []
+                for (i, r) in records.enumerated() {
+                    do {
+                        _ = try vault.insertPasskey(r, privateKey: pkcs8, prior: .shadowed)
+                        if i % 97 == 0 {
+                            guard try vault.passkey(id: r.credentialID) == r else { throw VaultError(.storage, "read back differs") }
+                        }
+                        if i % 211 == 0 {
+                            guard try vault.removePasskey(credentialID: r.credentialID) else { throw VaultError(.storage, "not removed") }
+                        } else {
+                            mine.append(r.credentialID)
+                        }
+                    } catch {
+                        failures.update { $0.append("\(t)/\(i): \(error)") }
+                        return
+                    }
+                }
+                kept.update { $0 += mine }
+            }
+        }
+        wait(for: done, timeout: 300)
+        XCTAssertEqual(failures.get(), [])
+        XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), Set(kept.get()))
+    }
+}
