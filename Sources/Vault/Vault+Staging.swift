@@ -14,14 +14,14 @@ import Foundation
 /// again by the checkpoint and read and cleared by the move. The table stays for what an older build left in it.
 ///
 /// The rows move into `passkeys` in one transaction `stagedDelay` after the first of them, or once `stagedLimit`
-/// wait, before any statement on passkeys that does not see them by itself (`seesStaged`), at close, and, after a
-/// crash, when the vault is next opened; the move reads them back from the log (records after the mark
-/// `staged_through` in `meta`, which the move's own transaction advances), so that a move undone by a rollback,
-/// or cut short by a crash, is made again from the same records; the log is emptied once the mark is committed.
-/// Moving costs 6.5 to 8 µs a row in a full batch (27-33 ms for 4,096, from the first batch on: SQLite's inserts into
-/// the table and its five indexes; the bulk page cache, `withBulkCache`, spares the reads), whichever thread moves:
-/// the lock is held meanwhile. What a ceremony
-/// reads by credential ID, or a create shadows or replaces, finds staged rows in `StagedPasskeys`.
+/// wait, on a thread of its own and off the lock (`startMove`); before any statement on passkeys that does not see
+/// them by itself (`seesStaged`), at close, and, after a crash, when the vault is next opened, under the lock. The
+/// move reads them back from the log (records after the mark `staged_through` in `meta`, which the move's own
+/// transaction advances), so that a move undone by a rollback, or cut short by a crash, is made again from the same
+/// records; the log is emptied (or, for a move off the lock, removed) once the mark is committed. Moving costs 6.5 to
+/// 8 µs a row in a full batch (27-33 ms for 4,096, from the first batch on: SQLite's inserts into the table and its
+/// five indexes; the bulk page cache, `withBulkCache`, spares the reads). What a ceremony reads by credential ID, or a
+/// create shadows or replaces, finds staged rows in `StagedPasskeys`.
 /// A vault shared with other processes never stages: they would not see the rows. Such a process moves what the log
 /// holds after the mark when it opens the vault, and leaves the file (emptying it could race a holder that opened
 /// since); the next holder empties it.
