@@ -3,16 +3,17 @@
 /// count of a create for an account the vault has never held (most creates), and the lookup of a credential ID it
 /// has never held (a signal for another provider's passkey, an allow list naming a deleted one), run no SQL.
 ///
-/// It only ever says "no" for an account no passkey has: a false "maybe" (about 0.012% per full layer: a vault that
+/// It only ever says "no" for an account no passkey has: a false "maybe" (about 0.0006% per full layer: a vault that
 /// grows past the size it was built for gets layers of twice the size, one per doubling) costs the count's SQL, as
-/// does a vault without a filter. That rate matters beside a move of staged registrations: a registration the filter
-/// is not sure of runs a statement, so it waits for the move (`Vault.registersBesideMove`); at 1% (12 bits and three
-/// hashes a key) one registration in each move's 30 ms waited out the rest of it. Built when the file
+/// does a vault without a filter. That rate matters beside work off the lock (a move of staged registrations): a
+/// registration the filter is not sure of runs a statement, so it waits for that work (`Vault.registersBesideMove`).
+/// At 1% (12 bits and three hashes a key) one registration in each move waited out the rest of it; at 0.012% (24
+/// and six) still several a run of 100,000, each up to a checkpoint's 200 ms. Built when the file
 /// is held (`Vault.open(exclusive:)`, two index scans); every statement that adds a passkey or changes a name has
 /// its caller add the key, and any other write to passkeys drops the filter (`SQLiteDatabase.dropsAccountFilter`).
 final class AccountFilter {
     /// One Bloom filter of a fixed size; a full one is followed by one twice its size (a scalable Bloom filter), so a
-    /// vault that grows past the size it was opened at keeps a false-positive rate of about 0.012% a layer.
+    /// vault that grows past the size it was opened at keeps a false-positive rate of about 0.0006% a layer.
     private struct Layer {
         var words: [UInt64]
         let mask: UInt64
@@ -30,9 +31,9 @@ final class AccountFilter {
     private var layers: [Layer]
 
     /// Bits a key takes, and bits set per key: a full layer has 22% of its bits set, and a false positive rate of
-    /// 0.221^6, about 0.012% (12 bits and three made it 1%).
-    static let bitsPerKey = 24
-    static let hashes = 6
+    /// 0.221^8, about 0.0006% (12 bits and three made it 1%). A million passkeys (three keys each) take 12 MB.
+    static let bitsPerKey = 32
+    static let hashes = 8
 
     /// Sized for `expected` keys at `bitsPerKey` each, at least 2^21 bits (256 KB).
     init(expected: Int) {

@@ -25,17 +25,19 @@ extension Vault {
     /// pay for it. A crash can lose the events of the last few milliseconds. An event findings look for later
     /// also updates its `EventMark`, in the same transaction as its row.
     public func appendEvent(kind: String, outcome: String, reason: String, detail: JSONValue, at time: Date) throws(VaultError) {
-        // Beside a move the buffer is written after it (a flush runs statements), up to four batches.
-        try locked(besideMove: { self.events.pending.count < 4 * Vault.eventBatch }) { () throws(VaultError) in
+        // Beside work off the lock the buffer is written after it (a flush runs statements), up to `eventBesideLimit`.
+        try locked(withoutStatements: { self.events.pending.count < Vault.eventBesideLimit }) { () throws(VaultError) in
             events.sequence += 1
             events.append(PendingEvent(profile: profile, at: time.vaultMillis, kind: kind, outcome: outcome, reason: reason,
                                                detail: detail, marks: EventMark.marks(kind: kind, outcome: outcome, detail: detail),
                                                sequence: events.sequence))
-            if events.pending.count >= Vault.eventBatch, !connection.moving { try flushEvents() } else { scheduleEventFlush() }
+            if events.pending.count >= Vault.eventBatch, !connection.busyOffLock { try flushEvents() } else { scheduleEventFlush() }
         }
     }
 
     static let eventBatch = 1024
+    /// The most events appended beside work off the lock (a move, a batch written) before the next waits for it.
+    static let eventBesideLimit = 16 * eventBatch
     static let eventDelay: TimeInterval = 0.02
     /// Rows per INSERT statement.
     static let eventRowsPerStatement = 16
@@ -77,9 +79,10 @@ extension Vault {
     /// Inserts serialized events and their marks, and writes pending last uses, in one transaction, then trims
     /// the log to `logLimit` rows (the caller holds the connection's lock). Each event gets the next ID
     /// explicitly, so its marks can name it.
-    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
+    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64,
+                       quietly: Bool = false) throws(VaultError) {
         guard !rows.isEmpty || !uses.isEmpty, db.handle != nil else { return }
-        try db.transaction { () throws(VaultError) in
+        try db.transaction(quietly: quietly) { () throws(VaultError) in
             try writeUses(uses, into: db)
             guard !rows.isEmpty else { return }
             var last: Int64 = 0
@@ -255,7 +258,7 @@ extension Vault {
     /// Every ceremony asks, and the queue is nearly always empty: a vault held exclusively remembers, per
     /// profile, that it found none (outside a transaction, which could still roll back) until one is pushed.
     public func popDecision() throws(VaultError) -> String? {
-        try locked(besideMove: knownWithoutDecisions) { () throws(VaultError) in
+        try locked(withoutStatements: knownWithoutDecisions) { () throws(VaultError) in
             guard let found = try headDecision() else { return nil }
             try db.transaction { () throws(VaultError) in
                 try db.query(Vault.deleteDecisionSQL, [.int(found.0)])
@@ -267,7 +270,7 @@ extension Vault {
     /// The next queued decision, left in the queue (the browser's sheet looks before it takes one); as cheap as
     /// `popDecision` when the queue is empty.
     public func peekDecision() throws(VaultError) -> String? {
-        try locked(besideMove: knownWithoutDecisions) { () throws(VaultError) in try headDecision()?.1 }
+        try locked(withoutStatements: knownWithoutDecisions) { () throws(VaultError) in try headDecision()?.1 }
     }
 
     /// Whether the profile's decision queue is known to be empty (`headDecision` then runs no statement).

@@ -15,7 +15,7 @@ extension Vault {
     @discardableResult
     public func insertPasskey(_ record: PasskeyRecord, privateKey pkcs8: [UInt8], prfSecret: [UInt8]? = nil,
                               prior: PriorOfSameUser = .kept) throws(VaultError) -> [ChangedPasskey] {
-        try locked(besideMove: { self.registersBesideMove(record, prior: prior) }) { () throws(VaultError) in
+        try locked(withoutStatements: { self.registersBesideMove(record, prior: prior) }) { () throws(VaultError) in
             let seen = prior != .kept && mayHoldHandle(rpID: record.rpID, userHandle: record.userHandle)
             // A held vault shadows in the staged row's own commit (`Vault+Staging`): no move, one transaction.
             if seen, prior == .shadowed, stages { return try storePasskey(record, privateKey: pkcs8, prfSecret: prfSecret, shadowing: true) }
@@ -202,7 +202,7 @@ extension Vault {
     /// handle's, the name's, less those with both), each one indexed count, kept in memory on a held vault; the
     /// excluded IDs are looked up one by one (the RP's list is short, the account's history may not be).
     public func countAccountPasskeys(rpID: String, userHandle: [UInt8], userName: String, excluding: [[UInt8]]) throws(VaultError) -> Int {
-        try locked(besideMove: { !self.mayHoldAccount(rpID: rpID, userHandle: userHandle, userName: userName) }) { () throws(VaultError) in
+        try locked(withoutStatements: { !self.mayHoldAccount(rpID: rpID, userHandle: userHandle, userName: userName) }) { () throws(VaultError) in
             // An account no passkey has (the filter is sure), the count is 0 without SQL: most creates.
             guard mayHoldAccount(rpID: rpID, userHandle: userHandle, userName: userName) else { return 0 }
             let handleSeen = mayHoldHandle(rpID: rpID, userHandle: userHandle)

@@ -33,6 +33,10 @@ extension Vault {
     /// How long the first of them waits at most: at 0.1 s a vault registering 15,000 a second moved batches of
     /// 1,500 and did 4% fewer registrations a second.
     static let stagedDelay: TimeInterval = 0.5
+    /// The most registrations staged beside a running move before the next waits for it: four batches, so that a
+    /// move whose commit meets a slow checkpoint (200 ms and more, `credemu-bench worker` beside a browser) does not
+    /// stop registrations at 40,000 a second; the mirror holds at most five batches.
+    static let stagedBesideLimit = 4 * stagedLimit
 
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
     /// `shadowPriorSQL` is one: a create that shadows updates the account's moved passkeys itself (`stagePasskey`);
@@ -60,14 +64,14 @@ extension Vault {
 
     /// Whether a new passkey is staged: on a held vault, outside a transaction (whose rollback the mirror would not see).
     /// (While a move owns the connection the caller runs no transaction: it would have waited for the move.)
-    var stages: Bool { connection.log != nil && (connection.moving || !db.inTransaction) }
+    var stages: Bool { connection.log != nil && (connection.busyOffLock || !db.inTransaction) }
 
     /// Whether `insertPasskey` would run no statement: it stages the passkey, the account filter says neither its
     /// credential ID nor (for a create that shadows or replaces) its account is known, and no move is owed; the
-    /// mirror has room for it (at most `stagedLimit` wait beside a move). The caller holds the lock.
+    /// mirror has room for it (`stagedBesideLimit`). The caller holds the lock.
     func registersBesideMove(_ record: PasskeyRecord, prior: PriorOfSameUser) -> Bool {
         connection.log != nil && connection.accounts != nil && !connection.staged.mustMove
-            && connection.staged.waiting < Vault.stagedLimit && !mayHoldCredential(record.credentialID)
+            && connection.staged.waiting < Vault.stagedBesideLimit && !mayHoldCredential(record.credentialID)
             && (prior == .kept || !mayHoldHandle(rpID: record.rpID, userHandle: record.userHandle))
     }
 
@@ -109,7 +113,7 @@ extension Vault {
             let connection = self.connection
             DispatchQueue.global().asyncAfter(deadline: .now() + Vault.stagedDelay) {
                 // Beside a running move: this only asks for the next one, which its end starts.
-                connection.enter(besideMove: { true })
+                connection.enter(withoutStatements: { true })
                 defer { connection.leave() }
                 guard connection.db.handle != nil, connection.staged.waiting > 0 else { return }
                 connection.moveWanted = true
@@ -210,7 +214,7 @@ extension Vault {
     /// core, it costs a registration nothing but the rotation. What cannot move this way (a transaction open, a
     /// moving log left by a failed move, the rename failing) moves here, on the caller's thread, under the lock.
     static func startMove(_ connection: Connection) {
-        guard !connection.moving else { return }  // its end starts the next
+        guard !connection.busyOffLock else { return }  // its end starts the next
         connection.moveWanted = false
         let db = connection.db
         guard db.handle != nil, !db.inTransaction, !connection.staged.isEmpty else { return }
@@ -222,8 +226,7 @@ extension Vault {
         connection.movingLog = log
         connection.log = fresh
         connection.staged.beginMove()
-        connection.moving = true
-        connection.moveDone.enter()
+        connection.beginOffLock()
         // A thread of its own, not the dispatch pool's: the pool's threads may be the ones waiting for it.
         Thread.detachNewThread { moveInBackground(connection) }
     }
@@ -233,9 +236,9 @@ extension Vault {
     /// moves them under the lock (`mustMove`).
     private static func moveInBackground(_ connection: Connection) {
         connection.lock.lock()
-        connection.mover = pthread_self()
+        connection.offLockThread = pthread_self()
         let log = connection.movingLog
-        let gate = connection.moveGate
+        let gate = connection.offLockGate
         connection.lock.unlock()
         let db = connection.db
         var moved = false
@@ -257,11 +260,8 @@ extension Vault {
         } else {
             connection.staged.mustMove = true
         }
-        connection.mover = nil
-        connection.moving = false
-        connection.moveDone.leave()
         // A batch filled meanwhile (or the delay passed): the next move starts now.
-        if connection.moveWanted { startMove(connection) }
+        connection.endOffLock()
         connection.lock.unlock()
     }
 
@@ -295,10 +295,10 @@ extension Vault {
     /// and its `PasskeyRecordCache` true to the file.
     static func installStaging(on connection: Connection) {
         // Only the move's own thread runs statements while it owns the connection: an operation that said it runs
-        // none (`Connection.enter(besideMove:)`) and then ran one is refused, not let into the move's transaction.
+        // none (`Connection.enter(withoutStatements:)`) and then ran one is refused, not let into the move's transaction.
         connection.db.beforeStatement = { [unowned connection] () throws(VaultError) in
-            guard connection.moving else { return }
-            guard let mover = connection.mover, pthread_equal(mover, pthread_self()) != 0 else {
+            guard connection.busyOffLock else { return }
+            guard let mover = connection.offLockThread, pthread_equal(mover, pthread_self()) != 0 else {
                 throw VaultError(.storage, "A statement ran beside a move of staged registrations (an operation declared to run none).")
             }
         }

@@ -35,7 +35,7 @@ public final class Vault: @unchecked Sendable {
             // written, so a reader never misses one (`EventBuffer.take`). (Inserting in slices, releasing the lock
             // between, measured slower: the lock changes hands more often.)
             // Taking runs no statement: beside a move too, so that ceremonies' events do not pile up behind it.
-            connection.enter(besideMove: { true })
+            connection.enter(withoutStatements: { true })
             connection.events.scheduled = false
             let batch = connection.events.take()
             connection.leave()
@@ -51,14 +51,25 @@ public final class Vault: @unchecked Sendable {
 
     /// The scheduled flush's part under the lock: inserts what is still unwritten (a reader may have flushed
     /// meanwhile); returns the rows, for the caller to free after unlocking.
+    ///
+    /// A batch with no last uses to write is inserted off the lock (`Connection.beginOffLock`): its statements touch
+    /// only the event log and its marks, and registrations and their events go on beside it; an event batch under
+    /// the lock made them wait for its inserts and for the checkpoint its commit may run (50 ms and more). Last uses
+    /// update `passkeys`, whose statements move staged registrations first (`Vault+Staging`): those batches stay
+    /// under the lock. The caller has entered the lock once (`enter`); this call may let it go and take it again.
     private static func insertScheduled(_ serialized: [EventRow], _ connection: Connection) -> [EventRow] {
         let done = connection.events.insertedThrough
         let rows = serialized.filter { $0.sequence > done }
         let uses = connection.events.pendingUses
         let db = connection.db
-        // (Last uses of staged registrations move those first: `Vault+Staging`.)
-        guard db.handle != nil, !db.inTransaction,
-              (try? Vault.insert(rows, uses: uses, into: db, logLimit: connection.events.logLimit)) != nil else { return rows }
+        let limit = connection.events.logLimit
+        guard db.handle != nil, !db.inTransaction else { return rows }
+        if uses.isEmpty, let last = rows.last {
+            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: db, logLimit: limit, quietly: true) }) != nil
+            if written { connection.events.markInserted(through: last.sequence) }
+            return rows
+        }
+        guard (try? Vault.insert(rows, uses: uses, into: db, logLimit: limit)) != nil else { return rows }
         connection.events.markInserted(through: rows.last?.sequence ?? done)
         connection.events.pendingUses.removeAll(keepingCapacity: true)
         return rows
@@ -80,16 +91,17 @@ public final class Vault: @unchecked Sendable {
         var log: StagingLog?
         /// The log a move reads (renamed by `Vault.startMove`), until its records are committed in `passkeys`.
         var movingLog: StagingLog?
-        /// Set, under the lock, while a move on another thread owns the database (`Vault.startMove`): only
-        /// operations that run no statement may go on meanwhile (`enter(besideMove:)`).
-        var moving = false
-        /// Entered while `moving`: waiting for a move is waiting for it to leave.
-        let moveDone = DispatchGroup()
-        /// The thread a move runs on, set by it under the lock (its statements are the only ones allowed meanwhile).
-        var mover: pthread_t?
-        /// Tests: run by a move on its thread before its first statement (it holds the move there; what it throws
-        /// fails the move).
-        var moveGate: (() throws(VaultError) -> Void)?
+        /// Set, under the lock, while work on another thread owns the database off the lock (a move of staged
+        /// registrations, `Vault.startMove`; a batch of events, `Vault.scheduleEventFlush`): only operations that
+        /// run no statement go on meanwhile (`enter(withoutStatements:)`). See `beginOffLock`.
+        private(set) var busyOffLock = false
+        /// Entered while `busyOffLock`: waiting for that work is waiting for the group to empty.
+        private let offLockDone = DispatchGroup()
+        /// The thread that work runs on (its statements are the only ones allowed meanwhile).
+        var offLockThread: pthread_t?
+        /// Tests: run by work off the lock on its thread before its first statement (it holds the work there; what
+        /// it throws fails the work).
+        var offLockGate: (() throws(VaultError) -> Void)?
         /// How deeply the thread holding the lock has entered it (`enter`); 0 when nobody holds it.
         private var depth = 0
         /// Set when a registration fills a batch or the delay passes: the outermost `leave` starts the move, so that
@@ -119,17 +131,17 @@ public final class Vault: @unchecked Sendable {
             Vault.installStaging(on: self)
         }
 
-        /// Takes the lock; the outermost entry waits while a move owns the database, unless `besideMove` says the
-        /// operation runs no statement (it is asked holding the lock; a statement run anyway fails as `storage`:
+        /// Takes the lock; the outermost entry waits while work off the lock owns the database, unless
+        /// `withoutStatements` says the operation runs no statement (it is asked holding the lock; a statement run anyway fails as `storage`:
         /// `Vault.installStaging`).
-        func enter(besideMove: () -> Bool = { false }) {
+        func enter(withoutStatements: () -> Bool = { false }) {
             lock.lock()
             depth += 1
             guard depth == 1 else { return }
-            while moving, !besideMove() {
+            while busyOffLock, !withoutStatements() {
                 depth = 0
                 lock.unlock()
-                moveDone.wait()
+                offLockDone.wait()
                 lock.lock()
                 depth = 1
             }
@@ -140,6 +152,49 @@ public final class Vault: @unchecked Sendable {
             if depth == 1, moveWanted { Vault.startMove(self) }
             depth -= 1
             lock.unlock()
+        }
+
+        /// Hands the database to work that runs off the lock (the caller holds the lock, no such work runs, and no
+        /// transaction is open): until `endOffLock`, other threads' operations that run statements wait, and a
+        /// statement they run anyway is refused. `thread` is the work's, when it is the caller's own; otherwise the
+        /// work sets `offLockThread` under the lock before its first statement.
+        ///
+        /// One connection has one writer: a move or a batch of events holding the lock made every ceremony wait
+        /// for its inserts (a move 27-33 ms a batch, a checkpoint in its commit 40-200 ms); off the lock, the
+        /// operations that need no statement (`Vault.registersBesideMove`, `appendEvent`, ...) go on beside it.
+        func beginOffLock(thread: pthread_t? = nil) {
+            precondition(!busyOffLock, "one piece of work off the lock at a time")
+            busyOffLock = true
+            offLockThread = thread
+            offLockDone.enter()
+        }
+
+        /// Gives the database back (the caller holds the lock): waiting operations go on, and a move asked for
+        /// meanwhile starts.
+        func endOffLock() {
+            busyOffLock = false
+            offLockThread = nil
+            offLockDone.leave()
+            if moveWanted { Vault.startMove(self) }
+        }
+
+        /// Runs `work`, which runs statements, on this thread without the lock (the caller has entered it once and
+        /// runs no transaction): operations that run none go on meanwhile. The lock is held again on return, and
+        /// nothing that ran meanwhile ran a statement.
+        func offLock<T>(_ work: () throws(VaultError) -> T) throws(VaultError) -> T {
+            precondition(depth == 1, "off the lock only from the outermost entry")
+            beginOffLock(thread: pthread_self())
+            let gate = offLockGate
+            depth = 0
+            lock.unlock()
+            let result = Result { () throws(VaultError) in
+                try gate?()
+                return try work()
+            }
+            lock.lock()
+            depth = 1
+            endOffLock()
+            return try result.get()
         }
     }
 
@@ -309,10 +364,10 @@ public final class Vault: @unchecked Sendable {
 
     /// Runs `body` holding the connection; every public operation goes through here.
     ///
-    /// - Parameter besideMove: whether the operation runs no statement, so it need not wait for a move on another
+    /// - Parameter withoutStatements: whether the operation runs no statement, so it need not wait for a move on another
     ///   thread (asked only while one runs; see `Connection.enter`).
-    func locked<T>(besideMove: () -> Bool = { false }, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
-        connection.enter(besideMove: besideMove)
+    func locked<T>(withoutStatements: () -> Bool = { false }, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+        connection.enter(withoutStatements: withoutStatements)
         defer { connection.leave() }
         return try body()
     }
@@ -415,3 +470,4 @@ extension Date {
     var vaultMillis: Int64 { Timestamp.millis(self) }
     init(vaultMillis: Int64) { self.init(timeIntervalSince1970: Double(vaultMillis) / 1000) }
 }
+

@@ -5,9 +5,10 @@ import WebAuthn
 import XCTest
 @testable import Vault
 
-/// A held vault moves a full batch of staged registrations on a thread of its own, off the lock (`Vault.startMove`):
-/// registrations of new accounts go on beside it, anything that runs a statement waits for it, and a crash or a
-/// failure in the middle of it loses nothing.
+/// A held vault moves a full batch of staged registrations on a thread of its own, off the lock (`Vault.startMove`),
+/// and writes a batch of events off the lock too (`Connection.offLock`): registrations of new accounts and their
+/// events go on beside that work, anything that runs a statement waits for it, and a crash or a failure in the middle
+/// of it loses nothing.
 final class BackgroundMoveTests: XCTestCase {
     let key = Array(repeating: UInt8(7), count: 32)
     let signing = try! SigningKeys.generate(.es256)
@@ -19,8 +20,9 @@ final class BackgroundMoveTests: XCTestCase {
                              publicKey: signing.publicKey, createdAt: Date(vaultMillis: 1_800_000_000_000 + Int64(n)))
     }
 
-    /// A gate the next move waits at, on its own thread, before its first statement; `open` lets it through, or
-    /// fails it with `failure`. Later moves (the delayed one of what was staged beside it) pass.
+    /// A gate the next work off the lock (a move, a batch of events) waits at, on its own thread, before its first
+    /// statement; `open` lets it through, or fails it with `failure`. Later work (the delayed move of what was staged
+    /// beside it) passes.
     final class Gate: @unchecked Sendable {
         private let reached = DispatchSemaphore(value: 0)
         private let released = DispatchSemaphore(value: 0)
@@ -30,7 +32,7 @@ final class BackgroundMoveTests: XCTestCase {
 
         func install(on vault: Vault) throws {
             try vault.locked { () throws(VaultError) in
-                vault.connection.moveGate = { [self] () throws(VaultError) in
+                vault.connection.offLockGate = { [self] () throws(VaultError) in
                     lock.lock()
                     let first = armed
                     armed = false
@@ -68,7 +70,7 @@ final class BackgroundMoveTests: XCTestCase {
     func moving(_ vault: Vault) -> Bool {
         vault.connection.lock.lock()
         defer { vault.connection.lock.unlock() }
-        return vault.connection.moving
+        return vault.connection.busyOffLock
     }
 
     /// Runs `body` on another thread; the expectation is fulfilled when it returns.
@@ -234,5 +236,64 @@ final class BackgroundMoveTests: XCTestCase {
         wait(for: done, timeout: 300)
         XCTAssertEqual(failures.get(), [])
         XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), Set(kept.get()))
+    }
+
+    func testRegistrationsBesideAMoveStopAtFourBatchesAndTheNextWaitsForIt() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        let gate = Gate()
+        try gate.install(on: vault)
+        let batch = try register(vault, 0, Vault.stagedLimit)
+        gate.awaitMove()
+        let beside = try register(vault, Vault.stagedLimit, Vault.stagedBesideLimit)
+        XCTAssertTrue(moving(vault), "four batches went on beside the move")
+        let next = record(Vault.stagedLimit + Vault.stagedBesideLimit)
+        let pkcs8 = signing.pkcs8
+        let registered = LockedBox(false)
+        let registration = inBackground("one past the limit") {
+            registered.set((try? vault.insertPasskey(next, privateKey: pkcs8, prior: .shadowed)) != nil)
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertFalse(registered.get(), "it waits for the move")
+        gate.open()
+        wait(for: [registration], timeout: 60)
+        XCTAssertTrue(registered.get())
+        XCTAssertEqual(try vault.allPasskeys().count, batch.count + beside.count + 1)
+    }
+
+    func testAnEventBatchIsWrittenOffTheLockWhileRegistrationsGoOnAndAFailedOneIsWrittenByTheNext() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        defer { vault.close() }
+        func append(_ n: Int) throws {
+            try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([("n", .number(Double(n)))]), at: Date())
+        }
+        for (round, failing) in [(0, VaultError?.none), (1, VaultError(.storage, "disk I/O error (a test's)"))] {
+            let gate = Gate()
+            try gate.install(on: vault)
+            try append(round * 10)  // the scheduled batch (20 ms later) takes it off the lock, to the gate
+            gate.awaitMove()
+            XCTAssertTrue(moving(vault))
+            // Beside the batch: a registration and another event run no statement.
+            _ = try register(vault, round * 10, 1)
+            try append(round * 10 + 1)
+            XCTAssertTrue(moving(vault), "nothing waited for the batch")
+            // A read of the log runs statements: it waits for the batch, then sees every event once, in order.
+            let seen = LockedBox<[Int]>([])
+            let read = inBackground("a read of the log") {
+                let numbers = ((try? vault.events(kind: "test")) ?? []).compactMap { event -> Int? in
+                    if case .object(let fields) = event.detail, case .number(let n)? = fields.first(where: { $0.0 == "n" })?.1 { return Int(n) }
+                    return nil
+                }
+                seen.set(numbers)
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+            XCTAssertEqual(seen.get(), [], "the read waits for the batch")
+            gate.open(failing: failing)
+            wait(for: [read], timeout: 30)
+            // A failed batch stays in the buffer, and the read's own flush writes it.
+            XCTAssertEqual(seen.get(), (0...round).flatMap { [$0 * 10, $0 * 10 + 1] }, "round \(round)")
+        }
     }
 }
