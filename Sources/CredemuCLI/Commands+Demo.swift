@@ -48,7 +48,7 @@ extension Context {
                                         message: assertion.authenticatorData + Digest.sha256(assertion.clientDataJSON))
         printJSON(.object([
             ("vault", .string(vaultPath)),
-            ("origin", .string(caller.origin.description)),
+            ("origin", .string(caller.serializedOrigin)),
             ("rpId", .string(rpID)),
             ("creationOptions", creation),
             ("registration", registration.json),

@@ -70,7 +70,7 @@ extension Engine {
         guard case .web(let scheme, let callerHost, _) = caller.origin else {
             throw CeremonyError(.securityError(Engine.invalidDomain), reason: .invalidExtensionInput)
         }
-        let value = appid.isEmpty ? caller.origin.description : appid
+        let value = appid.isEmpty ? caller.serializedOrigin : appid
         guard scheme == "https", let host = Engine.appIDParts(value),
               host == callerHost || RelyingPartyID.registrableDomain(host) == RelyingPartyID.registrableDomain(callerHost) else {
             throw CeremonyError(.securityError(Engine.invalidDomain), reason: .invalidExtensionInput)

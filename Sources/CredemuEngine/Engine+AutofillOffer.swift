@@ -31,14 +31,14 @@ extension Engine {
     public func autofillOffer(_ options: RequestOptions, caller: Caller) throws(CeremonyError) -> (rpID: String, passkeys: [OfferedPasskey]) {
         let rpID = try relyingPartyID(options.rpId, caller: caller)
         guard knobs.conditionalGet == .answered else {
-            log("offer", "passedToBrowser", .success, [("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("credentialIds", .array([])),
+            log("offer", "passedToBrowser", .success, [("origin", .string(caller.serializedOrigin)), ("rpId", .string(rpID)), ("credentialIds", .array([])),
                                                       ("note", .string(knobs.cite("conditionalGet.mode", "passedToBrowser") + ": the browser's own get has the request; this provider lists nothing"))])
             return (rpID, [])
         }
         let offered = try candidates(options, rpID: rpID, limit: Engine.offerLimit).map {
             OfferedPasskey(credentialID: $0.credentialID, userName: $0.userName, userDisplayName: $0.displayName)
         }
-        log("offer", "offered", .success, [("origin", .string(caller.origin.description)), ("rpId", .string(rpID)),
+        log("offer", "offered", .success, [("origin", .string(caller.serializedOrigin)), ("rpId", .string(rpID)),
                                            ("credentialIds", .array(offered.map { .string(Base64URL.encode($0.credentialID)) }))])
         return (rpID, offered)
     }

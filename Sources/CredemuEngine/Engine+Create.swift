@@ -171,7 +171,7 @@ extension Engine {
     func ceremonyDetail(_ options: CreationOptions, caller: Caller) -> [(String, JSONValue)] {
         let ignored: [(String, JSONValue)] = knobs.exclusionList == .ignored && !options.excludeCredentials.isEmpty
             ? [("exclusion", .string(knobs.cite("exclusion.excludeCredentials", "ignored")))] : []
-        return [("origin", .string(caller.origin.description)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
+        return [("origin", .string(caller.serializedOrigin)), ("rpId", .string(options.rp.id ?? caller.origin.effectiveDomain ?? "")),
          ("userName", .string(options.user.name)), ("userHandle", .string(Base64URL.encode(options.user.id))),
          ("mediation", .string(options.mediation ?? "modal")), ("excludeCredentials", .number(Double(options.excludeCredentials.count)))] + ignored
     }

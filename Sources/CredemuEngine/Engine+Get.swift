@@ -183,7 +183,7 @@ extension Engine {
 
     /// What a get's event says of its request; the outcome adds to it.
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
-        [("origin", .string(caller.origin.description)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
+        [("origin", .string(caller.serializedOrigin)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
          ("mediation", .string(options.mediation ?? "modal")), ("allowCredentials", .number(Double(options.allowCredentials.count)))]
     }
 

@@ -46,7 +46,7 @@ extension Engine {
 
     /// What a signal's event says of its request; the outcome adds to it.
     func signalDetail(_ request: SignalRequest, caller: Caller) -> [(String, JSONValue)] {
-        [("signal", .string(request.kind)), ("origin", .string(caller.origin.description)), ("rpId", .string(request.rpId))]
+        [("signal", .string(request.kind)), ("origin", .string(caller.serializedOrigin)), ("rpId", .string(request.rpId))]
     }
 
     /// A signal the page's API refused before any provider heard of it (a device's), logged as this provider's own
@@ -189,7 +189,7 @@ extension Engine {
     /// Chrome's quota tracker keys its buckets by the caller origin's registrable domain, not the RP ID's
     /// (`passkey_change_quota_tracker.cc`), and exempts a localhost origin.
     private func quotaDomain(_ caller: Caller) -> String {
-        guard case .web(_, let host, _) = caller.origin else { return caller.origin.description }
+        guard case .web(_, let host, _) = caller.origin else { return caller.serializedOrigin }
         return RelyingPartyID.registrableDomain(host)
     }
 

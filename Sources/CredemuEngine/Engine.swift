@@ -162,7 +162,7 @@ public final class Engine: @unchecked Sendable {
     }
 
     func clientData(_ type: ClientData.CeremonyType, challenge: [UInt8], caller: Caller) -> ClientData {
-        ClientData(type: type, challenge: challenge, origin: caller.origin.description, crossOrigin: caller.isCrossOrigin,
+        ClientData(type: type, challenge: challenge, origin: caller.serializedOrigin, crossOrigin: caller.isCrossOrigin,
                    topOrigin: caller.isCrossOrigin ? caller.topOrigin?.description : nil, androidPackageName: caller.androidPackageName)
     }
 

@@ -61,7 +61,7 @@ extension Engine {
         }
         // A qualifying sign-in is an autofill, or a filled password marked used, at this origin.
         let lastSignIn = max(lastAutofill?.eventID ?? 0, ((try? vault.latestMark(.passwordUsed, realm)) ?? nil)?.eventID ?? 0)
-        let previous = (try? vault.latestMark(.conditionalCreate, caller.origin.description, options.user.name)) ?? nil
+        let previous = (try? vault.latestMark(.conditionalCreate, caller.serializedOrigin, options.user.name)) ?? nil
         if let previous, lastSignIn < previous.eventID {
             record(Finding(criterion: "N2.6-AC05", code: "repeatedAutomaticAttempt",
                            message: "A second automatic upgrade for '\(options.user.name)' came without a new qualifying password sign-in.",

@@ -84,7 +84,7 @@ public struct Sheet: Sendable {
                 manager.log("hybrid", "dispatched", .success, Sheet.hybridDetail(phone, engine, "get"))
                 return engine
             }
-            throw manager.failed("get", notOffered(name, nil), [("origin", .string(caller.origin.description)), ("sheet", .string("use:" + name))])
+            throw manager.failed("get", notOffered(name, nil), [("origin", .string(caller.serializedOrigin)), ("sheet", .string("use:" + name))])
         case .declined, .none:
             guard !keys.isEmpty, try manager.usableCredentials(options, caller: caller, limit: 1).isEmpty else { return manager }
             for key in keys where try !key.usableCredentials(options, caller: caller, limit: 1).isEmpty { return key }

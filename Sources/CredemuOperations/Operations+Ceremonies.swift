@@ -185,7 +185,7 @@ extension Operations {
             throw .invalidInput("The ceremony ID must be 1 to 64 base64url characters.")
         }
         guard request.ceremony != nil || (conditional && waitsForPick(request)) else { return nil }
-        guard let id = ceremonies.begin(target: target, id: request.ceremony, origin: caller.origin.description, page: request.restrictedTo,
+        guard let id = ceremonies.begin(target: target, id: request.ceremony, origin: caller.serializedOrigin, page: request.restrictedTo,
                                         conditional: conditional) else {
             let failure = CeremonyError(WebAuthnError(.operationError, "A request is already pending."), reason: .requestPending)
             throw .ceremony(failure, operation, engine)
@@ -306,7 +306,7 @@ extension Operations {
         let (options, nativeOrigin) = try options(request, page, .get, PlatformRequest.requestOptions)
         let caller = try ceremonyCaller(request, nativeOrigin: nativeOrigin, page, .get)
         let (rpID, offered) = try run(page, .get) { () throws(CeremonyError) in try answering.autofillOffer(options, caller: caller) }
-        return .object([("origin", .string(caller.origin.description)), ("rpId", .string(rpID)), ("passkeys", .array(offered.map(\.json)))])
+        return .object([("origin", .string(caller.serializedOrigin)), ("rpId", .string(rpID)), ("passkeys", .array(offered.map(\.json)))])
     }
 
     /// The page aborted a ceremony: one that is waiting ends with AbortError, one the provider has not yet
