@@ -67,6 +67,22 @@ final class BackgroundMoveTests: XCTestCase {
         return records
     }
 
+    /// A vault this process holds, and its directory (removed when the last reference goes: keep it).
+    func held() throws -> (Vault, TemporaryDirectory) {
+        let directory = TemporaryDirectory()
+        return (try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true), directory)
+    }
+
+    /// A held vault whose first full batch is being moved, the move held at a gate; the batch's records.
+    func heldMove() throws -> (Vault, TemporaryDirectory, Gate, [PasskeyRecord]) {
+        let (vault, directory) = try held()
+        let gate = Gate()
+        try gate.install(on: vault)
+        let batch = try register(vault, 0, Vault.stagedLimit)
+        gate.awaitMove()
+        return (vault, directory, gate, batch)
+    }
+
     func moving(_ vault: Vault) -> Bool {
         vault.connection.lock.lock()
         defer { vault.connection.lock.unlock() }
@@ -85,13 +101,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testRegistrationsOfNewAccountsGoOnBesideAMoveAndReadsWaitForItsCommit() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        let (vault, directory, gate, batch) = try heldMove()
         defer { vault.close() }
-        let gate = Gate()
-        try gate.install(on: vault)
-        let batch = try register(vault, 0, Vault.stagedLimit)
-        gate.awaitMove()
         XCTAssertTrue(moving(vault))
         XCTAssertTrue(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "the batch's log, renamed")
         // The move is held: registrations of new accounts, their events and their findings' counts run no statement.
@@ -112,19 +123,18 @@ final class BackgroundMoveTests: XCTestCase {
         gate.open()
         wait(for: [read], timeout: 30)
         XCTAssertEqual(reads.get(), [nil, probe, late])
-        XCTAssertFalse(moving(vault))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "removed once committed")
-        // The batch moved; the 50 wait for the next move (the delayed one, 0.5 s after the first, may have run).
+        // The batch moved; the 50 wait for the next move (the delayed one, 0.5 s after the first, may have run: the
+        // count waits for any work off the lock, the event's batch too).
         let moved = rawRowCount(vault, "passkeys")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("vault.db-staged-moving")), "removed once committed")
         XCTAssertTrue([Vault.stagedLimit, Vault.stagedLimit + 50].contains(moved), "\(moved)")
         XCTAssertEqual(stagedInFile(vault), Vault.stagedLimit + 50 - moved)
         XCTAssertEqual(Set(try vault.allPasskeys().map(\.credentialID)), Set((batch + beside).map(\.credentialID)))
     }
 
     func testAStatementBesideAMoveIsRefusedAndAKnownAccountsRegistrationWaitsForIt() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        defer { vault.close() }
+        let (vault, directory) = try held()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
         let first = record(0, user: 99_999)
         _ = try vault.insertPasskey(first, privateKey: signing.pkcs8, prior: .shadowed)
         XCTAssertEqual(try vault.allPasskeys().count, 1)  // moved
@@ -154,14 +164,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testACrashDuringAMoveLeavesTwoLogsAndTheNextOpenMovesBothInOrder() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        let gate = Gate()
-        try gate.install(on: vault)
-        let batch = try register(vault, 0, Vault.stagedLimit)
-        gate.awaitMove()
-        // Beside the move: a new account, then its second passkey, which shadows the first once moved (a registration
-        // of a known account waits; this one runs after the move is released below, on the files copied before).
+        let (vault, directory, gate, batch) = try heldMove()
+        // Beside the move: three new accounts, in the new log.
         let beside = try register(vault, Vault.stagedLimit, 3)
         // The files as a kill right now would leave them: the batch in the moving log, the rest in the new one.
         let copy = TemporaryDirectory()
@@ -182,13 +186,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testAFailedMoveLeavesEveryRecordAndTheNextOperationMovesThemUnderTheLock() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
+        let (vault, directory, gate, batch) = try heldMove()
         defer { vault.close() }
-        let gate = Gate()
-        try gate.install(on: vault)
-        let batch = try register(vault, 0, Vault.stagedLimit)
-        gate.awaitMove()
         let beside = try register(vault, Vault.stagedLimit, 2)
         gate.open(failing: VaultError(.storage, "disk I/O error (a test's)"))
         let deadline = Date().addingTimeInterval(30)
@@ -203,9 +202,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testManyThreadsRegisteringReadingAndDeletingAcrossMovesLoseNothing() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        defer { vault.close() }
+        let (vault, directory) = try held()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
         let threads = 4, each = Vault.stagedLimit / 2 + 100
         let failures = LockedBox<[String]>([])
         let kept = LockedBox<[[UInt8]]>([])
@@ -239,13 +237,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testRegistrationsBesideAMoveStopAtFourBatchesAndTheNextWaitsForIt() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        defer { vault.close() }
-        let gate = Gate()
-        try gate.install(on: vault)
-        let batch = try register(vault, 0, Vault.stagedLimit)
-        gate.awaitMove()
+        let (vault, directory, gate, batch) = try heldMove()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
         let beside = try register(vault, Vault.stagedLimit, Vault.stagedBesideLimit)
         XCTAssertTrue(moving(vault), "four batches went on beside the move")
         let next = record(Vault.stagedLimit + Vault.stagedBesideLimit)
@@ -263,9 +256,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testAnEventBatchIsWrittenOffTheLockWhileRegistrationsGoOnAndAFailedOneIsWrittenByTheNext() throws {
-        let directory = TemporaryDirectory()
-        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(key), exclusive: true)
-        defer { vault.close() }
+        let (vault, directory) = try held()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
         func append(_ n: Int) throws {
             try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([("n", .number(Double(n)))]), at: Date())
         }
