@@ -18,14 +18,6 @@ final class WALWriteback: @unchecked Sendable {
     /// How many new frames wait before a background sync (1 MB of 4 KB pages).
     static let syncEveryFrames: Int32 = 256
 
-    /// Whether a commit's checkpoint waits for a later commit: set on a held vault, true for commits made holding
-    /// the vault's lock (a ceremony's, a batch of events with last uses), so that the checkpoint (40 ms, 200 ms when
-    /// the disk stalls) falls in a commit off the lock (a move's, a batch of events without), where ceremonies that
-    /// run no statement go on beside it. Past `deferredCheckpointLimit` frames it runs in any commit.
-    var defersCheckpoint: (() -> Bool)?
-    /// The WAL size (in frames) past which a checkpoint no longer waits: four times `checkpointFrames`.
-    static let deferredCheckpointLimit: Int32 = 4 * checkpointFrames
-
     private let walPath: String
     private let queue = DispatchQueue(label: "credemu.vault.wal-writeback")
     private let lock = NSLock()
@@ -53,8 +45,7 @@ final class WALWriteback: @unchecked Sendable {
     private func committed(db: OpaquePointer?, name: UnsafePointer<CChar>?, frames: Int32) {
         // The commit is done: whatever of it the VFS still buffers goes to the kernel now (see CSQLiteVFS).
         credemu_vfs_write_out_wal(db, name)
-        if frames >= WALWriteback.checkpointFrames,
-           frames >= WALWriteback.deferredCheckpointLimit || !(defersCheckpoint?() ?? false) {
+        if frames >= WALWriteback.checkpointFrames {
             // As SQLite's default hook: a passive checkpoint that never waits for readers.
             sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             syncedFrames = 0

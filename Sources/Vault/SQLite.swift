@@ -84,9 +84,6 @@ final class SQLiteDatabase {
     nonisolated(unsafe) private static let vfs: UnsafePointer<CChar>? = credemu_vfs_register()
 
     /// Hands the WAL's syncs and checkpoints to a `WALWriteback`.
-    /// See `WALWriteback.defersCheckpoint`.
-    func deferCheckpoints(_ defers: @escaping () -> Bool) { writeback?.defersCheckpoint = defers }
-
     func startWALWriteback() {
         guard writeback == nil, let handle else { return }
         let writeback = WALWriteback(databasePath: path)

@@ -154,13 +154,6 @@ public final class Vault: @unchecked Sendable {
             lock.unlock()
         }
 
-        /// Whether the calling thread is the work that owns the database off the lock (its commits' checkpoints
-        /// cost ceremonies that run no statement nothing). Asked in a commit: by that work, or by the lock's holder.
-        var committingOffLock: Bool {
-            guard busyOffLock, let thread = offLockThread else { return false }
-            return pthread_equal(thread, pthread_self()) != 0
-        }
-
         /// Hands the database to work that runs off the lock (the caller holds the lock, no such work runs, and no
         /// transaction is open): until `endOffLock`, other threads' operations that run statements wait, and a
         /// statement they run anyway is refused. `thread` is the work's, when it is the caller's own; otherwise the
@@ -250,8 +243,6 @@ public final class Vault: @unchecked Sendable {
                 if leftMoving || FileManager.default.fileExists(atPath: StagingLog.path(forVault: path)) { try vault.moveLeftoverStaged() }
                 vault.connection.log = try StagingLog(vaultPath: path)
                 if leftMoving { unlink(moving) }
-                // A checkpoint waits for a commit made off the lock (`WALWriteback.defersCheckpoint`).
-                vault.db.deferCheckpoints { [unowned connection = vault.connection] in !connection.committingOffLock }
                 try vault.buildAccountFilter()
             } catch {
                 vault.close()
