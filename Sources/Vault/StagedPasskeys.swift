@@ -1,9 +1,10 @@
 /// The registrations a held vault has appended to its staging log and not yet moved into `passkeys`, in memory:
 /// what a ceremony reads by credential ID, or a create shadows by account, finds them here (see `Vault+Staging`).
 ///
-/// It mirrors the log: an entry is added when its record is written, and all are dropped when the records move. A
-/// move inside a transaction that then rolls back is made again at once (`movedInTransaction`); should that fail,
-/// `mustMove` has the next read make it.
+/// It mirrors the logs: an entry is added when its record is written. A move off the lock (`Vault.startMove`) takes
+/// the entries so far as a generation of its own, found by lookups until its commit and dropped then; a move under
+/// the lock drops them all. A move inside a transaction that then rolls back is made again at once
+/// (`movedInTransaction`); should that fail, or a move off the lock fail, `mustMove` has the next read make it.
 final class StagedPasskeys {
     struct Entry {
         var record: PasskeyRecord

@@ -26,9 +26,9 @@ import Foundation
 /// holds after the mark when it opens the vault, and leaves the file (emptying it could race a holder that opened
 /// since); the next holder empties it.
 extension Vault {
-    /// The most registrations that wait to be moved: a move cost about 8.9 µs a row in batches of 256, 6.9 at
-    /// 512, 7 at 1024 and 3.7 at 4096 when the rows came from `staged_passkeys` (the index pages they share;
-    /// `credemu-bench parts`, a vault of some 30,000); from the staging log a full batch holds the vault 27-33 ms.
+    /// The registrations that start a move: a move cost about 8.9 µs a row in batches of 256, 6.9 at 512, 7 at 1024
+    /// and 3.7 at 4096 when the rows came from `staged_passkeys` (the index pages they share; `credemu-bench parts`,
+    /// a vault of some 30,000); from the staging log a full batch takes 27-33 ms, off the lock.
     public static let stagedLimit = 4096
     /// How long the first of them waits at most: at 0.1 s a vault registering 15,000 a second moved batches of
     /// 1,500 and did 4% fewer registrations a second.
