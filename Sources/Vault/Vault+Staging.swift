@@ -294,13 +294,12 @@ extension Vault {
     /// Installs the hooks through which the connection keeps `staged_passkeys` invisible to every other statement,
     /// and its `PasskeyRecordCache` true to the file.
     static func installStaging(on connection: Connection) {
-        // Only the move's own thread runs statements while it owns the connection: an operation that said it runs
-        // none (`Connection.enter(withoutStatements:)`) and then ran one is refused, not let into the move's transaction.
+        // Only the thread of the work off the lock runs statements while it owns the connection (a move, a batch
+        // of events): an operation that said it runs none (`Connection.enter(withoutStatements:)`) and then ran one
+        // is refused, not let into that work's transaction.
         connection.db.beforeStatement = { [unowned connection] () throws(VaultError) in
-            guard connection.busyOffLock else { return }
-            guard let mover = connection.offLockThread, pthread_equal(mover, pthread_self()) != 0 else {
-                throw VaultError(.storage, "A statement ran beside a move of staged registrations (an operation declared to run none).")
-            }
+            guard connection.busyOffLock, !connection.onOffLockThread else { return }
+            throw VaultError(.storage, "A statement ran beside work off the vault's lock (a move of staged registrations or a batch of events), in an operation declared to run none.")
         }
         connection.db.seesStagedPasskeys = seesStaged
         connection.db.beforePasskeyStatement = { [weak connection] () throws(VaultError) in

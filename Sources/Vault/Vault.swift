@@ -154,6 +154,12 @@ public final class Vault: @unchecked Sendable {
             lock.unlock()
         }
 
+        /// Whether the calling thread is the work that owns the database off the lock.
+        var onOffLockThread: Bool {
+            guard let thread = offLockThread else { return false }
+            return pthread_equal(thread, pthread_self()) != 0
+        }
+
         /// Hands the database to work that runs off the lock (the caller holds the lock, no such work runs, and no
         /// transaction is open): until `endOffLock`, other threads' operations that run statements wait, and a
         /// statement they run anyway is refused. `thread` is the work's, when it is the caller's own; otherwise the
