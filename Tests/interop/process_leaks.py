@@ -33,10 +33,12 @@ def _record_own_children():
     started = subprocess.Popen._execute_child
 
     def execute_child(self, *args, **kwargs):
-        # Recorded under the lock that `reap_adopted` takes, so a child cannot be reaped between fork and record.
+        # Recorded under the lock that `reap_adopted` takes, so a child cannot be reaped between fork and record; with
+        # its start time, since pids come round again within a run (pid_max is 32,768 here) and an orphan given a pid
+        # an own child once had is still the run's to reap.
         with _own_lock:
             started(self, *args, **kwargs)
-            _own_children.add(self.pid)
+            _own_children.add((self.pid, _start_time(self.pid)))
 
     subprocess.Popen._execute_child = execute_child
     subprocess.Popen._credemu_recorded = True
@@ -52,7 +54,7 @@ def reap_adopted():
                 continue
             pid = int(entry)
             stat = _stat(pid)
-            if stat is None or stat[0] != me or stat[1] != "Z" or pid in _own_children:
+            if stat is None or stat[0] != me or stat[1] != "Z" or (pid, _start_time(pid)) in _own_children:
                 continue
             try:
                 if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -60,6 +62,16 @@ def reap_adopted():
             except ChildProcessError:
                 pass
     return reaped
+
+
+def _start_time(pid):
+    """When the process started (clock ticks since boot, /proc/PID/stat's 22nd field), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2:].split()[19])
 
 
 def _stat(pid):
