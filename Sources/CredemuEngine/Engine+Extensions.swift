@@ -65,8 +65,7 @@ extension Engine {
     /// 2 KiB only where Blink checks: `makesBlinkChecks`).
     func checkRequestExtensions(_ options: RequestOptions) throws(CeremonyError) {
         let inputs = options.extensionInputs
-        // Only a largeBlob write or a PRF evalByCredential reads the allowed IDs: made then, not on every get.
-        var allowed: [[UInt8]] { options.allowCredentials.filter { $0.type == "public-key" }.map(\.id) }
+        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         if inputs.credProps && makesBlinkChecks {
             throw CeremonyError(.notSupported("The 'credProps' extension is only valid when creating a credential"), reason: .invalidExtensionInput)
         }
@@ -89,9 +88,8 @@ extension Engine {
                                     reason: .invalidExtensionInput)
             }
         }
-        if let byCredential = inputs.prf?.evalByCredential, !byCredential.isEmpty {
-            let allowed = allowed
-            if allowed.isEmpty {
+        if let byCredential = inputs.prf?.evalByCredential {
+            if !byCredential.isEmpty && allowed.isEmpty {
                 throw CeremonyError(.notSupported("'prf' extension has 'evalByCredential' with an empty allow list"), reason: .invalidExtensionInput)
             }
             for (key, _) in byCredential {

@@ -89,8 +89,8 @@ extension Engine {
     /// another account picked that account's entry, which this one does not offer (`Pick`).
     func chooseCredential(_ options: RequestOptions, rpID: String, pick: Pick?, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord {
         let candidates = try self.candidates(options, rpID: rpID, limit: 1, appID: appID)
+        let allowed = options.allowCredentials.filter { $0.type == "public-key" }
         guard let first = candidates.first else {
-            let allowed = options.allowCredentials.filter { $0.type == "public-key" }
             let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
             throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
                                 reason: .noCredential)
@@ -126,14 +126,11 @@ extension Engine {
                 if let record = try vault.passkey(id: id), !record.hidden, !found.contains(where: { $0.credentialID == id }) { found.append(record) }
             }
         }
-        // Under the RP ID, then the AppID (no array of the two made for it: an assertion's path).
-        func collect(under: String) throws(CeremonyError) {
+        for under in [rpID] + (appID.map { [$0] } ?? []) where candidates.isEmpty {
             for record in found where record.rpID == under {
                 if try protectionAllows(record, listed: true, verified: verified) { candidates.append(record) }
             }
         }
-        try collect(under: rpID)
-        if candidates.isEmpty, let appID { try collect(under: appID) }
         // One candidate (an allow list of one, most gets) is returned as it is: no sorted copy.
         guard candidates.count > 1 || candidates.count > limit else { return candidates }
         return Array(candidates.sorted { a, b in
@@ -186,11 +183,8 @@ extension Engine {
 
     /// What a get's event says of its request; the outcome adds to it.
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
-        var detail: [(String, JSONValue)] = []
-        detail.reserveCapacity(8)  // and the outcome's three or four: no second allocation
-        detail += [("origin", .string(caller.serializedOrigin)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
-                   ("mediation", .string(options.mediation ?? "modal")), ("allowCredentials", .number(Double(options.allowCredentials.count)))]
-        return detail
+        [("origin", .string(caller.serializedOrigin)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
+         ("mediation", .string(options.mediation ?? "modal")), ("allowCredentials", .number(Double(options.allowCredentials.count)))]
     }
 
     /// A get the page's API refused before any provider was asked (a device routing it: a wrong origin, a pick of no

@@ -178,12 +178,9 @@ public final class Engine: @unchecked Sendable {
 
     /// Appends an event for the profile; the log never makes a ceremony fail.
     public func log(_ kind: String, _ outcome: String, _ reason: Reason, _ detail: [(String, JSONValue)]) {
-        var base: [(String, JSONValue)] = []
-        base.reserveCapacity(3 + detail.count)
-        base += [("pack", .string(policy.id)), ("platform", .string(profile.platform.rawValue))]
+        var base: [(String, JSONValue)] = [("pack", .string(policy.id)), ("platform", .string(profile.platform.rawValue))]
         if let device = profile.device { base.append(("device", .string(device))) }
-        base += detail
-        _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(base), at: clock.now())
+        _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(base + detail), at: clock.now())
     }
 
     /// Logs a failure and returns it for throwing.
