@@ -14,8 +14,8 @@ final class SQLiteDatabase {
     var beforePasskeyStatement: (() throws(VaultError) -> Void)?
     /// The statements on passkeys that see staged registrations by themselves (or move them).
     var seesStagedPasskeys: Set<String> = []
-    /// Called before every statement: throws when the calling thread may not use the connection now (a move on
-    /// another thread owns it: `Vault.startMove`).
+    /// Called before every statement: throws when the calling thread may not use the connection now (work off the
+    /// vault's lock owns it: `Vault.Connection.beginOffLock`).
     var beforeStatement: (() throws(VaultError) -> Void)?
     /// Called after a transaction rolled back.
     var afterRollback: (() -> Void)?
@@ -219,12 +219,9 @@ final class SQLiteDatabase {
 
     /// Runs `body` in one transaction: all of it lands, or none of it. Inside a transaction already, it
     /// simply runs `body` as part of the outer one.
-    ///
-    /// - Parameter quietly: a rollback does not call `afterRollback` (a move on another thread: the hook's state is
-    ///   the lock holder's).
-    func transaction<T>(quietly: Bool = false, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
+    func transaction<T>(_ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         do {
-            return try anyTransaction(quietly: quietly, body)
+            return try anyTransaction(body)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -235,7 +232,7 @@ final class SQLiteDatabase {
     /// `transaction` for bodies that throw other errors (the engine's), which pass through unchanged. The
     /// transaction begins (`BEGIN IMMEDIATE`) with the body's first statement; one that runs none has nothing to
     /// commit. The caller holds the connection throughout, so nothing in this process comes between.
-    func anyTransaction<T>(quietly: Bool = false, _ body: () throws -> T) throws -> T {
+    func anyTransaction<T>(_ body: () throws -> T) throws -> T {
         guard !inTransaction else { return try body() }
         beginPending = true
         do {
@@ -247,7 +244,7 @@ final class SQLiteDatabase {
                 beginPending = false
             } else {
                 try? query("ROLLBACK")
-                if !quietly { afterRollback?() }
+                afterRollback?()
             }
             throw error
         }

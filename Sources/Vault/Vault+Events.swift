@@ -79,10 +79,9 @@ extension Vault {
     /// Inserts serialized events and their marks, and writes pending last uses, in one transaction, then trims
     /// the log to `logLimit` rows (the caller holds the connection's lock). Each event gets the next ID
     /// explicitly, so its marks can name it.
-    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64,
-                       quietly: Bool = false) throws(VaultError) {
+    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64) throws(VaultError) {
         guard !rows.isEmpty || !uses.isEmpty, db.handle != nil else { return }
-        try db.transaction(quietly: quietly) { () throws(VaultError) in
+        try db.transaction { () throws(VaultError) in
             try writeUses(uses, into: db)
             guard !rows.isEmpty else { return }
             var last: Int64 = 0

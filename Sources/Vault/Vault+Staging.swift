@@ -171,11 +171,10 @@ extension Vault {
     ///
     /// - Parameter outside: the transaction is this call's own: the mark is read again under its write lock.
     @discardableResult
-    static func insertRecords(_ records: [StagingLog.Record], db: SQLiteDatabase, path: String, outside: Bool, mark: Int64,
-                              quietly: Bool = false) throws(VaultError) -> Int64? {
+    static func insertRecords(_ records: [StagingLog.Record], db: SQLiteDatabase, path: String, outside: Bool, mark: Int64) throws(VaultError) -> Int64? {
         guard let last = records.last else { return nil }
         try withBulkCache(db) { () throws(VaultError) in
-            try db.transaction(quietly: quietly) { () throws(VaultError) in
+            try db.transaction { () throws(VaultError) in
                 // Another process sharing the vault may have moved them since the read: the mark, read again
                 // under the write lock, says which are still to move.
                 var moved = mark
@@ -245,9 +244,8 @@ extension Vault {
         if let log {
             do throws(VaultError) {
                 try gate?()
-                var mark: Int64 = 0
-                try db.query(stagedMarkSQL) { row in mark = row.int(0) }
-                try insertRecords(try log.records(after: mark), db: db, path: connection.path, outside: true, mark: mark, quietly: true)
+                // Every record of the batch: the transaction reads the mark (`outside`) and skips what it covers.
+                try insertRecords(try log.records(after: 0), db: db, path: connection.path, outside: true, mark: 0)
                 moved = true
             } catch {}
         }
@@ -312,7 +310,9 @@ extension Vault {
         connection.db.keepsAccountCounts = keepsAccountCounts
         connection.db.beforeCountedWrite = { [weak connection] in connection?.counts.removeAll() }
         connection.db.afterRollback = { [weak connection] in
-            guard let connection else { return }
+            // A rollback of work off the lock (a move, a batch of events) touched none of this, which is the lock
+            // holder's to change.
+            guard let connection, !connection.onOffLockThread else { return }
             connection.records.removeAll()
             connection.counts.removeAll()
             Vault.stagedAfterRollback(connection)

@@ -65,7 +65,7 @@ public final class Vault: @unchecked Sendable {
         let limit = connection.events.logLimit
         guard db.handle != nil, !db.inTransaction else { return rows }
         if uses.isEmpty, let last = rows.last {
-            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: db, logLimit: limit, quietly: true) }) != nil
+            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: db, logLimit: limit) }) != nil
             if written { connection.events.markInserted(through: last.sequence) }
             return rows
         }
@@ -132,8 +132,8 @@ public final class Vault: @unchecked Sendable {
         }
 
         /// Takes the lock; the outermost entry waits while work off the lock owns the database, unless
-        /// `withoutStatements` says the operation runs no statement (it is asked holding the lock; a statement run anyway fails as `storage`:
-        /// `Vault.installStaging`).
+        /// `withoutStatements` says the operation runs no statement (asked holding the lock; a statement run anyway
+        /// fails as `storage`: `Vault.installStaging`).
         func enter(withoutStatements: () -> Bool = { false }) {
             lock.lock()
             depth += 1
@@ -370,8 +370,8 @@ public final class Vault: @unchecked Sendable {
 
     /// Runs `body` holding the connection; every public operation goes through here.
     ///
-    /// - Parameter withoutStatements: whether the operation runs no statement, so it need not wait for a move on another
-    ///   thread (asked only while one runs; see `Connection.enter`).
+    /// - Parameter withoutStatements: whether the operation runs no statement, so it need not wait for work off the
+    ///   lock (asked only while such work runs; see `Connection.enter`).
     func locked<T>(withoutStatements: () -> Bool = { false }, _ body: () throws(VaultError) -> T) throws(VaultError) -> T {
         connection.enter(withoutStatements: withoutStatements)
         defer { connection.leave() }
@@ -476,4 +476,3 @@ extension Date {
     var vaultMillis: Int64 { Timestamp.millis(self) }
     init(vaultMillis: Int64) { self.init(timeIntervalSince1970: Double(vaultMillis) / 1000) }
 }
-

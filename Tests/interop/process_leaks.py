@@ -53,8 +53,8 @@ def reap_adopted():
             if not entry.isdigit():
                 continue
             pid = int(entry)
-            stat = _stat(pid)
-            if stat is None or stat[0] != me or stat[1] != "Z" or (pid, _start_time(pid)) in _own_children:
+            fields = _stat_fields(pid)
+            if fields is None or int(fields[1]) != me or fields[0] != "Z" or (pid, int(fields[19])) in _own_children:
                 continue
             try:
                 if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -64,25 +64,27 @@ def reap_adopted():
     return reaped
 
 
-def _start_time(pid):
-    """When the process started (clock ticks since boot, /proc/PID/stat's 22nd field), or None when it is gone."""
+def _stat_fields(pid):
+    """/proc/PID/stat's fields from the third on (state, parent pid, ...; the start time, in clock ticks since boot,
+    at index 19), or None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             text = f.read()
     except OSError:
         return None
-    return int(text[text.rindex(")") + 2:].split()[19])
+    return text[text.rindex(")") + 2:].split()   # the command name may hold spaces and parentheses
+
+
+def _start_time(pid):
+    """When the process started, or None when it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else int(fields[19])
 
 
 def _stat(pid):
     """(parent pid, state) of a process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()   # the command name may hold spaces and parentheses
-    return int(fields[1]), fields[0]
+    fields = _stat_fields(pid)
+    return None if fields is None else (int(fields[1]), fields[0])
 
 
 def _name(pid):
