@@ -446,10 +446,24 @@ async function runParity(phase) {
   // A round trip: the parsed options register, and the registration's JSON has the browser's keys.
   const roundTrip = PublicKeyCredential.parseCreationOptionsFromJSON({rp: {name: 'x', id: 'localhost'}, user: {id: 'cGFyaXR5', name: 'p', displayName: 'P'},
     challenge: 'AAECAwQFBgcICQoLDA0ODw', pubKeyCredParams: [{type: 'public-key', alg: -7}], extensions: {credProps: true}, authenticatorSelection: {residentKey: 'required'}});
+  let roundTripId = null;
   out['json/round trip'] = await outcome(async () => {
     const c = await create(roundTrip);
+    roundTripId = c.rawId;
     const j = c.toJSON();
     return JSON.stringify([Object.keys(j), Object.keys(j.response), j.clientExtensionResults]);
+  });
+
+  // base64url both ways: what parse*FromJSON decodes at every length modulo 4, and the page's challenge as the client
+  // data carries it at every length modulo 3 (the shim encodes it for credemu, Chromium for its authenticator).
+  out['base64url/decoded at lengths 0 to 9'] = ['', '_', '_-', '_-8', '_-8A', '_-8A_', '_-8A_w', '_-8A_w-', '_-8A_w-Z', '_-8A_w-Z9'].map((text) => pr({challenge: text}));
+  out['base64url/the client data challenge at lengths 1 to 4 and 33'] = await outcome(async () => {
+    const seen = [];
+    for (const n of [1, 2, 3, 4, 33]) {
+      const a = await get({challenge: Uint8Array.from({length: n}, (_, i) => 255 - 3 * i), allowCredentials: [{type: 'public-key', id: roundTripId}]});
+      seen.push(JSON.parse(new TextDecoder().decode(a.response.clientDataJSON)).challenge);
+    }
+    return seen.join(' ');
   });
 
   // ---- capabilities ----

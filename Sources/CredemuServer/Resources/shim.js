@@ -34,6 +34,7 @@ return (function () {
   const jsonStringify = JSON.stringify;
   const jsonParse = JSON.parse;
   const abByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+  const isView = ArrayBuffer.isView;
   const signalAborted = window.AbortSignal && Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get;
   const nativeToString = Function.prototype.toString;
   const disguised = new WeakSet();   // our functions, which print as native code
@@ -69,29 +70,63 @@ return (function () {
 
   // ---- base64url (Chromium's rules: the URL alphabet, no padding, no whitespace) ----
   function bytesOf(source) {
-    if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    if (isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
     return new Uint8Array(source);
   }
+  // By tables rather than btoa/atob: the page may replace those, and they cost a string and two regular
+  // expressions a field.
+  const BASE64URL = new Uint8Array(64);
+  const BASE64URL_VALUE = new Uint8Array(128);
+  'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('').forEach(function (c, i) { BASE64URL[i] = c.charCodeAt(0); BASE64URL_VALUE[c.charCodeAt(0)] = i; });
   function encode(source) {
-    const bytes = bytesOf(source);
-    let binary = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    const bytes = bytesOf(source), n = bytes.length;
+    const codes = new Uint16Array(Math.ceil(n * 4 / 3));
+    let i = 0, j = 0;
+    for (; i + 2 < n; i += 3) {
+      const v = bytes[i] << 16 | bytes[i + 1] << 8 | bytes[i + 2];
+      codes[j++] = BASE64URL[v >> 18]; codes[j++] = BASE64URL[v >> 12 & 63]; codes[j++] = BASE64URL[v >> 6 & 63]; codes[j++] = BASE64URL[v & 63];
+    }
+    if (i < n) {
+      const v = bytes[i] << 16 | (i + 1 < n ? bytes[i + 1] << 8 : 0);
+      codes[j++] = BASE64URL[v >> 18]; codes[j++] = BASE64URL[v >> 12 & 63];
+      if (i + 1 < n) codes[j++] = BASE64URL[v >> 6 & 63];
+    }
+    let text = '';
+    for (let k = 0; k < j; k += 0x8000) text += String.fromCharCode.apply(null, codes.subarray(k, k + 0x8000));
+    return text;
   }
   function isBase64URL(text) { return typeof text === 'string' && /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1; }
-  /** The bytes of a base64url string as an ArrayBuffer, or null when it is not base64url. */
+  /** The bytes of a base64url string as an ArrayBuffer, or null when it is not base64url. Trailing bits of a
+   *  partial group are dropped, as atob drops them. */
   function decode(text) {
     if (!isBase64URL(text)) return null;
-    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4));
-    const out = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+    const n = text.length, out = new Uint8Array(n * 3 >> 2);
+    let i = 0, j = 0;
+    for (; i + 3 < n; i += 4) {
+      const v = BASE64URL_VALUE[text.charCodeAt(i)] << 18 | BASE64URL_VALUE[text.charCodeAt(i + 1)] << 12 | BASE64URL_VALUE[text.charCodeAt(i + 2)] << 6 | BASE64URL_VALUE[text.charCodeAt(i + 3)];
+      out[j++] = v >> 16; out[j++] = v >> 8 & 255; out[j++] = v & 255;
+    }
+    if (i + 1 < n) {
+      const v = BASE64URL_VALUE[text.charCodeAt(i)] << 18 | BASE64URL_VALUE[text.charCodeAt(i + 1)] << 12 | (i + 2 < n ? BASE64URL_VALUE[text.charCodeAt(i + 2)] << 6 : 0);
+      out[j++] = v >> 16;
+      if (i + 2 < n) out[j++] = v >> 8 & 255;
+    }
     return out.buffer;
   }
-  function randomId() { return encode(getRandomValues(new Uint8Array(16))); }
+  /** 128 random bits as base64url, from a pool refilled 64 ids at a time (one `getRandomValues` call, not one an id). */
+  const randomPool = new Uint8Array(1024);
+  let randomAt = randomPool.length;
+  function randomId() {
+    if (randomAt === randomPool.length) { getRandomValues(randomPool); randomAt = 0; }
+    randomAt += 16;
+    return encode(randomPool.subarray(randomAt - 16, randomAt));
+  }
 
   // ---- WebIDL conversions, as Chromium's bindings make them ----
   // Each converter takes the value and the message prefix of where it is read ("Failed to execute ...: Failed to
   // read the 'x' property from 'D': "). Errors thrown by the page's own code (a getter, a toString) pass unchanged.
+  /** Whether `value` is an ArrayBuffer, by its internal slot: the brand check of `byteLength`'s getter, which throws
+   *  for anything else. Ask `isView` first where a view is likely: a throw costs far more than the check. */
   function isArrayBuffer(value) {
     try { abByteLength.call(value); return true; } catch (e) { return false; }
   }
@@ -119,7 +154,7 @@ return (function () {
   const UnsignedLong = { convert: function (value, at) { return toNumber(value, at) >>> 0; } };
   const BufferSource = {
     convert: function (value, at) {
-      if (isArrayBuffer(value) || ArrayBuffer.isView(value)) return bytesOf(value).slice().buffer;  // a copy, as WebIDL takes
+      if (isView(value) || isArrayBuffer(value)) return bytesOf(value).slice().buffer;  // a copy, as WebIDL takes
       throw new TypeError(at + "The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.");
     }
   };
