@@ -24,7 +24,7 @@ public final class Engine: @unchecked Sendable {
     public let makesBlinkChecks: Bool
 
     private let cacheLock = NSLock()
-    private var keyCache: [CacheKey: any SigningKey] = [:]
+    let keyCache = SigningKeyCache(limit: Engine.keyCacheLimit)
     private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 
@@ -85,10 +85,7 @@ public final class Engine: @unchecked Sendable {
 
     /// The signing key of a stored passkey, parsed once and kept in memory.
     func signingKey(for record: PasskeyRecord) throws(CeremonyError) -> any SigningKey {
-        cacheLock.lock()
-        let cached = keyCache[CacheKey(record.credentialID)]
-        cacheLock.unlock()
-        if let cached { return cached }
+        if let cached = keyCache.key(for: record.credentialID) { return cached }
         let key: any SigningKey
         do {
             key = try SigningKeys.importPKCS8(try vault.privateKey(for: record.credentialID), expecting: record.algorithm)
@@ -112,23 +109,9 @@ public final class Engine: @unchecked Sendable {
         return hash
     }
 
-    func remember(_ key: any SigningKey, for credentialID: [UInt8]) {
-        cacheLock.lock()
-        if keyCache.count >= Engine.keyCacheLimit {
-            // The keys are freed off the ceremony's thread (`releaseInBackground`).
-            var full = [CacheKey: any SigningKey](minimumCapacity: keyCache.capacity)
-            swap(&full, &keyCache)
-            releaseInBackground(full)
-        }
-        keyCache[CacheKey(credentialID)] = key
-        cacheLock.unlock()
-    }
+    func remember(_ key: any SigningKey, for credentialID: [UInt8]) { keyCache.remember(key, for: credentialID) }
 
-    func forget(_ credentialID: [UInt8]) {
-        cacheLock.lock()
-        keyCache[CacheKey(credentialID)] = nil
-        cacheLock.unlock()
-    }
+    func forget(_ credentialID: [UInt8]) { keyCache.forget(credentialID) }
 
     /// A vault failure during a ceremony, as the caller sees it: input the vault refuses is the caller's
     /// mistake (a TypeError), anything else the store's.
@@ -188,16 +171,5 @@ public final class Engine: @unchecked Sendable {
         log(kind, failure.silent ? "noop" : "error", failure.reason,
             detail + [("error", .string(failure.error.name.rawValue)), ("message", .string(failure.error.message))])
         return failure
-    }
-}
-
-/// A credential ID as a dictionary key, hashed as one block of bytes (an array hashes element by element).
-struct CacheKey: Hashable {
-    let bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
