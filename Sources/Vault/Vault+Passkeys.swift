@@ -551,14 +551,18 @@ extension Vault {
         try locked { () throws(VaultError) in
             guard !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
             let uses = events.pendingUses
-            try db.transaction { () throws(VaultError) in try Vault.writeUses(uses, into: db) }
+            try db.transaction { () throws(VaultError) in try Vault.writeUses(uses, into: db, records: connection.records) }
             events.pendingUses.removeAll(keepingCapacity: true)
         }
     }
 
-    /// Writes last uses (the caller holds the lock, in a transaction).
-    static func writeUses(_ uses: [PasskeyKey: PendingUse], into db: SQLiteDatabase) throws(VaultError) {
-        for (key, use) in uses { try db.query(recordUseSQL, [.int(use.at), .blob(key.id.bytes), .text(key.profile)]) }
+    /// Writes last uses (the caller holds the lock, in a transaction), and the same into `records`, which the
+    /// statement leaves (`keepsPasskeyRecords`); a rollback empties them.
+    static func writeUses(_ uses: [PasskeyKey: PendingUse], into db: SQLiteDatabase, records: PasskeyRecordCache) throws(VaultError) {
+        for (key, use) in uses {
+            try db.query(recordUseSQL, [.int(use.at), .blob(key.id.bytes), .text(key.profile)])
+            records.used(key, at: use.at)
+        }
     }
 
     static func keyContext(_ credentialID: [UInt8]) -> String { "passkey:" + Base64URL.encode(credentialID) }

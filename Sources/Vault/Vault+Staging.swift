@@ -300,9 +300,12 @@ extension Vault {
             throw VaultError(.storage, "A statement ran beside work off the vault's lock (a move of staged registrations or a batch of events), in an operation declared to run none.")
         }
         connection.db.seesStagedPasskeys = seesStaged
-        connection.db.beforePasskeyStatement = { [weak connection] () throws(VaultError) in
+        connection.db.keepsPasskeyRecords = [recordUseSQL]
+        connection.db.beforePasskeyStatement = { [weak connection] (keepsRecords: Bool) throws(VaultError) in
             guard let connection else { return }
-            connection.records.removeAll()
+            // A statement whose caller keeps the records true (a batch of last uses: `writeUses`) leaves them, unless
+            // it is about to move staged registrations, which may shadow what they hold.
+            if !keepsRecords || !connection.staged.isEmpty || connection.staged.mustMove { connection.records.removeAll() }
             try Vault.moveStaged(connection)
         }
         connection.db.keepsAccountFilter = keepsAccountFilter

@@ -77,4 +77,29 @@ final class DeferredUseTests: XCTestCase {
         try vault.flushEvents()
         XCTAssertNil(try vault.passkey(id: removed.credentialID))
     }
+
+    /// A batch of last uses writes each time into the record the held vault kept of that passkey (`PasskeyRecordCache`)
+    /// instead of emptying the cache: an assertion loop reads no SQL for a passkey it read once, batch after batch.
+    func testABatchOfLastUsesKeepsTheRecordsReadByIDWithTheirNewTimes() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)), exclusive: true)
+        let used = try insert(vault, id: 8, created: 1_000)
+        let other = try insert(vault, id: 9, created: 1_000)
+        XCTAssertEqual(try vault.allPasskeys().count, 2, "moved into passkeys")
+        XCTAssertNil(try vault.passkey(id: used.credentialID)?.lastUsedAt)   // read by ID, and kept
+        XCTAssertNil(try vault.passkey(id: other.credentialID)?.lastUsedAt)
+        try vault.recordAssertion(credentialID: used.credentialID, signCount: 0, at: Date(vaultMillis: 5_000), deferred: true)
+        try vault.flushEvents()
+        XCTAssertTrue(vault.events.pendingUses.isEmpty, "written")
+        let statements = LockedBox<[String]>([])
+        try vault.locked { () throws(VaultError) in vault.db.observer = { sql in if sql.contains("passkeys") { statements.update { $0.append(sql) } } } }
+        XCTAssertEqual(try vault.passkey(id: used.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000))
+        XCTAssertNil(try vault.passkey(id: other.credentialID)?.lastUsedAt)
+        try vault.locked { () throws(VaultError) in vault.db.observer = nil }
+        XCTAssertEqual(statements.get(), [], "both read from the records kept")
+        vault.close()
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)))
+        XCTAssertEqual(try reopened.passkey(id: used.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000), "in the file too")
+        XCTAssertNil(try reopened.passkey(id: other.credentialID)?.lastUsedAt)
+    }
 }
