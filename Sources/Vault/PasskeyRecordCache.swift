@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Emptied before any statement on passkeys other than the few that see staged rows (every write to a passkey is
 /// one of those others: `Vault+Staging`) and after a rollback, so it never holds what the file does not. A batch of
-/// last uses keeps it instead (`keepsPasskeyRecords`): it writes the same time into each record it holds. Emptied
+/// last uses keeps it instead (`Vault.writeUses`): it writes the same time into each record it holds. Emptied
 /// every 20 ms by the scheduled flush, the cache held nothing for an assertion loop.
 final class PasskeyRecordCache {
     private var records: [PasskeyKey: PasskeyRecord] = [:]

@@ -10,12 +10,10 @@ final class SQLiteDatabase {
     /// Called with every statement `query` runs (tests: which statements a ceremony runs, for their query plans).
     var observer: ((String) -> Void)?
     /// Called before any statement that names the passkeys table, other than those in `seesStagedPasskeys`: the
-    /// vault moves its staged registrations into `passkeys` there (see `Vault+Staging`). The argument says whether the
-    /// statement is one of `keepsPasskeyRecords`, whose callers keep the vault's `PasskeyRecordCache` true themselves.
-    var beforePasskeyStatement: ((_ keepsRecords: Bool) throws(VaultError) -> Void)?
+    /// vault moves its staged registrations into `passkeys` there (see `Vault+Staging`).
+    var beforePasskeyStatement: (() throws(VaultError) -> Void)?
     /// The statements on passkeys that see staged registrations by themselves (or move them).
     var seesStagedPasskeys: Set<String> = []
-    var keepsPasskeyRecords: Set<String> = []
     /// Called before every statement: throws when the calling thread may not use the connection now (work off the
     /// vault's lock owns it: `Vault.Connection.beginOffLock`).
     var beforeStatement: (() throws(VaultError) -> Void)?
@@ -30,12 +28,11 @@ final class SQLiteDatabase {
     var beforeCountedWrite: (() -> Void)?
     var keepsAccountCounts: Set<String> = []
 
-    /// A prepared statement, whether it needs `beforePasskeyStatement` first (and whether it keeps the records), whether
-    /// `beforeAccountWrite`, and whether `beforeCountedWrite`.
+    /// A prepared statement, whether it needs `beforePasskeyStatement` first, whether `beforeAccountWrite`, and
+    /// whether `beforeCountedWrite`.
     private struct Prepared {
         let statement: OpaquePointer
         let readsPasskeys: Bool
-        let keepsRecords: Bool
         let writesAccounts: Bool
         let changesCounts: Bool
     }
@@ -121,7 +118,7 @@ final class SQLiteDatabase {
     func execute(_ sql: String) throws(VaultError) {
         try beforeStatement?()
         try beginIfPending()
-        if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook(false) }
+        if let hook = beforePasskeyStatement, sql.contains("passkeys") { try hook() }
         if let hook = beforeAccountWrite, mayWriteAccounts(sql) { hook() }
         if let hook = beforeCountedWrite, SQLiteDatabase.mayWritePasskeys(sql) { hook() }
         var errmsg: UnsafeMutablePointer<CChar>?
@@ -136,7 +133,7 @@ final class SQLiteDatabase {
         try beginIfPending()
         observer?(sql)
         let prepared = try prepared(sql)
-        if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook(prepared.keepsRecords) }
+        if prepared.readsPasskeys, let hook = beforePasskeyStatement { try hook() }
         if prepared.writesAccounts, let hook = beforeAccountWrite { hook() }
         if prepared.changesCounts, let hook = beforeCountedWrite { hook() }
         let statement = prepared.statement
@@ -214,7 +211,6 @@ final class SQLiteDatabase {
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, "preparing SQL") }
         let prepared = Prepared(statement: statement, readsPasskeys: sql.contains("passkeys") && !seesStagedPasskeys.contains(sql),
-                                keepsRecords: keepsPasskeyRecords.contains(sql),
                                 writesAccounts: mayWriteAccounts(sql),
                                 changesCounts: SQLiteDatabase.mayWritePasskeys(sql) && !keepsAccountCounts.contains(sql))
         statements[sql] = prepared

@@ -63,15 +63,16 @@ extension Vault {
 
     /// Writes the events and last uses waiting in memory.
     public func flushEvents() throws(VaultError) {
-        try locked { () throws(VaultError) in try Vault.flush(events, into: db, records: connection.records) }
+        try locked { () throws(VaultError) in try Vault.flush(connection) }
     }
 
     /// Writes a buffer's events in one transaction. Inside another transaction the batch waits: a rollback of
     /// that transaction must not take it along.
-    static func flush(_ events: EventBuffer, into db: SQLiteDatabase, records: PasskeyRecordCache) throws(VaultError) {
+    static func flush(_ connection: Connection) throws(VaultError) {
+        let events = connection.events, db = connection.db
         guard !events.isEmpty || !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
         let rows = events.unwritten.map(\.serialized)
-        try insert(rows, uses: events.pendingUses, into: db, logLimit: events.logLimit, records: records)
+        try insert(rows, uses: events.pendingUses, into: connection, logLimit: events.logLimit)
         if let last = rows.last { events.markInserted(through: last.sequence) }
         events.pendingUses.removeAll(keepingCapacity: true)
     }
@@ -79,11 +80,11 @@ extension Vault {
     /// Inserts serialized events and their marks, and writes pending last uses, in one transaction, then trims
     /// the log to `logLimit` rows (the caller holds the connection's lock). Each event gets the next ID
     /// explicitly, so its marks can name it.
-    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into db: SQLiteDatabase, logLimit: Int64,
-                       records: PasskeyRecordCache) throws(VaultError) {
+    static func insert(_ rows: [EventRow], uses: [PasskeyKey: PendingUse] = [:], into connection: Connection, logLimit: Int64) throws(VaultError) {
+        let db = connection.db
         guard !rows.isEmpty || !uses.isEmpty, db.handle != nil else { return }
         try db.transaction { () throws(VaultError) in
-            try writeUses(uses, into: db, records: records)
+            try writeUses(uses, connection)
             guard !rows.isEmpty else { return }
             var last: Int64 = 0
             try db.query(lastEventIDSQL) { row in last = row.int(0) }

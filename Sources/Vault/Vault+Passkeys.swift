@@ -551,17 +551,27 @@ extension Vault {
         try locked { () throws(VaultError) in
             guard !events.pendingUses.isEmpty, db.handle != nil, !db.inTransaction else { return }
             let uses = events.pendingUses
-            try db.transaction { () throws(VaultError) in try Vault.writeUses(uses, into: db, records: connection.records) }
+            try db.transaction { () throws(VaultError) in try Vault.writeUses(uses, connection) }
             events.pendingUses.removeAll(keepingCapacity: true)
         }
     }
 
-    /// Writes last uses (the caller holds the lock, in a transaction), and the same into `records`, which the
-    /// statement leaves (`keepsPasskeyRecords`); a rollback empties them.
-    static func writeUses(_ uses: [PasskeyKey: PendingUse], into db: SQLiteDatabase, records: PasskeyRecordCache) throws(VaultError) {
+    /// Writes last uses (the caller holds the lock, in a transaction), and the same into the passkey records kept
+    /// (`PasskeyRecordCache`), which the statement leaves: it is one of `seesStaged`, and the staged batch moves
+    /// first only when a use is of a passkey in it. A rollback empties the records.
+    ///
+    /// Through the hook every batch (20 ms) emptied the records, and the first batch of uses after a burst of
+    /// registrations moved the burst, so an assertion loop read each passkey in SQL again and waited for the move.
+    static func writeUses(_ uses: [PasskeyKey: PendingUse], _ connection: Connection) throws(VaultError) {
+        guard !uses.isEmpty else { return }
+        let staged = connection.staged
+        if staged.mustMove || uses.keys.contains(where: { staged.entry($0.id.bytes, profile: $0.profile) != nil }) {
+            connection.records.removeAll()   // as the hook does before a move (`installStaging`)
+            try moveStaged(connection)
+        }
         for (key, use) in uses {
-            try db.query(recordUseSQL, [.int(use.at), .blob(key.id.bytes), .text(key.profile)])
-            records.used(key, at: use.at)
+            try connection.db.query(recordUseSQL, [.int(use.at), .blob(key.id.bytes), .text(key.profile)])
+            connection.records.used(key, at: use.at)
         }
     }
 

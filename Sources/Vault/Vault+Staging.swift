@@ -44,7 +44,7 @@ extension Vault {
     /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
     static let seesStaged: Set<String> = [stagedDuplicateSQL, moveStagedSQL, moveLegacyStagedSQL, deleteLegacyStagedSQL,
                                           legacyStagedExistsSQL, byIDSQL, privateKeySQL, shadowPriorSQL, countHandleSQL,
-                                          countNameSQL, countHandleAndNameSQL, priorDiscoverableSQL, replacePriorSQL]
+                                          countNameSQL, countHandleAndNameSQL, priorDiscoverableSQL, replacePriorSQL, recordUseSQL]
 
     static let stagedColumns = passkeyColumns + ", private_key, profile, prf_secret"
     /// A staged record's values: `stagedColumns`' (credential ID 0, RP ID 1, user handle 2, profile 21).
@@ -300,12 +300,9 @@ extension Vault {
             throw VaultError(.storage, "A statement ran beside work off the vault's lock (a move of staged registrations or a batch of events), in an operation declared to run none.")
         }
         connection.db.seesStagedPasskeys = seesStaged
-        connection.db.keepsPasskeyRecords = [recordUseSQL]
-        connection.db.beforePasskeyStatement = { [weak connection] (keepsRecords: Bool) throws(VaultError) in
+        connection.db.beforePasskeyStatement = { [weak connection] () throws(VaultError) in
             guard let connection else { return }
-            // A statement whose caller keeps the records true (a batch of last uses: `writeUses`) leaves them, unless
-            // it is about to move staged registrations, which may shadow what they hold.
-            if !keepsRecords || !connection.staged.isEmpty || connection.staged.mustMove { connection.records.removeAll() }
+            connection.records.removeAll()
             try Vault.moveStaged(connection)
         }
         connection.db.keepsAccountFilter = keepsAccountFilter

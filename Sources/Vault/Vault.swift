@@ -63,14 +63,13 @@ public final class Vault: @unchecked Sendable {
         let uses = connection.events.pendingUses
         let db = connection.db
         let limit = connection.events.logLimit
-        let records = connection.records   // touched only by last uses, which are written under the lock
         guard db.handle != nil, !db.inTransaction else { return rows }
         if uses.isEmpty, let last = rows.last {
-            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: db, logLimit: limit, records: records) }) != nil
+            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: connection, logLimit: limit) }) != nil
             if written { connection.events.markInserted(through: last.sequence) }
             return rows
         }
-        guard (try? Vault.insert(rows, uses: uses, into: db, logLimit: limit, records: records)) != nil else { return rows }
+        guard (try? Vault.insert(rows, uses: uses, into: connection, logLimit: limit)) != nil else { return rows }
         connection.events.markInserted(through: rows.last?.sequence ?? done)
         connection.events.pendingUses.removeAll(keepingCapacity: true)
         return rows

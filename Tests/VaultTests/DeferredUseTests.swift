@@ -102,4 +102,31 @@ final class DeferredUseTests: XCTestCase {
         XCTAssertEqual(try reopened.passkey(id: used.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000), "in the file too")
         XCTAssertNil(try reopened.passkey(id: other.credentialID)?.lastUsedAt)
     }
+
+    /// A batch of uses moves the staged registrations only for a use of one of them: an assertion loop after a burst
+    /// of registrations does not move the burst at its first batch; a use of a passkey still staged is written all
+    /// the same.
+    func testABatchOfUsesMovesStagedRegistrationsOnlyForAUseOfOne() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)), exclusive: true)
+        let used = try insert(vault, id: 10, created: 1_000)
+        XCTAssertEqual(try vault.allPasskeys().count, 1, "moved into passkeys")
+        let staged = try insert(vault, id: 11, created: 1_000)
+        // Moves this thread runs (the staged batch's delayed move runs on another).
+        let me = pthread_self()
+        let moves = LockedBox(0)
+        try vault.locked { () throws(VaultError) in
+            vault.db.observer = { sql in if sql == Vault.moveStagedSQL, pthread_equal(pthread_self(), me) != 0 { moves.update { $0 += 1 } } }
+        }
+        try vault.recordAssertion(credentialID: used.credentialID, signCount: 0, at: Date(vaultMillis: 5_000), deferred: true)
+        try vault.flushEvents()
+        XCTAssertEqual(moves.get(), 0, "a use of a moved passkey moves nothing")
+        try vault.recordAssertion(credentialID: staged.credentialID, signCount: 0, at: Date(vaultMillis: 6_000), deferred: true)
+        try vault.flushEvents()
+        try vault.locked { () throws(VaultError) in vault.db.observer = nil }
+        vault.close()
+        let reopened = try Vault.open(path: directory.file("vault.db"), key: .raw(Array(repeating: 7, count: 32)))
+        XCTAssertEqual(try reopened.passkey(id: used.credentialID)?.lastUsedAt, Date(vaultMillis: 5_000))
+        XCTAssertEqual(try reopened.passkey(id: staged.credentialID)?.lastUsedAt, Date(vaultMillis: 6_000), "moved for its use, then written")
+    }
 }
