@@ -23,8 +23,9 @@ public final class Engine: @unchecked Sendable {
     /// `navigator.credentials` before Blink's code runs: `device.integration`).
     public let makesBlinkChecks: Bool
 
+    private let keyCache = SigningKeyCache(limit: Engine.keyCacheLimit)
+    /// Guards `rpIDHashes`.
     private let cacheLock = NSLock()
-    let keyCache = SigningKeyCache(limit: Engine.keyCacheLimit)
     private var rpIDHashes: [String: [UInt8]] = [:]
     private static let keyCacheLimit = 4096
 

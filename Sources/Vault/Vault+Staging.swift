@@ -41,7 +41,8 @@ extension Vault {
     /// The statements on passkeys that need no move first: they see staged rows through `StagedPasskeys`, or move them.
     /// `shadowPriorSQL` is one: a create that shadows updates the account's moved passkeys itself (`stagePasskey`);
     /// `replacePriorSQL` another: a create that replaces moves them only when the account has one (`insertPasskey`);
-    /// the account count's parts add the staged rows' (`StagedPasskeys.count`).
+    /// the account count's parts add the staged rows' (`StagedPasskeys.count`); `recordUseSQL` too: a batch of last
+    /// uses moves them only for a use of a staged passkey (`writeUses`).
     static let seesStaged: Set<String> = [stagedDuplicateSQL, moveStagedSQL, moveLegacyStagedSQL, deleteLegacyStagedSQL,
                                           legacyStagedExistsSQL, byIDSQL, privateKeySQL, shadowPriorSQL, countHandleSQL,
                                           countNameSQL, countHandleAndNameSQL, priorDiscoverableSQL, replacePriorSQL, recordUseSQL]
