@@ -132,8 +132,15 @@ dist-check: dist
 	@$(MAKE) --no-print-directory apt-install PACKAGES="debootstrap"
 	$(SUDO) packaging/dist-check.sh $(DIST_DIR) $(ROOTS) $(DIST_CHECK_SUITES)
 
+# A test that hangs fails the run within SWIFT_TEST_TIMEOUT seconds instead of taking CI's 90 minutes, and the
+# plain run's output is line-buffered (stdbuf), so the log ends at the test that hung: piped, XCTest's output is
+# block-buffered and lost when the run is killed. (The sanitizer runs get the bound but not stdbuf: their runtime
+# must be the first library loaded, and stdbuf preloads its own.)
+SWIFT_TEST_TIMEOUT ?= 1800
+BOUNDED := timeout --kill-after=30 $(SWIFT_TEST_TIMEOUT)
+
 test-swift:
-	swift test --disable-swift-testing
+	$(BOUNDED) stdbuf -oL -eL swift test --disable-swift-testing
 
 # test_installed_package.py installs the .deb from `make dist` into a temporary root; given CREDEMU_DEB it
 # fails rather than skips when the package is missing. The example RP's journeys (test_browser.py) run on the
@@ -184,12 +191,12 @@ sanitize: sanitize-address sanitize-thread
 
 sanitize-address: deps-debian
 	swift build --build-tests --sanitize=address --scratch-path $(ASAN_BUILD)
-	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --disable-swift-testing --sanitize=address --scratch-path $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=0 $(BOUNDED) swift test --skip-build --disable-swift-testing --sanitize=address --scratch-path $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1 python3 $(SANITIZE_WORKLOAD) $(ASAN_BUILD)/debug/credemu
 
 sanitize-thread: deps-debian
 	swift build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
-	TSAN_OPTIONS=suppressions=$(abspath Tests/sanitize/tsan.supp) swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path $(TSAN_BUILD)
+	TSAN_OPTIONS=suppressions=$(abspath Tests/sanitize/tsan.supp) $(BOUNDED) swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path $(TSAN_BUILD)
 	TSAN_OPTIONS=suppressions=$(abspath Tests/sanitize/tsan.supp) python3 $(SANITIZE_WORKLOAD) $(TSAN_BUILD)/debug/credemu
 
 bench: deps-debian deps-browser deps-python
