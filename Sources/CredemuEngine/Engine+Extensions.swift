@@ -65,7 +65,8 @@ extension Engine {
     /// 2 KiB only where Blink checks: `makesBlinkChecks`).
     func checkRequestExtensions(_ options: RequestOptions) throws(CeremonyError) {
         let inputs = options.extensionInputs
-        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
+        // Only the blob's and the PRF's checks read the allow list (most gets have neither).
+        lazy var allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         if inputs.credProps && makesBlinkChecks {
             throw CeremonyError(.notSupported("The 'credProps' extension is only valid when creating a credential"), reason: .invalidExtensionInput)
         }

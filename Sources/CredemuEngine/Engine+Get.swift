@@ -26,7 +26,10 @@ extension Engine {
             if !options.allowCredentials.contains(where: { $0.type == "public-key" }) {
                 try store { () throws(VaultError) in try vault.flushUses() }
             }
-            let outcome = try atomically { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)], CBOR?), CeremonyError> in
+            // Beside a batch of events or a move written off the vault's lock: an assertion of a passkey and key in
+            // memory, its counter zero, runs no statement. Its effects (the last use, the event) come after every
+            // statement it may run, so an attempt that reached for one left nothing (`Vault.atomically(besideWork:)`).
+            let outcome = try atomically(besideWork: true) { () throws(CeremonyError) -> Result<(PasskeyRecord, any SigningKey, UInt32, [(String, JSONValue)], CBOR?), CeremonyError> in
                 let decision = try nextDecision()
                 if let failure = declined(decision, timeout: timeout) { return .failure(failure) }
                 var chosen = pick
@@ -43,7 +46,9 @@ extension Engine {
                     try vault.recordAssertion(credentialID: record.credentialID, signCount: signCount, at: now,
                                               deferred: record.settings.counter == .zero)
                 }
-                detail += [("credentialId", .string(record.id)), ("userName", .string(record.userName)), ("signCount", .number(Double(signCount)))]
+                detail.append(("credentialId", .string(record.id)))
+                detail.append(("userName", .string(record.userName)))
+                detail.append(("signCount", .number(Double(signCount))))
                 if !extensions.isEmpty { detail.append(("extensions", .array(extensions.map { .string($0.0) }))) }
                 log("get", "success", .success, detail)
                 return .success((record, key, signCount, extensions, authenticatorExtensions))
@@ -71,10 +76,10 @@ extension Engine {
         }
     }
 
-    /// Runs `body` in one vault transaction, keeping its `CeremonyError`s.
-    func atomically<T>(_ body: () throws(CeremonyError) -> T) throws(CeremonyError) -> T {
+    /// Runs `body` in one vault transaction, keeping its `CeremonyError`s; `besideWork` as `Vault.atomically`'s.
+    func atomically<T>(besideWork: Bool = false, _ body: () throws(CeremonyError) -> T) throws(CeremonyError) -> T {
         do {
-            return try vault.atomically { try body() }
+            return try vault.atomically(besideWork: besideWork) { try body() }
         } catch let error as CeremonyError {
             throw error
         } catch let error as VaultError {
@@ -89,9 +94,9 @@ extension Engine {
     /// another account picked that account's entry, which this one does not offer (`Pick`).
     func chooseCredential(_ options: RequestOptions, rpID: String, pick: Pick?, appID: String? = nil) throws(CeremonyError) -> PasskeyRecord {
         let candidates = try self.candidates(options, rpID: rpID, limit: 1, appID: appID)
-        let allowed = options.allowCredentials.filter { $0.type == "public-key" }
         guard let first = candidates.first else {
-            let scope = allowed.isEmpty ? "no discoverable credential" : "none of the \(allowed.count) allowed credentials"
+            let allowed = options.allowCredentials.count { $0.type == "public-key" }
+            let scope = allowed == 0 ? "no discoverable credential" : "none of the \(allowed) allowed credentials"
             throw CeremonyError(.notAllowed("The operation either timed out or was not allowed: the provider holds \(scope) for \(rpID)."),
                                 reason: .noCredential)
         }
@@ -112,22 +117,26 @@ extension Engine {
     /// credential's credProtect level may keep it out (`protectionAllows`). With an AppID, allowed credentials under
     /// it are tried when none is under the RP ID, as Chromium's get_assertion_task.cc retries with the AppID.
     func candidates(_ options: RequestOptions, rpID: String, limit: Int, appID: String? = nil) throws(CeremonyError) -> [PasskeyRecord] {
-        let allowed = options.allowCredentials.filter { $0.type == "public-key" }.map(\.id)
         let verified = reportsUserVerification(options.userVerification)
-        if allowed.isEmpty {
+        if !options.allowCredentials.contains(where: { $0.type == "public-key" }) {
             let cap = knobs.credProtect == .supported && !verified ? 1 : 3
             return try store { () throws(VaultError) in try vault.offeredPasskeys(rpID: rpID, limit: limit, maxCredProtect: cap) }
         }
-        var candidates: [PasskeyRecord] = []
         var found: [PasskeyRecord] = []
         try store { () throws(VaultError) in
             // Look the allowed IDs up one by one: an RP's allow list is short, a vault may be large.
-            for id in allowed {
+            for descriptor in options.allowCredentials where descriptor.type == "public-key" {
+                let id = descriptor.id
                 if let record = try vault.passkey(id: id), !record.hidden, !found.contains(where: { $0.credentialID == id }) { found.append(record) }
             }
         }
-        for under in [rpID] + (appID.map { [$0] } ?? []) where candidates.isEmpty {
-            for record in found where record.rpID == under {
+        // Those under the RP ID, or failing any, under the AppID.
+        var candidates: [PasskeyRecord] = []
+        for record in found where record.rpID == rpID {
+            if try protectionAllows(record, listed: true, verified: verified) { candidates.append(record) }
+        }
+        if candidates.isEmpty, let appID {
+            for record in found where record.rpID == appID {
                 if try protectionAllows(record, listed: true, verified: verified) { candidates.append(record) }
             }
         }
@@ -182,9 +191,15 @@ extension Engine {
     }
 
     /// What a get's event says of its request; the outcome adds to it.
+    /// A get's log detail before its outcome, with room for what a success or a failure adds.
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
-        [("origin", .string(caller.serializedOrigin)), ("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")),
-         ("mediation", .string(options.mediation ?? "modal")), ("allowCredentials", .number(Double(options.allowCredentials.count)))]
+        var detail: [(String, JSONValue)] = []
+        detail.reserveCapacity(8)
+        detail.append(("origin", .string(caller.serializedOrigin)))
+        detail.append(("rpId", .string(options.rpId ?? caller.origin.effectiveDomain ?? "")))
+        detail.append(("mediation", .string(options.mediation ?? "modal")))
+        detail.append(("allowCredentials", .number(Double(options.allowCredentials.count))))
+        return detail
     }
 
     /// A get the page's API refused before any provider was asked (a device routing it: a wrong origin, a pick of no

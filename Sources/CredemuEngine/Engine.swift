@@ -162,9 +162,13 @@ public final class Engine: @unchecked Sendable {
 
     /// Appends an event for the profile; the log never makes a ceremony fail.
     public func log(_ kind: String, _ outcome: String, _ reason: Reason, _ detail: [(String, JSONValue)]) {
-        var base: [(String, JSONValue)] = [("pack", .string(policy.id)), ("platform", .string(profile.platform.rawValue))]
-        if let device = profile.device { base.append(("device", .string(device))) }
-        _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(base + detail), at: clock.now())
+        var fields: [(String, JSONValue)] = []
+        fields.reserveCapacity(3 + detail.count)
+        fields.append(("pack", .string(policy.id)))
+        fields.append(("platform", .string(profile.platform.rawValue)))
+        if let device = profile.device { fields.append(("device", .string(device))) }
+        fields.append(contentsOf: detail)
+        _ = try? vault.appendEvent(kind: kind, outcome: outcome, reason: reason.rawValue, detail: .object(fields), at: clock.now())
     }
 
     /// Logs a failure and returns it for throwing.

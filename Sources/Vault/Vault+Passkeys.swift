@@ -459,7 +459,7 @@ extension Vault {
     /// few milliseconds' times, as it can their events; a counter an RP checks is never deferred.
     public func recordAssertion(credentialID: [UInt8], signCount: UInt32, at time: Date, deferred: Bool = false) throws(VaultError) {
         if deferred {
-            return try locked { () throws(VaultError) in
+            return try locked(withoutStatements: { true }) { () throws(VaultError) in
                 events.pendingUses[PasskeyKey(credentialID, profile)] = PendingUse(at: time.vaultMillis)
                 scheduleEventFlush()
             }

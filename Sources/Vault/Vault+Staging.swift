@@ -135,6 +135,7 @@ extension Vault {
     static func moveStaged(_ connection: Connection) throws(VaultError) {
         let staged = connection.staged
         guard !staged.isEmpty || staged.mustMove else { return }
+        try connection.refuseBesideWork()  // before asking SQLite about a transaction the work may own
         let db = connection.db
         if db.inTransaction { staged.movedInTransaction = true }
         try moveLogged(connection)
@@ -296,10 +297,7 @@ extension Vault {
         // Only the thread of the work off the lock runs statements while it owns the connection (a move, a batch
         // of events): an operation that said it runs none (`Connection.enter(withoutStatements:)`) and then ran one
         // is refused, not let into that work's transaction.
-        connection.db.beforeStatement = { [unowned connection] () throws(VaultError) in
-            guard connection.busyOffLock, !connection.onOffLockThread else { return }
-            throw VaultError(.storage, "A statement ran beside work off the vault's lock (a move of staged registrations or a batch of events), in an operation declared to run none.")
-        }
+        connection.db.beforeStatement = { [unowned connection] () throws(VaultError) in try connection.refuseBesideWork() }
         connection.db.seesStagedPasskeys = seesStaged
         connection.db.beforePasskeyStatement = { [weak connection] () throws(VaultError) in
             guard let connection else { return }

@@ -52,26 +52,33 @@ public final class Vault: @unchecked Sendable {
     /// The scheduled flush's part under the lock: inserts what is still unwritten (a reader may have flushed
     /// meanwhile); returns the rows, for the caller to free after unlocking.
     ///
-    /// A batch with no last uses to write is inserted off the lock (`Connection.beginOffLock`): its statements touch
-    /// only the event log and its marks, and registrations and their events go on beside it; an event batch under
-    /// the lock made them wait for its inserts and for the checkpoint its commit may run (50 ms and more). Last uses
-    /// update `passkeys`, whose statements move staged registrations first (`Vault+Staging`): those batches stay
-    /// under the lock. The caller has entered the lock once (`enter`); this call may let it go and take it again.
+    /// The events are inserted off the lock (`Connection.offLock`): their statements touch only the event log and
+    /// its marks, and registrations, assertions (`atomically(besideWork:)`) and their events go on beside them; a
+    /// batch under the lock made them wait for its inserts and for the checkpoint its commit may run (50 ms and
+    /// more). The last uses waiting then (those of the assertions beside it too) are written after it, under the
+    /// lock, in a transaction of their own: their statement changes `passkeys` and the records kept
+    /// (`writeUses`), which are the lock holder's. A crash between the two commits leaves a last use behind its
+    /// logged assertion, as a crash before either loses both. The caller has entered the lock once (`enter`);
+    /// this call may let it go and take it again.
+    ///
+    /// A batch with last uses (an assertion loop's every batch) was once written whole under the lock, and the
+    /// loop waited for each.
     private static func insertScheduled(_ serialized: [EventRow], _ connection: Connection) -> [EventRow] {
         let done = connection.events.insertedThrough
         let rows = serialized.filter { $0.sequence > done }
-        let uses = connection.events.pendingUses
         let db = connection.db
         let limit = connection.events.logLimit
         guard db.handle != nil, !db.inTransaction else { return rows }
-        if uses.isEmpty, let last = rows.last {
-            let written = (try? connection.offLock { () throws(VaultError) in try Vault.insert(rows, into: connection, logLimit: limit) }) != nil
-            if written { connection.events.markInserted(through: last.sequence) }
-            return rows
+        if let last = rows.last {
+            // A failed batch stays in the buffer, and the uses with it: the next flush writes both.
+            guard (try? connection.offLock({ () throws(VaultError) in try Vault.insert(rows, into: connection, logLimit: limit) })) != nil else { return rows }
+            connection.events.markInserted(through: last.sequence)
         }
-        guard (try? Vault.insert(rows, uses: uses, into: connection, logLimit: limit)) != nil else { return rows }
-        connection.events.markInserted(through: rows.last?.sequence ?? done)
-        connection.events.pendingUses.removeAll(keepingCapacity: true)
+        let uses = connection.events.pendingUses
+        guard !uses.isEmpty, !db.inTransaction else { return rows }
+        if (try? Vault.insert([], uses: uses, into: connection, logLimit: limit)) != nil {
+            connection.events.pendingUses.removeAll(keepingCapacity: true)
+        }
         return rows
     }
 
@@ -174,6 +181,21 @@ public final class Vault: @unchecked Sendable {
             offLockThread = thread
             offLockDone.enter()
         }
+
+        /// Refuses a statement on any thread but the work's while work off the lock owns the database, and notes
+        /// it (`refusedBesideWork`): an operation that entered beside that work reached for one.
+        func refuseBesideWork() throws(VaultError) {
+            guard busyOffLock, !onOffLockThread else { return }
+            refusedBesideWork = true
+            throw VaultError(.storage, "A statement ran beside work off the vault's lock (a move of staged registrations or a batch of events), in an operation declared to run none.")
+        }
+
+        /// Set when `refuseBesideWork` refused a statement; `Vault.atomically(besideWork:)` clears and reads it.
+        var refusedBesideWork = false
+
+        /// Whether the caller holds the lock outermost while work off the lock owns the database (which stays so
+        /// until the caller lets the lock go: the work ends under the lock).
+        var outermostBesideWork: Bool { depth == 1 && busyOffLock }
 
         /// Gives the database back (the caller holds the lock): waiting operations go on, and a move asked for
         /// meanwhile starts.
@@ -385,10 +407,31 @@ public final class Vault: @unchecked Sendable {
 
     /// Runs `body` as one transaction whatever it throws: the engine groups a ceremony's reads and writes so
     /// they commit once, or not at all.
-    public func atomically<T>(_ body: () throws -> T) throws -> T {
-        connection.enter()
-        defer { connection.leave() }
-        return try db.anyTransaction(body)
+    ///
+    /// - Parameter besideWork: `body` usually runs no statement (an assertion of a passkey and key in memory, its
+    ///   counter zero), so it goes on beside work off the lock (a move, a batch of events) instead of waiting for
+    ///   it. Meanwhile every statement it reaches for is refused (`Connection.refuseBesideWork`), the first one
+    ///   included, and then `body` runs again once the work has ended, its first result dropped. So `body` must
+    ///   keep its effects in memory after its last statement, and let a refusal end it (a refused attempt then
+    ///   left nothing behind).
+    public func atomically<T>(besideWork: Bool = false, _ body: () throws -> T) throws -> T {
+        guard besideWork else {
+            connection.enter()
+            defer { connection.leave() }
+            return try db.anyTransaction(body)
+        }
+        connection.enter(withoutStatements: { true })
+        guard connection.outermostBesideWork else {
+            defer { connection.leave() }
+            return try db.anyTransaction(body)
+        }
+        // No transaction: the work owns the connection (even asking SQLite whether one is open would race it).
+        connection.refusedBesideWork = false
+        let attempt = Result { try body() }
+        let refused = connection.refusedBesideWork
+        connection.leave()
+        guard refused else { return try attempt.get() }
+        return try atomically(body)
     }
 
     /// Closes the connection; the WAL is checkpointed into the main file.

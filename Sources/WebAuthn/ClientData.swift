@@ -30,30 +30,39 @@ public struct ClientData: Equatable, Sendable {
     public var bytes: [UInt8] {
         // The common case (no characters to escape in the origins) appends bytes directly: this runs on every
         // ceremony.
-        guard origin.utf8.allSatisfy(ClientData.isPlain), topOrigin?.utf8.allSatisfy(ClientData.isPlain) ?? true,
-              androidPackageName?.utf8.allSatisfy(ClientData.isPlain) ?? true else { return Array(treeJSON.utf8) }
+        guard ClientData.isPlain(origin), topOrigin.map(ClientData.isPlain) ?? true,
+              androidPackageName.map(ClientData.isPlain) ?? true else { return Array(treeJSON.utf8) }
         var out = [UInt8]()
         out.reserveCapacity(160)
-        out += #"{"type":""#.utf8
-        out += type.rawValue.utf8
-        out += #"","challenge":""#.utf8
-        out += Base64URL.encode(challenge).utf8
-        out += #"","origin":""#.utf8
-        out += origin.utf8
-        out += #"","crossOrigin":"#.utf8
-        out += (crossOrigin ? "true" : "false").utf8
+        ClientData.append(#"{"type":""#, to: &out)
+        ClientData.append(type.rawValue, to: &out)
+        ClientData.append(#"","challenge":""#, to: &out)
+        ClientData.append(Base64URL.encode(challenge), to: &out)
+        ClientData.append(#"","origin":""#, to: &out)
+        ClientData.append(origin, to: &out)
+        ClientData.append(crossOrigin ? #"","crossOrigin":true"# : #"","crossOrigin":false"#, to: &out)
         if crossOrigin, let topOrigin {
-            out += #","topOrigin":""#.utf8
-            out += topOrigin.utf8
+            ClientData.append(#","topOrigin":""#, to: &out)
+            ClientData.append(topOrigin, to: &out)
             out.append(0x22)
         }
         if let androidPackageName {
-            out += #","androidPackageName":""#.utf8
-            out += androidPackageName.utf8
+            ClientData.append(#","androidPackageName":""#, to: &out)
+            ClientData.append(androidPackageName, to: &out)
             out.append(0x22)
         }
         out.append(0x7D)
         return out
+    }
+
+    /// Appends the string's UTF-8: a native string's (every one here) in one copy, not byte by byte.
+    private static func append(_ text: String, to out: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: text.utf8) }
+    }
+
+    /// Whether the string needs no escaping in JSON: printable ASCII without a quote or a backslash.
+    private static func isPlain(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(ClientData.isPlain) } ?? text.utf8.allSatisfy(ClientData.isPlain)
     }
 
     private static func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 }

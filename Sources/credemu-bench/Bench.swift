@@ -46,6 +46,11 @@ enum Bench {
             do { try createCost() } catch { print(error) }
             return
         }
+        if arguments.first == "get-cost" {
+            // CPU µs per ES256 assertion beside a raw signature, and its wall time: what an assertion waits for.
+            do { try getCost() } catch { print(error) }
+            return
+        }
         if arguments.first == "registration" {
             // ES256 registrations beside their raw floor only: the quick loop for tuning the create path.
             do { try registrationRatio(seconds: Double(arguments.dropFirst().first ?? "") ?? 1.0) } catch { print(error) }
@@ -242,6 +247,25 @@ enum Bench {
                 _ = try engine.create(try CreationOptions(json: texts[n % texts.count]), caller: caller)
             }
             print(String(format: "registration CPU µs: process %.1f thread %.1f; wall %.1f", cost.process, cost.thread, cost.wall))
+        }
+    }
+
+    /// `credemu-bench get-cost`: an assertion's CPU time (the process's, the calling thread's) and wall time, beside a
+    /// raw ES256 signature's: the wall time over the thread's is what an assertion waited for (the vault's lock).
+    static func getCost() throws {
+        try withBenchVault { _, engine in
+            let caller = try Caller(origin: "https://login.example.com")
+            let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)
+            let request = try RequestOptions(json: """
+                {"challenge": "\(Base64URL.encode(SecureRandom.bytes(32)))", "rpId": "example.com",
+                 "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
+                """)
+            let key = try SigningKeys.generate(.es256)
+            let message = [UInt8](repeating: 0x5A, count: 37 + 32)
+            let raw = try timedCost(20_000) { _ = try key.sign(message) }
+            let cost = try timedCost(20_000) { _ = try engine.get(request, caller: caller) }
+            print(String(format: "assertion µs: process %.1f thread %.1f wall %.1f; raw sign thread %.1f wall %.1f; wall / raw %.2fx, thread / raw %.2fx",
+                         cost.process, cost.thread, cost.wall, raw.thread, raw.wall, cost.wall / raw.wall, cost.thread / raw.thread))
         }
     }
 

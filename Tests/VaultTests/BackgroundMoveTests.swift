@@ -1,3 +1,4 @@
+import CSQLite
 import CredemuTestSupport
 import Foundation
 import Signing
@@ -325,4 +326,105 @@ final class BackgroundMoveTests: XCTestCase {
             XCTAssertEqual(seen.get(), (0...round).flatMap { [$0 * 10, $0 * 10 + 1] }, "round \(round)")
         }
     }
+    /// Two passkeys moved into `passkeys`, the first read by ID (so kept in memory), and a batch of events held at
+    /// the gate off the lock.
+    func heldEventBatch() throws -> (Vault, TemporaryDirectory, Gate, PasskeyRecord, PasskeyRecord) {
+        let (vault, directory) = try held()
+        let known = record(1), other = record(2)
+        for r in [known, other] { _ = try vault.insertPasskey(r, privateKey: signing.pkcs8, prior: .shadowed) }
+        XCTAssertEqual(try vault.allPasskeys().count, 2)  // a statement on passkeys: both moved
+        XCTAssertEqual(try vault.passkey(id: known.credentialID), known)
+        let gate = Gate()
+        try gate.install(on: vault)
+        try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([]), at: Date())
+        gate.awaitMove()
+        XCTAssertTrue(moving(vault))
+        return (vault, directory, gate, known, other)
+    }
+
+    func testAnAssertionInMemoryGoesOnBesideAnEventBatchAndOneThatNeedsAStatementRunsAgainAfterIt() throws {
+        let (vault, directory, gate, known, other) = try heldEventBatch()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
+        // Its passkey kept in memory and its use deferred: no statement, so it runs once, beside the batch.
+        var runs = 0
+        let found = try vault.atomically(besideWork: true) { () throws -> PasskeyRecord? in
+            runs += 1
+            let found = try vault.passkey(id: known.credentialID)
+            try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_000), deferred: true)
+            return found
+        }
+        XCTAssertEqual(found, known)
+        XCTAssertEqual(runs, 1)
+        let seen = try vault.atomically(besideWork: true) { try vault.passkey(id: known.credentialID) }
+        XCTAssertEqual(seen?.lastUsedAt, Date(vaultMillis: 1_900_000_000_000), "the use is seen at once")
+        XCTAssertTrue(moving(vault), "nothing waited for the batch")
+        // A passkey read in SQL: the read is refused beside the batch, before anything of the body was done, and the
+        // body runs again once the batch is written.
+        let attempts = LockedBox(0)
+        let result = LockedBox<PasskeyRecord?>(nil)
+        let read = inBackground("an assertion that reads in SQL") {
+            result.set(try? vault.atomically(besideWork: true) { () throws -> PasskeyRecord? in
+                attempts.update { $0 += 1 }
+                return try vault.passkey(id: other.credentialID)
+            })
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(attempts.get(), 1, "refused once, then waiting for the batch")
+        XCTAssertNil(result.get())
+        gate.open()
+        wait(for: [read], timeout: 30)
+        XCTAssertEqual(result.get(), other)
+        XCTAssertEqual(attempts.get(), 2)
+    }
+
+    func testABatchOfEventsWithLastUsesIsWrittenOffTheLockAndTheUsesUnderTheLockAfterIt() throws {
+        let (vault, directory) = try held()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
+        let known = record(1)
+        _ = try vault.insertPasskey(known, privateKey: signing.pkcs8, prior: .shadowed)
+        XCTAssertEqual(try vault.allPasskeys().count, 1)
+        let gate = Gate()
+        try gate.install(on: vault)
+        // An assertion's use and event: the batch that writes them goes off the lock (it once stayed under it).
+        try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_000), deferred: true)
+        try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([]), at: Date())
+        gate.awaitMove()
+        XCTAssertTrue(moving(vault))
+        // A later use beside it waits for nothing, and is written with the first batch's uses.
+        try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_500), deferred: true)
+        XCTAssertTrue(moving(vault), "the use waited for nothing")
+        XCTAssertEqual(rawLastUsed(vault, known.credentialID, waiting: false), .some(nil), "not yet written")
+        gate.open()
+        XCTAssertEqual(rawLastUsed(vault, known.credentialID), 1_900_000_000_500, "written under the lock after the batch, by the same flush")
+        XCTAssertEqual(try vault.events(kind: "test").count, 1)
+    }
+}
+
+/// A passkey's `last_used_at` in the file, read with SQLite's own API (the vault's `query` would write pending uses
+/// first): nil when the passkey is missing, .some(nil) when it has none. `waiting`: once no work runs off the lock and
+/// no use waits in memory; otherwise at once, holding the lock beside work held at a gate before its first statement.
+func rawLastUsed(_ vault: Vault, _ id: [UInt8], waiting: Bool = true) -> Int64?? {
+    func read(_ handle: OpaquePointer?) -> Int64?? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT last_used_at FROM passkeys WHERE credential_id = ?", -1, &statement, nil) == SQLITE_OK else { return nil }
+        defer { sqlite3_finalize(statement) }
+        _ = id.withUnsafeBytes { sqlite3_bind_blob(statement, 1, $0.baseAddress, Int32(id.count), nil) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        return .some(sqlite3_column_type(statement, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, 0))
+    }
+    guard waiting else {
+        vault.connection.lock.lock()
+        defer { vault.connection.lock.unlock() }
+        return read(vault.db.handle)
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+        vault.connection.enter()
+        let settled = vault.connection.events.pendingUses.isEmpty
+        let value = settled ? read(vault.db.handle) : nil
+        vault.connection.leave()
+        if settled { return value }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return nil
 }
