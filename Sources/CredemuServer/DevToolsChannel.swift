@@ -30,6 +30,8 @@ final class DevToolsChannel: @unchecked Sendable {
     private weak var api: APIServer?
     private let binding: String
     private let reply: String
+    /// `reply` and the call's opening parenthesis, as a reply's expression begins (`send`).
+    private let receiverCall: [UInt8]
     /// The shim's source (a paired channel's: the handoff script), for each frame's session.
     private let source: String
     /// Each calling context's origin is allowed before its first request (POST /channels' `allowFrameOrigins`).
@@ -63,6 +65,7 @@ final class DevToolsChannel: @unchecked Sendable {
     init(id: String, url: WebSocketURL, devtools: String, target: CeremonyTarget, host: String, api: APIServer,
          paired: Pairing? = nil, allowFrameOrigins: Bool = false, script: (String, String) throws(APIError) -> [UInt8]) throws(APIError) {
         reply = "__credemuReply_" + DevToolsChannel.randomHex(16)
+        receiverCall = Array((reply + "(").utf8)
         if let paired {
             binding = paired.binding
             source = DevToolsChannel.handoffSource(paired, reply: reply)
@@ -395,15 +398,26 @@ final class DevToolsChannel: @unchecked Sendable {
                 lock.withLock { answered += 1; answeringSeconds += seconds }
             }
         }
-        let session = context.session.map { ",\"sessionId\":" + JSONValue.string($0).serialized() } ?? ""
-        if DevToolsChannel.literalSafe(replyObject) {
-            let expression = JSONValue.string(reply + "(" + String(decoding: replyObject, as: UTF8.self) + ")").serialized()
-            try? socket.send(text: Array("{\"id\":\(command)\(session),\"method\":\"Runtime.evaluate\",\"params\":{\"contextId\":\(context.id),\"expression\":\(expression)}}".utf8))
-            return
+        // Written into one buffer: the reply is escaped once, from its bytes, into the expression's string.
+        var message: [UInt8] = []
+        message.reserveCapacity(replyObject.count + replyObject.count / 4 + 192)
+        message += "{\"id\":\(command)".utf8
+        if let session = context.session {
+            message += ",\"sessionId\":".utf8
+            message += JSONValue.string(session).serialized().utf8
         }
-        let head = "{\"id\":\(command)\(session),\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\","
-            + "\"executionContextId\":\(context.id),\"arguments\":[{\"value\":"
-        try? socket.send(text: Array(head.utf8) + replyObject + Array("}]}}".utf8))
+        if DevToolsChannel.literalSafe(replyObject) {
+            message += ",\"method\":\"Runtime.evaluate\",\"params\":{\"contextId\":\(context.id),\"expression\":\"".utf8
+            message += receiverCall
+            replyObject.withUnsafeBufferPointer { JSONValue.writeEscaped($0, to: &message) }
+            message += ")\"}}".utf8
+        } else {
+            message += ",\"method\":\"Runtime.callFunctionOn\",\"params\":{\"functionDeclaration\":\"function (r) { \(reply)(r); }\",".utf8
+            message += "\"executionContextId\":\(context.id),\"arguments\":[{\"value\":".utf8
+            message += replyObject
+            message += "}]}}".utf8
+        }
+        try? socket.send(text: message)
     }
 
     /// Whether a serialized reply reads the same as a JS literal: it names no `__proto__` (see `send`).
