@@ -421,9 +421,15 @@ public final class Vault: @unchecked Sendable {
             return try db.anyTransaction(body)
         }
         connection.enter(withoutStatements: { true })
-        guard connection.outermostBesideWork else {
+        guard connection.busyOffLock else {
             defer { connection.leave() }
             return try db.anyTransaction(body)
+        }
+        guard connection.outermostBesideWork else {
+            // Inside an operation that itself went on beside the work: no transaction (asking SQLite whether one is
+            // open would race the work), and a refused statement is that operation's to answer for.
+            defer { connection.leave() }
+            return try body()
         }
         // No transaction: the work owns the connection (even asking SQLite whether one is open would race it).
         connection.refusedBesideWork = false

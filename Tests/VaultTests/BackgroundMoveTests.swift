@@ -357,6 +357,8 @@ final class BackgroundMoveTests: XCTestCase {
         XCTAssertEqual(runs, 1)
         let seen = try vault.atomically(besideWork: true) { try vault.passkey(id: known.credentialID) }
         XCTAssertEqual(seen?.lastUsedAt, Date(vaultMillis: 1_900_000_000_000), "the use is seen at once")
+        let nested = try vault.atomically(besideWork: true) { try vault.atomically(besideWork: true) { try vault.passkey(id: known.credentialID) } }
+        XCTAssertEqual(nested?.credentialID, known.credentialID, "nested inside an operation beside the work")
         XCTAssertTrue(moving(vault), "nothing waited for the batch")
         // A passkey read in SQL: the read is refused beside the batch, before anything of the body was done, and the
         // body runs again once the batch is written.
