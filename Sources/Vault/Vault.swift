@@ -74,8 +74,10 @@ public final class Vault: @unchecked Sendable {
             guard (try? connection.offLock({ () throws(VaultError) in try Vault.insert(rows, into: connection, logLimit: limit) })) != nil else { return rows }
             connection.events.markInserted(through: last.sequence)
         }
+        // The end of the batch's work may have started a move (`endOffLock`): then the uses wait for the next
+        // flush (reads see them meanwhile), and SQLite is not asked about a transaction the move owns.
         let uses = connection.events.pendingUses
-        guard !uses.isEmpty, !db.inTransaction else { return rows }
+        guard !uses.isEmpty, !connection.busyOffLock, !db.inTransaction else { return rows }
         if (try? Vault.insert([], uses: uses, into: connection, logLimit: limit)) != nil {
             connection.events.pendingUses.removeAll(keepingCapacity: true)
         }
