@@ -198,8 +198,19 @@ final class DevToolsChannel: @unchecked Sendable {
     /// The name of the channel's threads (its reader and the requests that wait), as /proc shows them.
     static let threadName = "credemu-channel"
 
+    /// Names the calling thread `threadName`. Foundation names a thread only once the thread that started it has
+    /// recorded its handle (`Thread.start` stores it after `pthread_create` returns), so a new thread that runs
+    /// first names nothing (seen under load: a channel's reader left unnamed): it tries again, a millisecond apart.
+    static func nameCurrentThread() {
+        for _ in 0..<200 {
+            Thread.current.name = threadName
+            if Thread.current.name == threadName { return }
+            usleep(1000)
+        }
+    }
+
     private func readLoop() {
-        Thread.current.name = DevToolsChannel.threadName
+        DevToolsChannel.nameCurrentThread()
         while true {
             do {
                 received(try socket.receive())
@@ -363,7 +374,7 @@ final class DevToolsChannel: @unchecked Sendable {
             waits.clientGone = { [weak self] in self?.isClosed ?? true }
             let ready = waits
             Thread.detachNewThread { [self, api] in
-                Thread.current.name = DevToolsChannel.threadName
+                DevToolsChannel.nameCurrentThread()
                 let response = api.handle(ready)
                 send(replyText(ident: ident, response: response), context: context)
                 lock.withLock { waiting -= 1 }
