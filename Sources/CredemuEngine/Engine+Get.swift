@@ -190,8 +190,7 @@ extension Engine {
         return (rpID, try requestAppID(options, caller: caller))
     }
 
-    /// What a get's event says of its request; the outcome adds to it.
-    /// A get's log detail before its outcome, with room for what a success or a failure adds.
+    /// What a get's event says of its request; the outcome adds to it (there is room reserved for that).
     func getDetail(_ options: RequestOptions, caller: Caller) -> [(String, JSONValue)] {
         var detail: [(String, JSONValue)] = []
         detail.reserveCapacity(8)

@@ -195,9 +195,8 @@ public final class Vault: @unchecked Sendable {
         /// Set when `refuseBesideWork` refused a statement; `Vault.atomically(besideWork:)` clears and reads it.
         var refusedBesideWork = false
 
-        /// Whether the caller holds the lock outermost while work off the lock owns the database (which stays so
-        /// until the caller lets the lock go: the work ends under the lock).
-        var outermostBesideWork: Bool { depth == 1 && busyOffLock }
+        /// Whether the caller, holding the lock, entered it outermost (`enter`).
+        var outermost: Bool { depth == 1 }
 
         /// Gives the database back (the caller holds the lock): waiting operations go on, and a move asked for
         /// meanwhile starts.
@@ -417,17 +416,12 @@ public final class Vault: @unchecked Sendable {
     ///   keep its effects in memory after its last statement, and let a refusal end it (a refused attempt then
     ///   left nothing behind).
     public func atomically<T>(besideWork: Bool = false, _ body: () throws -> T) throws -> T {
-        guard besideWork else {
-            connection.enter()
+        connection.enter(withoutStatements: { besideWork })
+        guard besideWork, connection.busyOffLock else {
             defer { connection.leave() }
             return try db.anyTransaction(body)
         }
-        connection.enter(withoutStatements: { true })
-        guard connection.busyOffLock else {
-            defer { connection.leave() }
-            return try db.anyTransaction(body)
-        }
-        guard connection.outermostBesideWork else {
+        guard connection.outermost else {
             // Inside an operation that itself went on beside the work: no transaction (asking SQLite whether one is
             // open would race the work), and a refused statement is that operation's to answer for.
             defer { connection.leave() }

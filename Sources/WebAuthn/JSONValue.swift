@@ -249,9 +249,7 @@ private struct JSONParser {
         var out = [UInt8]()
         out.reserveCapacity(end - index + 64)
         while true {
-            var run = index
-            while run + 8 <= bytes.count, !JSONValue.mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + run).loadUnaligned(as: UInt64.self)) { run += 8 }
-            while run < bytes.count, bytes[run] != UInt8(ascii: "\""), bytes[run] != UInt8(ascii: "\\"), bytes[run] >= 0x20 { run += 1 }
+            let run = JSONValue.plainRun(bytes, from: index)
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<run]))
             index = run
             guard index < bytes.count else { throw error("unterminated string") }
@@ -384,10 +382,8 @@ extension JSONValue {
         out.append(0x22)
         var s = s
         s.withUTF8 { bytes in
-            // Most strings need no escape: found eight bytes at a time, copied whole.
-            var i = 0
-            while i + 8 <= bytes.count, !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) { i += 8 }
-            while i < bytes.count, !(bytes[i] < 0x20 || bytes[i] == 0x22 || bytes[i] == 0x5C) { i += 1 }
+            // Most strings need no escape: copied whole.
+            let i = plainRun(bytes, from: 0)
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<i]))
             if i < bytes.count { writeEscaped(UnsafeBufferPointer(rebasing: bytes[i...]), to: &out) }
         }
@@ -429,6 +425,16 @@ extension JSONValue {
             count = o
         }
         out.append(contentsOf: escaped)
+    }
+
+    /// The index of the first byte from `start` on that a JSON string escapes (a control character, `"` or `\`),
+    /// or `bytes.count`: eight bytes at a time, then one by one.
+    @inline(__always)
+    static func plainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var i = start
+        while i + 8 <= bytes.count, !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) { i += 8 }
+        while i < bytes.count, !(bytes[i] < 0x20 || bytes[i] == 0x22 || bytes[i] == 0x5C) { i += 1 }
+        return i
     }
 
     @inline(__always)

@@ -255,11 +255,7 @@ enum Bench {
     static func getCost() throws {
         try withBenchVault { _, engine in
             let caller = try Caller(origin: "https://login.example.com")
-            let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)
-            let request = try RequestOptions(json: """
-                {"challenge": "\(Base64URL.encode(SecureRandom.bytes(32)))", "rpId": "example.com",
-                 "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
-                """)
+            let request = try assertionRequest(engine, caller: caller)
             let key = try SigningKeys.generate(.es256)
             let message = [UInt8](repeating: 0x5A, count: 37 + 32)
             let raw = try timedCost(20_000) { _ = try key.sign(message) }
@@ -301,12 +297,18 @@ enum Bench {
 
     static func profileGet(count: Int, engine: Engine) throws {
         let caller = try Caller(origin: "https://example.com")
+        let request = try assertionRequest(engine, caller: caller)
+        for _ in 0..<count { _ = try engine.get(request, caller: caller) }
+    }
+
+    /// A passkey registered for user 0 of example.com, and a get of it by its allow list: what the assertion
+    /// figures repeat.
+    static func assertionRequest(_ engine: Engine, caller: Caller) throws -> RequestOptions {
         let registered = try engine.create(try CreationOptions(json: creationOptions(algorithm: .es256, user: 0)), caller: caller)
-        let request = try RequestOptions(json: """
-            {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
+        return try RequestOptions(json: """
+            {"challenge": "\(Base64URL.encode(SecureRandom.bytes(32)))", "rpId": "example.com",
              "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
             """)
-        for _ in 0..<count { _ = try engine.get(request, caller: caller) }
     }
 
     /// A fresh vault held exclusively, as `credemu serve` holds one, in a temporary directory removed afterwards.

@@ -34,11 +34,7 @@ enum BenchWorker {
         let caller = try Caller(origin: "https://login.example.com")
         let message = [UInt8](repeating: 0x5A, count: 37 + 32)
         let key = try SigningKeys.generate(.es256)
-        let registered = try engine.create(try CreationOptions(json: Bench.creationOptions(algorithm: .es256, user: 0)), caller: caller)
-        let request = try RequestOptions(json: """
-            {"challenge": "\(Base64URL.encode(SecureRandom.bytes(32)))", "rpId": "example.com",
-             "allowCredentials": [{"type": "public-key", "id": "\(Base64URL.encode(registered.credentialID))"}]}
-            """)
+        let request = try Bench.assertionRequest(engine, caller: caller)
         // The RP writes the options; credemu parses them. The texts (a new user each) are made before the clock starts,
         // and made again for the next users before a round that could use the last of them: a run past the first
         // batch re-registered its users (a replacing create, not the new user's the figure names).
