@@ -22,9 +22,7 @@ public struct Caller: Equatable, Sendable {
     }
 
     public init(origin: String, topOrigin: String? = nil, androidPackageName: String? = nil) throws(WebAuthnError) {
-        let parsed = try Origin(origin)
-        self.origin = parsed
-        serializedOrigin = parsed.description
+        (self.origin, serializedOrigin) = try Origin.parsed(origin)
         self.topOrigin = try topOrigin.map { (s) throws(WebAuthnError) in try Origin(s) }
         self.androidPackageName = androidPackageName
     }

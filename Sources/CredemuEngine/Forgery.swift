@@ -352,7 +352,7 @@ struct ForgedParts {
 
     mutating func editClientData(_ edit: (JSONValue) -> JSONValue) throws(ForgeryError) {
         guard let parsed = try? JSONValue.parse(clientData) else { throw ForgeryError(.malformedResponse, "The client data is not JSON.") }
-        clientData = Array(edit(parsed).serialized().utf8)
+        clientData = edit(parsed).serializedBytes()
     }
 
     /// Puts `key`'s public key in the attested credential data, in place of the credential's.

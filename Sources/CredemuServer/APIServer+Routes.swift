@@ -256,8 +256,9 @@ extension APIServer {
         },
     ].flatMap { $0 }
 
-    /// The table's indices by the number of path segments a route has: a request is matched against those only.
-    static let routesBySegmentCount: [Int: [Int]] = Dictionary(grouping: routes.indices) { routes[$0].segmentCount }
+    /// The table's routes by the number of path segments a route has, in the table's order: a request is matched
+    /// against those only.
+    static let routesBySegmentCount: [Int: [Route]] = Dictionary(grouping: routes) { $0.segmentCount }
 
     /// A ceremony's members from the body: options, origin, top origin, Android package, platform,
     /// mediation, pick, userActivation; the page's `Origin` restricts whom it may speak for.

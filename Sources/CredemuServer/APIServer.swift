@@ -76,7 +76,7 @@ public final class APIServer: @unchecked Sendable {
             let rest = path.dropFirst(prefix.utf8.count)
             guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex else { return false }
             let tail = rest[slash...]
-            guard APIServer.blockingTails.contains(where: { tail.elementsEqual($0.utf8) }) else { return false }
+            guard APIServer.blockingTailBytes.contains(where: { tail.count == $0.count && tail.elementsEqual($0) }) else { return false }
             if APIServer.mentionsConditional(request.body) { return true }
             let name = String(decoding: rest[..<slash], as: UTF8.self)
             // A device's ceremony waits out a hold armed on any of its provider accounts.
@@ -96,6 +96,9 @@ public final class APIServer: @unchecked Sendable {
                      "a mayBlock route with parameters is a profile's or a device's POST")
         return String(route.template.drop { $0 != "}" }.dropFirst())
     })).sorted()
+
+    /// `blockingTails` as bytes, as `mayBlock` compares them.
+    private static let blockingTailBytes = blockingTails.map { Array($0.utf8) }
 
     /// The mayBlock routes without parameters (POST only), which always run off the pool threads: a scenario run.
     static let blockingPaths: Set<String> = Set(routes.filter { $0.mayBlock && !$0.template.contains("{") }.map { route in
@@ -125,7 +128,7 @@ public final class APIServer: @unchecked Sendable {
                 response = try dispatch(request, caller: caller)
             }
         } catch {
-            response = HTTPResponse(status: error.status, headers: error.headers, body: Array(error.body.serialized().utf8))
+            response = HTTPResponse(status: error.status, headers: error.headers, body: error.body.serializedBytes())
         }
         if !response.headers.contains(where: { $0.0 == "Content-Type" }) && response.status != 204 {
             response.headers.append(("Content-Type", "application/json"))
@@ -157,10 +160,10 @@ public final class APIServer: @unchecked Sendable {
         let segments = request.segments
         let candidates = APIServer.routesBySegmentCount[segments.count] ?? []
         // The first of the method that fits, in the table's order; the others' fit is asked only for a 405.
-        for i in candidates where APIServer.routes[i].method == request.method {
-            if let parameters = APIServer.routes[i].match(segments) { return (APIServer.routes[i], parameters) }
+        for route in candidates where route.method == request.method {
+            if let parameters = route.match(segments) { return (route, parameters) }
         }
-        let methods = candidates.filter { APIServer.routes[$0].match(segments) != nil }.map { APIServer.routes[$0].method }
+        let methods = candidates.filter { $0.match(segments) != nil }.map(\.method)
         guard methods.isEmpty else {
             let allowed = Set(methods).sorted().joined(separator: ", ")
             throw APIError(405, "MethodNotAllowed", "\(request.method) is not allowed on \(request.path); it takes \(allowed).",
@@ -193,7 +196,7 @@ public final class APIServer: @unchecked Sendable {
         do {
             var response = try run(route, routed)
             if let body = try? JSONValue.parse(response.body), body["profile"] != nil {
-                response.body = Array(APIServer.withoutProfile(body).serialized().utf8)
+                response.body = APIServer.withoutProfile(body).serializedBytes()
             }
             return response
         } catch {
@@ -283,7 +286,7 @@ public final class APIServer: @unchecked Sendable {
     // MARK: Responses
 
     func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: value.serializedBytes())
     }
 
     /// A device ceremony's answer, naming in `X-Credemu-Provider` the provider account (or, for a signal, the

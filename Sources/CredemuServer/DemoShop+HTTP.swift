@@ -125,6 +125,6 @@ extension DemoShop {
     }
 
     static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(value.serialized().utf8))
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: value.serializedBytes())
     }
 }

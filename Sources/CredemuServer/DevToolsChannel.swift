@@ -157,7 +157,7 @@ final class DevToolsChannel: @unchecked Sendable {
             var pending = Set<Int>()
             for (index, (method, params)) in commands.enumerated() {
                 let message = JSONValue.object([("id", .number(Double(index + 1))), ("method", .string(method)), ("params", params)])
-                try socket.send(text: Array(message.serialized().utf8))
+                try socket.send(text: message.serializedBytes())
                 pending.insert(index + 1)
             }
             while !pending.isEmpty {
@@ -325,7 +325,7 @@ final class DevToolsChannel: @unchecked Sendable {
     private func command(_ method: String, _ params: JSONValue, session: String?) {
         var members: [(String, JSONValue)] = [("id", .number(Double(nextID()))), ("method", .string(method)), ("params", params)]
         if let session { members.append(("sessionId", .string(session))) }
-        try? socket.send(text: Array(JSONValue.object(members).serialized().utf8))
+        try? socket.send(text: JSONValue.object(members).serializedBytes())
     }
 
     private func nextID() -> Int {
@@ -348,7 +348,7 @@ final class DevToolsChannel: @unchecked Sendable {
         let request: HTTPRequest
         switch ChannelMessage.parse(payload, origin: origin) {
         case .refused(let ident, let error):
-            send(replyText(ident: ident, status: error.status, body: Array(error.body.serialized().utf8)), context: context)
+            send(replyText(ident: ident, status: error.status, body: error.body.serializedBytes()), context: context)
             return
         case .request(let ident, let method, let path, let body):
             if allowFrameOrigins { _ = api.origins.insert(origin.text) }   // full: the request is refused as a foreign page's
@@ -367,7 +367,7 @@ final class DevToolsChannel: @unchecked Sendable {
             }
             guard admitted else {
                 let busy = APIError(429, "ChannelBusy", "The channel has \(DevToolsChannel.maxWaiting) requests waiting already.")
-                send(replyText(ident: .string(ident), status: busy.status, body: Array(busy.body.serialized().utf8)), context: context)
+                send(replyText(ident: .string(ident), status: busy.status, body: busy.body.serializedBytes()), context: context)
                 return
             }
             var waits = request
@@ -415,7 +415,7 @@ final class DevToolsChannel: @unchecked Sendable {
         message += "{\"id\":\(command)".utf8
         if let session = context.session {
             message += ",\"sessionId\":".utf8
-            message += JSONValue.string(session).serialized().utf8
+            message += JSONValue.string(session).serializedBytes()
         }
         if DevToolsChannel.literalSafe(replyObject) {
             message += ",\"method\":\"Runtime.evaluate\",\"params\":{\"contextId\":\(context.id),\"expression\":\"".utf8

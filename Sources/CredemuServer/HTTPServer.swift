@@ -65,9 +65,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The request headers the API reads.
     /// The headers the API reads: (name as looked up, the lower-case key it is stored under).
+    /// The names are C strings made once: a `String` passed as one is copied to the heap on every call.
     static let headerNames = ["Authorization", "Origin", "Host", "Content-Type", "Access-Control-Request-Method", "Access-Control-Request-Headers",
                               "X-Credemu-Errors", "X-Credemu-Channel"]
-        .map { ($0, $0.lowercased()) }
+        .map { ($0.utf8CString, $0.lowercased()) }
 
     public init(maxBodyBytes: Int, mayBlock: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {
         self.maxBodyBytes = maxBodyBytes
@@ -176,8 +177,9 @@ func credemuAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaqueP
     if state.deferred { return MHD_Result.YES }
     let fullURL = url.map { String(cString: $0) } ?? "/"
     var headers: [String: String] = [:]
+    headers.reserveCapacity(HTTPServer.headerNames.count)
     for (name, key) in HTTPServer.headerNames {
-        if let value = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name) {
+        if let value = name.withUnsafeBufferPointer({ MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, $0.baseAddress) }) {
             headers[key] = String(cString: value)
         }
     }
@@ -246,7 +248,10 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
         MHD_create_response_from_buffer(response.body.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
     }
     guard let resp else { return MHD_Result.NO }
-    for (name, value) in response.headers { MHD_add_response_header(resp, name, value) }
+    // withCString copies a short string to the stack, where passing the String itself copies it to the heap.
+    for (name, value) in response.headers {
+        name.withCString { name in value.withCString { value in _ = MHD_add_response_header(resp, name, value) } }
+    }
     let result = MHD_queue_response(connection, UInt32(response.status), resp)
     MHD_destroy_response(resp)
     return result

@@ -19,7 +19,7 @@ struct Route: Sendable {
     /// the front door refuses any other route to a request that came through a channel, whoever relays it.
     let relayed: Bool
     let handler: Handler
-    private let pattern: [Substring?]
+    private let pattern: [String?]
 
     /// A route; `scope` has no default, so a route cannot be added without saying who may call it.
     init(_ method: String, _ template: String, _ scope: RouteScope, mayBlock: Bool = false, relayed: Bool = false, _ handler: @escaping Handler) {
@@ -30,7 +30,7 @@ struct Route: Sendable {
         self.mayBlock = mayBlock
         self.relayed = relayed
         self.handler = handler
-        pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
+        pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? nil : String($0) }
     }
 
     var segmentCount: Int { pattern.count }
@@ -52,15 +52,9 @@ struct Route: Sendable {
     /// The parameters named in the template when `segments` fit it, in order; nil when they do not.
     func match(_ segments: [String]) -> [String]? {
         guard segments.count == pattern.count else { return nil }
-        var parameters: [String] = []
-        for (segment, literal) in zip(segments, pattern) {
-            if let literal {
-                guard segment == literal else { return nil }
-            } else {
-                parameters.append(segment)
-            }
-        }
-        return parameters
+        // The literals first: most routes a request is tried against differ there, and make no array.
+        for (segment, literal) in zip(segments, pattern) where literal != nil && segment != literal! { return nil }
+        return zip(segments, pattern).compactMap { $1 == nil ? $0 : nil }
     }
 }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A caller's origin as WebAuthn sees it: a web origin in a secure context, or an Android app origin.
 public enum Origin: Equatable, Sendable, CustomStringConvertible {
     /// `https://host[:port]`, or `http://localhost[:port]` (a secure context by the HTML spec).
@@ -13,6 +15,22 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
     /// from somewhere other than a page, most likely an RP's expected origin, which every real browser would then
     /// fail. Normalising it would hide that.
     public init(_ string: String) throws(WebAuthnError) {
+        self = try Origin.parsed(string).origin
+    }
+
+    /// The origin `string` names and its serialization, parsed once: a ceremony parses its caller's origin, and
+    /// a test runs its thousands against a handful of origins (the parse was 3% of a served registration's time).
+    /// Only origins that parse are kept, at most `ParsedOrigins.limit` of them, so hostile strings cost their
+    /// parse each time and hold no memory.
+    public static func parsed(_ string: String) throws(WebAuthnError) -> (origin: Origin, serialized: String) {
+        if let known = ParsedOrigins.shared.lookup(string) { return known }
+        let origin = try Origin(parsing: string)
+        let parsed = (origin, origin.description)
+        ParsedOrigins.shared.insert(string, parsed)
+        return parsed
+    }
+
+    private init(parsing string: String) throws(WebAuthnError) {
         let prefix = "android:apk-key-hash:"
         if string.hasPrefix(prefix) {
             guard let hash = Base64URL.decode(String(string.dropFirst(prefix.count))), hash.count == 32 else {
@@ -78,5 +96,25 @@ public enum Origin: Equatable, Sendable, CustomStringConvertible {
     public var effectiveDomain: String? {
         if case let .web(_, host, _) = self { return host }
         return nil
+    }
+}
+
+/// The origins parsed so far (`Origin.parsed`), by the string that named them; emptied when full.
+final class ParsedOrigins: Sendable {
+    static let shared = ParsedOrigins()
+    static let limit = 1024
+    private let known = Mutex([String: (origin: Origin, serialized: String)]())
+
+    var count: Int { known.withLock { $0.count } }
+
+    func lookup(_ string: String) -> (origin: Origin, serialized: String)? {
+        known.withLock { $0[string] }
+    }
+
+    func insert(_ string: String, _ parsed: (origin: Origin, serialized: String)) {
+        known.withLock { known in
+            if known.count >= ParsedOrigins.limit { known.removeAll(keepingCapacity: true) }
+            known[string] = parsed
+        }
     }
 }
