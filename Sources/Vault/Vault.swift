@@ -25,10 +25,13 @@ public final class Vault: @unchecked Sendable {
 
     /// Writes buffered events (and pending last uses) soon, on another thread, so a ceremony does not pay for
     /// the log's page writes.
-    func scheduleEventFlush() {
-        guard !events.scheduled else { return }
-        events.scheduled = true
-        let connection = self.connection
+    func scheduleEventFlush() { Vault.scheduleEventFlush(connection) }
+
+    /// `scheduleEventFlush` for a connection, as the flush itself calls it for the last uses it had to leave. The
+    /// caller holds the connection's lock.
+    static func scheduleEventFlush(_ connection: Connection) {
+        guard !connection.events.scheduled else { return }
+        connection.events.scheduled = true
         DispatchQueue.global().asyncAfter(deadline: .now() + Vault.eventDelay) {
             // Take the batch, serialize it without the lock (ceremonies keep running), then insert what is still
             // unwritten: a reader may have flushed synchronously meanwhile. Events leave the buffer only once
@@ -42,6 +45,9 @@ public final class Vault: @unchecked Sendable {
             let serialized = batch.map(\.serialized)
             connection.enter()
             let written = Vault.insertScheduled(serialized, connection)
+            // Last uses this flush had to leave (a move began as its batch ended) go with the next one, which
+            // nothing else may bring soon: an idle vault would keep them in memory until its next event or close.
+            if !connection.events.pendingUses.isEmpty, connection.db.handle != nil { Vault.scheduleEventFlush(connection) }
             connection.leave()
             // The batch's events and rows are freed here, outside the lock (`batch` holds the events the buffer
             // let go of): ceremonies wait for the lock, not for the deallocation.

@@ -400,6 +400,31 @@ final class BackgroundMoveTests: XCTestCase {
         XCTAssertEqual(rawLastUsed(vault, known.credentialID), 1_900_000_000_500, "written under the lock after the batch, by the same flush")
         XCTAssertEqual(try vault.events(kind: "test").count, 1)
     }
+
+    func testLastUsesAFlushLeavesBesideTheMoveItsBatchStartedAreWrittenByAFlushOfTheirOwn() throws {
+        let (vault, directory) = try held()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
+        let known = record(1)
+        _ = try vault.insertPasskey(known, privateKey: signing.pkcs8, prior: .shadowed)
+        XCTAssertEqual(try vault.allPasskeys().count, 1)
+        let gate = Gate()
+        try gate.install(on: vault)
+        try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_000), deferred: true)
+        try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([]), at: Date())
+        gate.awaitMove()
+        // A registration beside the batch, whose delay passes while the batch is held: its move waits for the batch's
+        // end, which starts it; the flush then leaves its uses (it does not ask SQLite beside the move).
+        _ = try registerBeside(vault, 100, 1)
+        Thread.sleep(forTimeInterval: Vault.stagedDelay + 0.2)
+        vault.connection.lock.lock()
+        let wanted = vault.connection.moveWanted
+        vault.connection.lock.unlock()
+        XCTAssertTrue(wanted, "the registration's move waits for the batch")
+        gate.open()
+        // No event, read or close follows: the uses are written all the same.
+        XCTAssertEqual(rawLastUsed(vault, known.credentialID), 1_900_000_000_000, "written by a flush scheduled for them")
+        XCTAssertEqual(try vault.allPasskeys().count, 2)
+    }
 }
 
 /// A passkey's `last_used_at` in the file, read with SQLite's own API (the vault's `query` would write pending uses
