@@ -27,7 +27,7 @@ DEB         := $(DIST_DIR)/credemu_$(DEB_VERSION)_$(shell dpkg --print-architect
 PREFIX      ?= /usr/local
 
 .PHONY: commit-stamp help deps deps-debian deps-browser deps-python deps-dist build run release install dist FORCE test test-swift test-interop sanitize sanitize-address sanitize-thread bench bench-scale bench-compare clean
-.PHONY: deps-clients deps-node deps-npm test-clients dist-check
+.PHONY: deps-clients deps-node deps-npm deps-valgrind test-clients dist-check
 
 help:
 	@echo "make run    build and serve the API and browser shim on the default vault (.credemu/vault.db)"
@@ -48,6 +48,10 @@ deps-debian:
 
 deps-browser:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(BROWSER_PACKAGES)"
+
+# bench/instruction_cost.py and its test: callgrind, and strip (binutils, with gcc) for the copy it runs.
+deps-valgrind:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="valgrind binutils"
 
 deps-dist:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(DIST_PACKAGES)"
@@ -146,7 +150,7 @@ test-swift:
 # fails rather than skips when the package is missing. The example RP's journeys (test_browser.py) run on the
 # credemu pytest plugin, once per pack: the run ends with the test-by-pack matrix. test_engines.py runs them in
 # Chromium, Firefox and WebKitGTK (screenshots in .build/artifacts/engines/).
-test-interop: deps-python deps-clients deps-browser
+test-interop: deps-python deps-clients deps-browser deps-valgrind
 	CREDEMU_BIN=$(abspath $(CREDEMU)) CREDEMU=$(abspath $(CREDEMU)) CREDEMU_DEB=$(abspath $(DEB)) CREDEMU_IMAGE=$(abspath $(IMAGE)) $(PYTHON) -m pytest Tests/interop -q
 
 # ---- The clients: clients/python (the credemu package and its pytest plugin) and clients/js (credemu.mjs) ----
