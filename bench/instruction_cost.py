@@ -8,7 +8,9 @@ evening (docs/benchmarks.md, "One HTTP client, where the time goes"). Instructio
 under valgrind's callgrind twice per build and kind, for N and for 2N ceremonies over one keep-alive connection,
 and reports (I(2N) - I(N)) / N: the instructions of one ceremony, every thread of the server counted (the front
 door, the engine, the event log's flush, libmicrohttpd), start-up and set-up subtracted out. Given two builds it
-prints their ratio; the signature and key generation are a fixed share of both.
+prints their ratio; the signature and key generation are a fixed share of both. The server's background work (the
+event log's batches, the staging log's moves) runs by the clock, so a short run spreads more: a few hundred
+ceremonies repeat within about 1%, 40 on the debug build within about 7%.
 
 valgrind cannot read the DWARF our toolchain writes ("Possibly corrupted debuginfo file"), so it runs a copy
 stripped of debug information (`strip --strip-debug`). Needs Debian's valgrind and binutils. Under valgrind a
