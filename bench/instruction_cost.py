@@ -10,7 +10,7 @@ and reports (I(2N) - I(N)) / N: the instructions of one ceremony, every thread o
 door, the engine, the event log's flush, libmicrohttpd), start-up and set-up subtracted out. Given two builds it
 prints their ratio; the signature and key generation are a fixed share of both. The server's background work (the
 event log's batches, the staging log's moves) runs by the clock, so a short run spreads more: a few hundred
-ceremonies repeat within about 1%, 40 on the debug build within about 7%.
+ceremonies repeat within about 1%, 40 on the debug build gave 0.934x against itself once.
 
 valgrind cannot read the DWARF our toolchain writes ("Possibly corrupted debuginfo file"), so it runs a copy
 stripped of debug information (`strip --strip-debug`). Needs Debian's valgrind and binutils. Under valgrind a
