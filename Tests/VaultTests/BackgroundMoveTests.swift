@@ -392,19 +392,25 @@ final class BackgroundMoveTests: XCTestCase {
         XCTAssertEqual(attempts.get(), 2)
     }
 
-    func testABatchOfEventsWithLastUsesIsWrittenOffTheLockAndTheUsesUnderTheLockAfterIt() throws {
+    /// A passkey moved into `passkeys`, an assertion's deferred use (at 1_900_000_000_000) and event, and the batch
+    /// that writes them held at the gate off the lock (it once stayed under it).
+    func heldUseBatch() throws -> (Vault, TemporaryDirectory, Gate, PasskeyRecord) {
         let (vault, directory) = try held()
-        defer { vault.close(); withExtendedLifetime(directory) {} }
         let known = record(1)
         _ = try vault.insertPasskey(known, privateKey: signing.pkcs8, prior: .shadowed)
         XCTAssertEqual(try vault.allPasskeys().count, 1)
         let gate = Gate()
         try gate.install(on: vault)
-        // An assertion's use and event: the batch that writes them goes off the lock (it once stayed under it).
         try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_000), deferred: true)
         try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([]), at: Date())
         gate.awaitMove()
         XCTAssertTrue(moving(vault))
+        return (vault, directory, gate, known)
+    }
+
+    func testABatchOfEventsWithLastUsesIsWrittenOffTheLockAndTheUsesUnderTheLockAfterIt() throws {
+        let (vault, directory, gate, known) = try heldUseBatch()
+        defer { vault.close(); withExtendedLifetime(directory) {} }
         // A later use beside it waits for nothing, and is written with the first batch's uses.
         try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_500), deferred: true)
         XCTAssertTrue(moving(vault), "the use waited for nothing")
@@ -415,16 +421,8 @@ final class BackgroundMoveTests: XCTestCase {
     }
 
     func testLastUsesAFlushLeavesBesideTheMoveItsBatchStartedAreWrittenByAFlushOfTheirOwn() throws {
-        let (vault, directory) = try held()
+        let (vault, directory, gate, known) = try heldUseBatch()
         defer { vault.close(); withExtendedLifetime(directory) {} }
-        let known = record(1)
-        _ = try vault.insertPasskey(known, privateKey: signing.pkcs8, prior: .shadowed)
-        XCTAssertEqual(try vault.allPasskeys().count, 1)
-        let gate = Gate()
-        try gate.install(on: vault)
-        try vault.recordAssertion(credentialID: known.credentialID, signCount: 0, at: Date(vaultMillis: 1_900_000_000_000), deferred: true)
-        try vault.appendEvent(kind: "test", outcome: "success", reason: "success", detail: .object([]), at: Date())
-        gate.awaitMove()
         // A registration beside the batch, whose delay passes while the batch is held: its move waits for the batch's
         // end, which starts it; the flush then leaves its uses (it does not ask SQLite beside the move).
         _ = try registerBeside(vault, 100, 1)
