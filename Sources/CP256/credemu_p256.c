@@ -2,12 +2,14 @@
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 
 #include "credemu_p256.h"
+#include "credemu_p256_ahead_take.h"
 
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/obj_mac.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,29 +61,42 @@ static EC_KEY *key_from_parts(const uint8_t scalar[32], const uint8_t point[65],
     return key;
 }
 
-credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]) {
+int credemu_p256_draw(uint8_t scalar[32], uint8_t point[65]) {
     pthread_once(&group_once, make_group);
-    if (group == NULL) return NULL;
-    credemu_p256_key *out = OPENSSL_zalloc(sizeof *out);
-    BIGNUM *d = BN_new();
+    if (group == NULL) return 0;
+    BIGNUM *d = BN_secure_new();
     EC_POINT *q = EC_POINT_new(group);
-    int ok = out != NULL && d != NULL && q != NULL;
+    int ok = d != NULL && q != NULL;
     if (ok) {
         BN_set_flags(d, BN_FLG_CONSTTIME);
-        memcpy(out->scalar, scalar, 32);
-        ok = BN_bin2bn(out->scalar, 32, d) != NULL && !BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0
-            && EC_POINT_mul(group, q, d, NULL, NULL, NULL) == 1
-            && EC_POINT_point2oct(group, q, POINT_CONVERSION_UNCOMPRESSED, out->point, 65, NULL) == 65;
+        // Uniform in 1..n-1: a draw of 0, or of n or more (odds about 2^-32), is drawn again.
+        int drawn = 0;
+        for (int tries = 0; ok && !drawn && tries < 64; tries++) {
+            ok = RAND_priv_bytes(scalar, 32) == 1 && BN_bin2bn(scalar, 32, d) != NULL;
+            drawn = ok && !BN_is_zero(d) && BN_cmp(d, EC_GROUP_get0_order(group)) < 0;
+        }
+        ok = drawn && EC_POINT_mul(group, q, d, NULL, NULL, NULL) == 1
+            && EC_POINT_point2oct(group, q, POINT_CONVERSION_UNCOMPRESSED, point, 65, NULL) == 65;
     }
     BN_clear_free(d);
     EC_POINT_free(q);
     if (!ok) {
-        OPENSSL_clear_free(out, sizeof *out);
+        OPENSSL_cleanse(scalar, 32);
         ERR_clear_error();
+    }
+    return ok;
+}
+
+credemu_p256_key *credemu_p256_new(uint8_t scalar[32], uint8_t point[65]) {
+    if (!credemu_p256_ahead_take_pair(scalar, point) && !credemu_p256_draw(scalar, point)) return NULL;
+    credemu_p256_key *out = OPENSSL_zalloc(sizeof *out);
+    if (out == NULL) {
+        OPENSSL_cleanse(scalar, 32);
         return NULL;
     }
+    memcpy(out->scalar, scalar, 32);
+    memcpy(out->point, point, 65);
     atomic_init(&out->key, NULL);
-    memcpy(point, out->point, 65);
     return out;
 }
 
@@ -146,8 +161,18 @@ size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t l
     if (ec == NULL) return 0;
     unsigned char digest[SHA256_DIGEST_LENGTH];
     unsigned int written = 0;
-    if (!credemu_sha256(message, length, digest)
-        || ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, ec) != 1 || written > 72) {
+    if (!credemu_sha256(message, length, digest)) return 0;
+    int ok = 0;
+    BIGNUM *kinv = NULL, *r = NULL;
+    if (credemu_p256_ahead_take(&kinv, &r)) {
+        ok = ECDSA_sign_ex(0, digest, SHA256_DIGEST_LENGTH, signature, &written, kinv, r, ec) == 1;
+        BN_clear_free(kinv);
+        BN_clear_free(r);
+        // A setup that gives s = 0 (odds 2^-256) is refused, not retried: the signature makes its own.
+        if (!ok) ERR_clear_error();
+    }
+    if (!ok) ok = ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &written, ec) == 1;
+    if (!ok || written > 72) {
         ERR_clear_error();
         return 0;
     }

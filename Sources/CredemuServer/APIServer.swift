@@ -2,6 +2,7 @@ import CredemuEngine
 import CredemuOperations
 import Foundation
 import Shipped
+import Signing
 import Vault
 import WebAuthn
 
@@ -55,6 +56,8 @@ public final class APIServer: @unchecked Sendable {
         origins = AllowedOrigins(configuration.allowedOrigins)
         hosts = HostCheck(bindAddress: bindAddress, allowed: configuration.allowedHosts)
         operations.conditionalGetsWait = true
+        // A server waits between requests: its signatures' setups are made in the meantime (SignAhead).
+        SignAhead.start()
         _ = try operations.profile(Vault.defaultProfile)
     }
 

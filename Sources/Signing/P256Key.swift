@@ -19,14 +19,12 @@ final class P256Key: SigningKey, @unchecked Sendable {
 
     deinit { credemu_p256_free(key) }
 
-    /// A fresh key pair, its PKCS#8 assembled here in OpenSSL's layout.
+    /// A fresh key pair, its PKCS#8 assembled here in OpenSSL's layout. Its scalar is drawn in the C target, which
+    /// hands out one made ahead when `SignAhead` has one ready.
     static func generate() throws(SigningError) -> P256Key {
-        // Uniform in 1..n-1, as OpenSSL draws it: a draw of 0, or of n or more (odds about 2^-32), is drawn again.
-        var scalar = SecureRandom.bytes(32)
-        while !P256Key.inRange(scalar) { scalar = SecureRandom.bytes(32) }
+        var scalar = [UInt8](repeating: 0, count: 32), point = [UInt8](repeating: 0, count: 65)
         defer { scalar.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
-        var point = [UInt8](repeating: 0, count: 65)
-        guard let key = credemu_p256_generate(scalar, &point) else { throw SigningError(.keyGeneration, "ES256 key generation failed.") }
+        guard let key = credemu_p256_new(&scalar, &point) else { throw SigningError(.keyGeneration, "ES256 key generation failed.") }
         return P256Key(key: key, point: point, pkcs8: OpenSSLKey.p256PKCS8(scalar: scalar, point: point))
     }
 
@@ -35,11 +33,6 @@ final class P256Key: SigningKey, @unchecked Sendable {
         0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
     ]
-
-    /// Whether 32 big-endian bytes are a private scalar: 1..n-1.
-    static func inRange(_ scalar: [UInt8]) -> Bool {
-        scalar.count == 32 && scalar.contains { $0 != 0 } && scalar.lexicographicallyPrecedes(order)
-    }
 
     /// A key pair from its parts, checked by `KeyCheck.p256` (the point on the curve and the scalar's).
     static func importParts(scalar: [UInt8], point: [UInt8], pkcs8: [UInt8]) throws(SigningError) -> P256Key {

@@ -1,6 +1,7 @@
 import CredemuEngine
 import CredemuTestSupport
 import Foundation
+import Signing
 import WebAuthn
 import XCTest
 @testable import CredemuServer
@@ -24,6 +25,20 @@ final class APIServerTests: XCTestCase {
 
     func json(_ response: HTTPResponse) throws -> JSONValue { try JSONValue.parse(response.body) }
 
+    /// A server waits between requests, so it makes its ES256 setups and keys meanwhile (SignAhead): a registration and
+    /// an assertion through the routes take them.
+    func testAServersCeremoniesTakeSetupsAndKeysMadeAhead() throws {
+        let (api, _d) = try makeAPI()
+        _ = _d
+        let deadline = Date().addingTimeInterval(30)
+        while SignAhead.counts.made < 2 * UInt(SignAhead.pool), Date() < deadline { usleep(2_000) }
+        let before = SignAhead.counts
+        let (create, get) = createThenGet(api)
+        XCTAssertEqual(create.status, 200, String(decoding: create.body, as: UTF8.self))
+        XCTAssertEqual(get.status, 200)
+        XCTAssertGreaterThanOrEqual(SignAhead.counts.taken - before.taken, 2, "the key, and at least the assertion's setup")
+    }
+
     func testUnknownRoutesAndMethods() throws {
         let (api, _d) = try makeAPI()
         _ = _d
@@ -42,15 +57,22 @@ final class APIServerTests: XCTestCase {
         XCTAssertEqual(api.handle(request("POST", "/profiles", "{}", tooLarge: true)).status, 413)
     }
 
+    /// An ES256 registration for the default profile, then an assertion with its credential, through the routes.
+    func createThenGet(_ api: APIServer) -> (create: HTTPResponse, get: HTTPResponse) {
+        let create = api.handle(request("POST", "/profiles/default/credentials/create",
+                                        #"{"origin": "https://login.example.com", "options": \#(creationOptionsJSON(algorithms: [-7]))}"#))
+        let id = (try? json(create)["id"]?.stringValue) ?? ""
+        let get = api.handle(request("POST", "/profiles/default/credentials/get",
+                                     #"{"origin": "https://login.example.com", "options": \#(requestOptionsJSON(allow: [Base64URL.decode(id) ?? []]))}"#))
+        return (create, get)
+    }
+
     func testCreateThenGetThroughTheRoutes() throws {
         let (api, _d) = try makeAPI()
         _ = _d
-        let create = api.handle(request("POST", "/profiles/default/credentials/create",
-                                        #"{"origin": "https://login.example.com", "options": \#(creationOptionsJSON(algorithms: [-7]))}"#))
+        let (create, get) = createThenGet(api)
         XCTAssertEqual(create.status, 200, String(decoding: create.body, as: UTF8.self))
         let id = try json(create)["id"]?.stringValue ?? ""
-        let get = api.handle(request("POST", "/profiles/default/credentials/get",
-                                     #"{"origin": "https://login.example.com", "options": \#(requestOptionsJSON(allow: [Base64URL.decode(id)!]))}"#))
         XCTAssertEqual(get.status, 200)
         XCTAssertEqual(try json(get)["id"]?.stringValue, id)
         let unsupported = api.handle(request("POST", "/profiles/default/credentials/create",

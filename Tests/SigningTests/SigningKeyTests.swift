@@ -77,18 +77,6 @@ final class SigningKeyTests: XCTestCase {
     }
 
     /// One key signs from several threads at once (the server's key cache shares keys across requests).
-    func testP256ScalarsAreDrawnFrom1ToNMinus1() {
-        let n = P256Key.order
-        var nMinus1 = n
-        nMinus1[31] -= 1
-        XCTAssertTrue(P256Key.inRange(nMinus1))
-        XCTAssertTrue(P256Key.inRange([UInt8](repeating: 0, count: 31) + [1]))
-        XCTAssertFalse(P256Key.inRange(n))
-        XCTAssertFalse(P256Key.inRange([UInt8](repeating: 0, count: 32)))
-        XCTAssertFalse(P256Key.inRange([UInt8](repeating: 0xFF, count: 32)))
-        XCTAssertFalse(P256Key.inRange([1]))
-    }
-
     func testOneP256KeySignsFromManyThreadsAtOnce() throws {
         let key = try SigningKeys.generate(.es256)
         let failures = Failures()

@@ -10,10 +10,10 @@
 /// An opaque P-256 key pair; safe to sign with from several threads at once.
 typedef struct credemu_p256_key credemu_p256_key;
 
-/// The key pair of a fresh big-endian scalar (32 random bytes from the caller, in 1..n-1): writes its uncompressed
-/// point (65 bytes). NULL for a scalar out of range (the caller draws again) or on failure. Its EC_KEY is made at
-/// its first signature.
-credemu_p256_key *credemu_p256_generate(const uint8_t scalar[32], uint8_t point[65]);
+/// A fresh key pair: its big-endian scalar (uniform in 1..n-1, from OpenSSL's private DRBG) and uncompressed point
+/// written out, for the caller's PKCS#8. One made ahead when `credemu_p256_ahead_start` has one ready, else made
+/// now. NULL on failure. Its EC_KEY is made at its first signature.
+credemu_p256_key *credemu_p256_new(uint8_t scalar[32], uint8_t point[65]);
 
 /// What `credemu_p256_check` found of a scalar and a point.
 typedef enum {
@@ -38,6 +38,16 @@ credemu_p256_key *credemu_p256_import(const uint8_t scalar[32], const uint8_t po
 size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t length, uint8_t signature[72]);
 
 void credemu_p256_free(credemu_p256_key *key);
+
+/// Starts making ES256 signatures' setups ahead (k⁻¹ mod n and r, which depend on neither key nor message) on one
+/// SCHED_IDLE thread, "credemu-ahead", keeping up to `pool` (2 to 256) ready; `credemu_p256_sign` takes one when
+/// it can and otherwise makes its own. For a process that waits between requests: on a busy machine the thread
+/// does not run and nothing changes. Once per process (a later call's size is ignored); a forked child signs
+/// without it. 1 when the thread runs, 0 when it could not be started.
+int credemu_p256_ahead_start(unsigned pool);
+
+/// Setups made ahead so far, signatures that took one, and signatures that made their own while started.
+void credemu_p256_ahead_counts(unsigned long *made, unsigned long *taken, unsigned long *missed);
 
 /// SHA-256 of `data` into `digest` (the hash ES256 signs, and every ceremony's clientDataHash and rpIdHash), through
 /// OpenSSL's low-level interface: its SHA extensions where the CPU has them, without the provider fetch of OpenSSL 3's
