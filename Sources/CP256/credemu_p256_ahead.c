@@ -87,13 +87,14 @@ static void *fill(void *unused) {
     state = ready ? RUNNING : FAILED;
     pthread_cond_broadcast(&settled);
     pthread_mutex_unlock(&lock);
-    for (int result = ready; result >= 0;) {
+    // Not ready: nothing to make with; 1: tops up when asked, until OpenSSL fails (-1).
+    for (int result = ready ? 1 : -1; result >= 0;) {
         pthread_mutex_lock(&lock);
         while (setups > low_water && key_pairs > low_water) pthread_cond_wait(&wanted, &lock);
         pthread_mutex_unlock(&lock);
         while ((result = top_up(setup_key, ctx)) > 0) {}
     }
-    // Not seen: OpenSSL failed to make a setup or a key; ceremonies make their own from here on.
+    // Not seen: no idle class, or OpenSSL failed to make a setup or a key; ceremonies make their own from here on.
     atomic_store(&enabled, 0);
     ERR_clear_error();
     EC_KEY_free(setup_key);
