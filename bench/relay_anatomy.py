@@ -115,6 +115,7 @@ def main():
             chromium_pids = [int(p) for p in subprocess.check_output(["pgrep", "-f", f"{directory}/chromium"]).split()]
             rates, cpu, answers = {}, {}, {}
             for r in range(arguments.rounds):
+                devtools.empty(tabs["virtual"])  # the reference's store held at one round's credentials (DevTools.empty)
                 names = list(tabs) if r % 2 == 0 else list(tabs)[:2] + list(tabs)[2:][::-1]   # the relayed tabs alternate
                 for name in names:
                     devtools.focus(tabs[name])

@@ -32,6 +32,7 @@ Chromium sends with its stack to every session with `Runtime` enabled (the drive
 of the warning, not of a ceremony (docs/benchmarks.md).
 
 Usage: side_by_side.py RELEASE_DIR [SECONDS_PER_FIGURE [ROUNDS]]
+(CREDEMU_BENCH_JSON=FILE also writes every figure's value in every round to FILE.)
 """
 import http.server
 import json
@@ -116,6 +117,7 @@ class DevTools:
     def __init__(self, url):
         self.ws = websocket.create_connection(url, timeout=120, suppress_origin=True)
         self.next_id = 0
+        self.authenticators = {}
 
     def send(self, method, params=None, session=None):
         self.next_id += 1
@@ -139,9 +141,9 @@ class DevTools:
             self.send("Page.addScriptToEvaluateOnNewDocument", {"source": init_script}, session)
         if virtual_authenticator:
             self.send("WebAuthn.enable", {"enableUI": False}, session)
-            self.send("WebAuthn.addVirtualAuthenticator", {"options": {
+            self.authenticators[session] = self.send("WebAuthn.addVirtualAuthenticator", {"options": {
                 "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
-                "isUserVerified": True, "automaticPresenceSimulation": True}}, session)
+                "isUserVerified": True, "automaticPresenceSimulation": True}}, session)["authenticatorId"]
         self.send("Page.navigate", {"url": url}, session)
         self.loaded(session, url)
         return session
@@ -183,6 +185,15 @@ class DevTools:
         self.send("Page.navigate", {"url": url}, session)
         self.loaded(session, url)
         return session
+
+    def empty(self, session):
+        """Empties the tab's virtual authenticator and the page's list of credentials to assert with.
+
+        Its assertions slow as its store grows: about 1,650 gets/s in the page up to 1,000 credentials, 1,150/s at
+        6,000-9,000 (docs/benchmarks.md, 2026-12-06). A round makes about 760, so without this each round measured
+        a slower peer than the one before, and credemu (whose cost does not grow with its store) a faster ratio."""
+        self.send("WebAuthn.clearCredentials", {"authenticatorId": self.authenticators[session]}, session)
+        self.evaluate(session, "window.benchIds = []; 0")
 
     def focus(self, session):
         """Brings the tab to the front: WebAuthn refuses a page without focus, and the two tabs share a window."""
@@ -346,6 +357,7 @@ def main():
             for name in side:
                 results[name].clear()
             for _ in range(rounds):
+                devtools.empty(virtual)  # each round's peer starts from an empty store, as in the first round
                 for name, measure in figures.items():
                     results[name].append(measure(seconds))
         finally:
@@ -363,6 +375,9 @@ def main():
             shim_server.wait(timeout=20)
             page.shutdown()
     report(results, seconds, rounds, ready)
+    if os.environ.get("CREDEMU_BENCH_JSON"):
+        # Every figure's value in every round, in order, for a look at trends the medians hide.
+        Path(os.environ["CREDEMU_BENCH_JSON"]).write_text(json.dumps(results, indent=1))
     if os.environ.get("CREDEMU_BENCH_DOCS") == "1":
         write_playwright_row(results, Path(__file__).resolve().parent.parent / "docs" / "playwright.md")
 
