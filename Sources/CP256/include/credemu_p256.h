@@ -39,14 +39,14 @@ size_t credemu_p256_sign(credemu_p256_key *key, const uint8_t *message, size_t l
 
 void credemu_p256_free(credemu_p256_key *key);
 
-/// Starts making ES256 signatures' setups ahead (k⁻¹ mod n and r, which depend on neither key nor message) on one
-/// SCHED_IDLE thread, "credemu-ahead", keeping up to `pool` (2 to 256) ready; `credemu_p256_sign` takes one when
-/// it can and otherwise makes its own. For a process that waits between requests: on a busy machine the thread
+/// Starts making ES256 signatures' setups (k⁻¹ mod n and r, which depend on neither key nor message) and key pairs
+/// ahead on one SCHED_IDLE thread, "credemu-ahead", keeping up to `pool` (2 to 256) of each ready;
+/// `credemu_p256_sign` and `credemu_p256_new` take one when they can and otherwise make their own. For a process that waits between requests: on a busy machine the thread
 /// does not run and nothing changes. Once per process (a later call's size is ignored); a forked child signs
 /// without it. 1 when the thread runs, 0 when it could not be started.
 int credemu_p256_ahead_start(unsigned pool);
 
-/// Setups made ahead so far, signatures that took one, and signatures that made their own while started.
+/// Setups and key pairs made ahead so far; signatures and keys that took one; those that made their own while started.
 void credemu_p256_ahead_counts(unsigned long *made, unsigned long *taken, unsigned long *missed);
 
 /// SHA-256 of `data` into `digest` (the hash ES256 signs, and every ceremony's clientDataHash and rpIdHash), through
