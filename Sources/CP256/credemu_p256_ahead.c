@@ -134,19 +134,20 @@ void credemu_p256_ahead_counts(unsigned long *made_out, unsigned long *taken_out
     *missed_out = atomic_load(&missed);
 }
 
-// Never waits for the lock: the filler may hold it while an idle-class thread is not scheduled for a while.
-int credemu_p256_ahead_take(BIGNUM **kinv, BIGNUM **r) {
+// Moves a stock's last item out, under the lock, into what the caller gave `take`.
+typedef void (*move_out)(unsigned index, void *into);
+
+// One item of a stock, if the lock is free and the stock not empty; it wakes the filler when the stock falls to
+// half. Never waits for the lock: the filler may hold it while an idle-class thread is not scheduled for a while.
+static int take(unsigned *stock, move_out move, void *into) {
     if (!atomic_load_explicit(&enabled, memory_order_acquire)) return 0;
     int got = 0;
     if (pthread_mutex_trylock(&lock) == 0) {
-        if (setups > 0) {
-            setups -= 1;
-            *kinv = kinvs[setups];
-            *r = rs[setups];
-            kinvs[setups] = NULL;
-            rs[setups] = NULL;
+        if (*stock > 0) {
+            *stock -= 1;
+            move(*stock, into);
             got = 1;
-            if (setups == low_water) pthread_cond_signal(&wanted);
+            if (*stock == low_water) pthread_cond_signal(&wanted);
         }
         pthread_mutex_unlock(&lock);
     }
@@ -154,20 +155,34 @@ int credemu_p256_ahead_take(BIGNUM **kinv, BIGNUM **r) {
     return got;
 }
 
+struct setup { BIGNUM *kinv, *r; };
+
+static void move_setup(unsigned index, void *into) {
+    struct setup *out = into;
+    out->kinv = kinvs[index];
+    out->r = rs[index];
+    kinvs[index] = NULL;
+    rs[index] = NULL;
+}
+
+int credemu_p256_ahead_take(BIGNUM **kinv, BIGNUM **r) {
+    struct setup out;
+    if (!take(&setups, move_setup, &out)) return 0;
+    *kinv = out.kinv;
+    *r = out.r;
+    return 1;
+}
+
+struct key_pair { uint8_t *scalar, *point; };
+
+static void move_key_pair(unsigned index, void *into) {
+    struct key_pair *out = into;
+    memcpy(out->scalar, pairs[index].scalar, 32);
+    memcpy(out->point, pairs[index].point, 65);
+    OPENSSL_cleanse(&pairs[index], sizeof pairs[index]);
+}
+
 int credemu_p256_ahead_take_pair(uint8_t scalar[32], uint8_t point[65]) {
-    if (!atomic_load_explicit(&enabled, memory_order_acquire)) return 0;
-    int got = 0;
-    if (pthread_mutex_trylock(&lock) == 0) {
-        if (key_pairs > 0) {
-            key_pairs -= 1;
-            memcpy(scalar, pairs[key_pairs].scalar, 32);
-            memcpy(point, pairs[key_pairs].point, 65);
-            OPENSSL_cleanse(&pairs[key_pairs], sizeof pairs[key_pairs]);
-            got = 1;
-            if (key_pairs == low_water) pthread_cond_signal(&wanted);
-        }
-        pthread_mutex_unlock(&lock);
-    }
-    atomic_fetch_add_explicit(got ? &taken : &missed, 1, memory_order_relaxed);
-    return got;
+    struct key_pair out = {scalar, point};
+    return take(&key_pairs, move_key_pair, &out);
 }

@@ -28,12 +28,6 @@ final class P256Key: SigningKey, @unchecked Sendable {
         return P256Key(key: key, point: point, pkcs8: OpenSSLKey.p256PKCS8(scalar: scalar, point: point))
     }
 
-    /// The order n of P-256's base point (SEC 2 §2.4.2), big-endian.
-    static let order: [UInt8] = [
-        0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-        0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
-    ]
-
     /// A key pair from its parts, checked by `KeyCheck.p256` (the point on the curve and the scalar's).
     static func importParts(scalar: [UInt8], point: [UInt8], pkcs8: [UInt8]) throws(SigningError) -> P256Key {
         try KeyCheck.p256(scalar: scalar, point: point)

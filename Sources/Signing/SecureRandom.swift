@@ -3,9 +3,9 @@ import Synchronization
 
 /// Cryptographically secure random bytes (libsodium `randombytes_buf`, the kernel's getrandom).
 ///
-/// Small requests are served from a pool filled 512 bytes at a time: a registration asks three times (credential
-/// ID, sealing nonce, ...), and each ask was a system call. Each pooled byte is handed out once and zeroed. The
-/// pool is not fork-safe; credemu never forks (subprocesses are spawned).
+/// Small requests are served from a pool filled 512 bytes at a time: a registration asks more than once (its
+/// credential ID, its sealing nonce), and each ask was a system call. Each pooled byte is handed out once and
+/// zeroed. The pool is not fork-safe; credemu never forks (subprocesses are spawned).
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
         precondition(Sodium.ready, "libsodium failed to initialise")

@@ -22,6 +22,9 @@ final class KeyImportTests: XCTestCase {
 
     // MARK: P-256
 
+    /// The order n of P-256's base point (SEC 2 §2.4.2), big-endian: the first scalar out of range.
+    static let p256Order = Hex.decode("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551")!
+
     func testImportRefusesP256KeyWhosePointIsNotItsScalarTimesG() throws {
         let hostile = try HostileKeys.p256WithAnotherKeysPoint()
         let scalar = Array(hostile[36..<68]), point = Array(hostile[73..<138])
@@ -48,7 +51,7 @@ final class KeyImportTests: XCTestCase {
 
     func testImportRefusesP256ScalarOutOfRangeWithAnyPoint() throws {
         let point = Array(try SigningKeys.generate(.es256).pkcs8[73..<138])
-        for scalar in [[UInt8](repeating: 0, count: 32), P256Key.order] {
+        for scalar in [[UInt8](repeating: 0, count: 32), Self.p256Order] {
             assertRefused(OpenSSLKey.p256PKCS8(scalar: scalar, point: point), "scalar")
         }
     }
