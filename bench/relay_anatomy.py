@@ -6,19 +6,24 @@ One headless Chromium, the bench page's in-page loop (`side_by_side.LOOP`) in se
 - `alone`: the shim with an in-page binding of this script's that answers every request from the first answer of its
   path, on the next microtask: the shim's and the page's JavaScript with no transport at all (the first call of each
   path goes to the server over the page's fetch, to have a real answer to replay);
+- `replayed`: the shim over a real DevTools binding answered by `relay_floor.c` (compiled here with `cc`), a peer
+  that replays one answer per path recorded from the first server and does no ceremony: Chromium's transport and
+  the shim with a server that costs next to nothing, the ceiling the relayed figures below could reach;
 - one tab per credemu binary given: the shim relayed by that binary's `credemu serve` (`POST /channels`, as
   `side_by_side.py`'s figure), each server with a vault of its own.
 
 Per figure it prints the rate, the ratio to the virtual authenticator (median of the per-round ratios), the CPU a
 ceremony costs each Chromium thread and the server (`/proc/PID/task/*/schedstat` over the round) and the server's
-answer (`GET /channels`' `answeringMs`: the binding's event in to the reply out). Two binaries compare a change
-where Chromium's share is the same for both (docs/benchmarks.md, "A relayed ceremony in Chromium").
+answer (`GET /channels`' `answeringMs`: the binding's event in to the reply out); for `replayed`, the server's
+column is the peer's CPU. Two binaries compare a change where Chromium's share is the same for both
+(docs/benchmarks.md, "A relayed ceremony in Chromium").
 
 Usage: relay_anatomy.py CREDEMU [CREDEMU_OTHER] [--seconds S] [--rounds R] [--threads]
 """
 import argparse
 import glob
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -64,6 +69,43 @@ def serve(binary, directory, index, origin):
     return process, api
 
 
+def post(api, path, body):
+    request = urllib.request.Request(api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    return urllib.request.urlopen(request).read()
+
+
+def replayed_tab(devtools, endpoint, url, api, directory):
+    """A tab whose shim's binding `relay_floor` answers, with a registration's and an assertion's answers recorded
+    from `api` once (for the page's origin). Returns the session and the peer's process."""
+    origin = url.rstrip("/")
+    options = {"rp": {"name": "Bench", "id": "localhost"}, "user": {"id": "AAAAAAAAAAAAAAAAAAAAAA", "name": "bench", "displayName": "Bench"},
+               "challenge": "A" * 43, "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
+               "authenticatorSelection": {"residentKey": "discouraged", "userVerification": "preferred"}, "attestation": "none"}
+    created = post(api, "/profiles/bench/credentials/create", {"origin": origin, "options": options})
+    asserted = post(api, "/profiles/bench/credentials/get", {"origin": origin, "options": {
+        "challenge": "A" * 43, "rpId": "localhost", "allowCredentials": [{"type": "public-key", "id": json.loads(created)["id"]}]}})
+    Path(directory, "create.json").write_bytes(created)
+    Path(directory, "get.json").write_bytes(asserted)
+    peer = Path(directory, "relay_floor")
+    subprocess.check_call(["cc", "-O2", "-o", str(peer), str(Path(__file__).resolve().parent / "relay_floor.c")])
+    binding, receiver = "__floorChannel_" + os.urandom(8).hex(), "__floorReply_" + os.urandom(8).hex()
+    target = devtools.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = devtools.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    devtools.send("Page.enable", session=session)
+    devtools.send("Runtime.enable", session=session)
+    host = endpoint.split("/")[2]
+    process = subprocess.Popen([str(peer), f"ws://{host}/devtools/page/{target}", binding, receiver,
+                                f"/credentials/create={directory}/create.json", f"/credentials/get={directory}/get.json"],
+                               stdout=subprocess.PIPE, text=True)
+    if process.stdout.readline().strip() != "ready":
+        raise SystemExit("relay_floor did not start")
+    shim = urllib.request.urlopen(api + f"/shim.js?profile=bench&autofill=0&channel={binding}&channelReply={receiver}").read().decode()
+    devtools.send("Page.addScriptToEvaluateOnNewDocument", {"source": shim}, session)
+    devtools.send("Page.navigate", {"url": url}, session)
+    devtools.loaded(session, url)
+    return session, process
+
+
 def threads_cpu(pids):
     """Nanoseconds of CPU per (process kind, thread name), summed over the processes' threads."""
     out = {}
@@ -93,7 +135,7 @@ def main():
     page = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=page.serve_forever, daemon=True).start()
     page_url = f"http://localhost:{page.server_address[1]}/"
-    servers, browser = [], None
+    servers, browser, floor = [], None, None
     with tempfile.TemporaryDirectory() as directory:
         try:
             apis = []
@@ -106,8 +148,11 @@ def main():
             shim = urllib.request.urlopen(apis[0] + "/shim.js?profile=bench&autofill=0&channel=__benchAlone&channelReply=__benchReply").read().decode()
             tabs = {"virtual": devtools.tab(page_url, virtual_authenticator=True),
                     "alone": devtools.tab(page_url, init_script=f"const API = {json.dumps(apis[0])};\n{ALONE}\n{shim}")}
+            tabs["replayed"], floor = replayed_tab(devtools, endpoint, page_url, apis[0], directory)
+            peers = {"replayed": [floor.pid]}
             for i, api in enumerate(apis):
                 tabs[f"relayed {i + 1}"] = devtools.server_channel_tab(endpoint, page_url, api, "bench")
+                peers[f"relayed {i + 1}"] = [servers[i].pid]
             for session in tabs.values():
                 devtools.focus(session)
                 devtools.evaluate(session, CREATE)
@@ -122,7 +167,7 @@ def main():
                     api = apis[int(name.split()[1]) - 1] if name.startswith("relayed") else None
                     for kind in ("create", "get"):
                         key = (name, kind)
-                        server_pids = [servers[apis.index(api)].pid] if api else []
+                        server_pids = peers.get(name, [])
                         before = threads_cpu(chromium_pids + server_pids)
                         channel = Client(api).channels()[0] if api else None
                         rate = devtools.evaluate(tabs[name], f"({LOOP})('{kind}', {arguments.seconds})")
@@ -139,7 +184,7 @@ def main():
             if browser:
                 browser.kill()
                 browser.wait()
-            for process in servers:
+            for process in servers + ([floor] if floor else []):
                 process.terminate()
                 process.wait(timeout=20)
             page.shutdown()
