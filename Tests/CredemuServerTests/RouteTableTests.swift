@@ -45,6 +45,21 @@ final class RouteTableTests: XCTestCase {
         XCTAssertNil(route.match(["profiles", "alice", "passkeys", "AAAA", "x"]))
     }
 
+    func testAPathsSegmentsAreItsNonEmptyPartsBetweenSlashes() {
+        func segments(_ path: String) -> [String] {
+            HTTPRequest(method: "GET", path: path, query: [:], headers: [:], body: [], bodyTooLarge: false).segments
+        }
+        XCTAssertEqual(segments("/profiles/default/credentials/get"), ["profiles", "default", "credentials", "get"])
+        XCTAssertEqual(segments("//profiles//a/"), ["profiles", "a"])
+        XCTAssertEqual(segments("profiles"), ["profiles"])
+        XCTAssertEqual(segments("/"), [])
+        XCTAssertEqual(segments(""), [])
+        XCTAssertEqual(segments("/\u{e9}t\u{e9}/x\u{301}/a%2Fb/.."), ["\u{e9}t\u{e9}", "x\u{301}", "a%2Fb", ".."])
+        for path in ["/a/b/c", "///", "/a//b", "/" + String(repeating: "x/", count: 40)] {
+            XCTAssertEqual(segments(path), path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }, path)
+        }
+    }
+
     func testHostNamesAreParsedStrictly() {
         XCTAssertEqual(HostCheck.name("LocalHost:8765"), "localhost")
         XCTAssertEqual(HostCheck.name("[::1]:80"), "[::1]")
