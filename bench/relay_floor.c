@@ -133,6 +133,7 @@ static long string_after(const char *text, const char *key, char *out, size_t ca
     while (*at && *at != '"') {
         char c = *at++;
         if (c == '\\') {
+            if (!*at) return -1;
             c = *at++;
             if (c == 'n') c = '\n';
             else if (c == 't') c = '\t';
