@@ -54,6 +54,11 @@ ALONE = """(() => {
 })();"""
 
 
+def post(api, path, body):
+    request = urllib.request.Request(api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    return urllib.request.urlopen(request).read()
+
+
 def serve(binary, directory, index, origin):
     port_file = Path(directory) / f"port{index}"
     process = subprocess.Popen([binary, "--vault", f"{directory}/vault{index}.db", "serve", "--port", "0", "--port-file", str(port_file),
@@ -64,14 +69,8 @@ def serve(binary, directory, index, origin):
             raise SystemExit(f"{binary} did not start")
         time.sleep(0.02)
     api = f"http://127.0.0.1:{port_file.read_text().strip()}"
-    urllib.request.urlopen(urllib.request.Request(api + "/profiles", data=json.dumps({"name": "bench", "pack": "webauthn-spec"}).encode(),
-                                                  headers={"Content-Type": "application/json"}, method="POST")).read()
+    post(api, "/profiles", {"name": "bench", "pack": "webauthn-spec"})
     return process, api
-
-
-def post(api, path, body):
-    request = urllib.request.Request(api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
-    return urllib.request.urlopen(request).read()
 
 
 def replayed_tab(devtools, endpoint, url, api, directory):

@@ -31,7 +31,6 @@
 struct canned {
     const char *path;
     char *escaped; /* the body, escaped for a JSON string */
-    size_t length;
 };
 
 static int fd = -1;
@@ -157,7 +156,7 @@ static char *read_file(const char *name, size_t *length) {
 }
 
 /* `body` escaped as the inside of a JSON string. */
-static char *escaped(const char *body, size_t length, size_t *out_length) {
+static char *escaped(const char *body, size_t length) {
     char *out = malloc(length * 2 + 1);
     size_t n = 0;
     for (size_t i = 0; i < length; i++) {
@@ -165,7 +164,6 @@ static char *escaped(const char *body, size_t length, size_t *out_length) {
         out[n++] = body[i];
     }
     out[n] = 0;
-    *out_length = n;
     return out;
 }
 
@@ -184,7 +182,7 @@ int main(int argc, char **argv) {
         size_t length;
         char *body = read_file(equals + 1, &length);
         canned[paths].path = argv[i];
-        canned[paths].escaped = escaped(body, length, &canned[paths].length);
+        canned[paths].escaped = escaped(body, length);
         free(body);
         paths++;
     }
