@@ -247,7 +247,8 @@ final class WebSocketClient: @unchecked Sendable {
                 end(WebSocketError("the peer left \(backlog) bytes untaken: it is not reading"))
                 throw ended!
             }
-            outbox += frame
+            // Nothing left untaken (the usual case): the frame becomes the outbox, not a copy of it.
+            if outbox.isEmpty { outbox = frame } else { outbox += frame }
             queued += frame.count
             due.append((queued, Date().addingTimeInterval(WebSocketClient.sendSeconds)))
             flush()

@@ -68,6 +68,17 @@ public enum JSONValue: Equatable, Sendable {
 
 // MARK: - Parsing
 
+/// Where each top-level member's value lies in a text `JSONValue.parseWithMemberSpans` read, in the order written.
+/// A list, not a dictionary: a message has a handful of members, and hashing each name cost more than the search.
+public struct JSONMemberSpans: Sendable {
+    var spans: [(name: String, range: Range<Int>)] = []
+
+    /// The span of the last member named `name`, the one `JSONValue`'s subscript reads; nil for none.
+    public subscript(name: String) -> Range<Int>? { spans.last { $0.name == name }?.range }
+    public var names: Set<String> { Set(spans.map(\.name)) }
+    public var isEmpty: Bool { spans.isEmpty }
+}
+
 /// Why a JSON text could not be read; the offset is in UTF-8 bytes.
 public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
@@ -89,8 +100,19 @@ extension JSONValue {
     /// Parses `bytes` as `parse` does, and says where the value of each member of a top-level object lies in
     /// them (the last member of a name, as the subscript reads it; none for a value that is not an object): for a
     /// reader that hands one member on as it was written, parsed and as bytes, without serializing it again.
-    public static func parseWithMemberSpans(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> (JSONValue, [String: Range<Int>]) {
+    public static func parseWithMemberSpans(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> (JSONValue, JSONMemberSpans) {
         try parse(buffer: bytes, maxDepth: maxDepth, spans: true).get()
+    }
+
+    /// The JSON string whose opening quote is at `start` in `bytes`, read as `parse` reads a string (its escapes,
+    /// its UTF-8 checked), and the index just past its closing quote: for a reader that knows a message's shape
+    /// and takes one string out of it without making a tree of the rest (`DevToolsChannel`'s binding calls).
+    public static func string(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) throws(JSONParseError) -> (String, end: Int) {
+        var parser = JSONParser(bytes: bytes, maxDepth: 0)
+        parser.index = start
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { throw parser.error("expected a string") }
+        let text = try parser.parseString()
+        return (text, parser.index)
     }
 
     /// Parses in place: the text is not copied, and reads of a buffer pointer are not bounds-checked twice.
@@ -98,15 +120,15 @@ extension JSONValue {
         parse(buffer: buffer, maxDepth: maxDepth, spans: false).map(\.0)
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, spans: Bool) -> Result<(JSONValue, [String: Range<Int>]), JSONParseError> {
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, spans: Bool) -> Result<(JSONValue, JSONMemberSpans), JSONParseError> {
         Result { () throws(JSONParseError) in
             var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-            if spans { parser.spans = [:] }
+            if spans { parser.spans = JSONMemberSpans() }
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
             if parser.index != buffer.count { throw parser.error("unexpected data after the JSON value") }
-            return (value, parser.spans ?? [:])
+            return (value, parser.spans ?? JSONMemberSpans())
         }
     }
 }
@@ -117,7 +139,7 @@ private struct JSONParser {
     let maxDepth: Int
     var index = 0
     /// Where each top-level object member's value lies, when asked for (`parseWithMemberSpans`).
-    var spans: [String: Range<Int>]?
+    var spans: JSONMemberSpans?
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -165,6 +187,8 @@ private struct JSONParser {
         var members: [(String, JSONValue)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        // Room for the members most objects have: grown once where appending from empty grew three times.
+        members.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -174,7 +198,7 @@ private struct JSONParser {
             skipWhitespace()
             let start = index
             members.append((key, try parseValue(depth: depth)))
-            if depth == 1 && spans != nil { spans![key] = start..<index }
+            if depth == 1 && spans != nil { spans!.spans.append((key, start..<index)) }
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -188,6 +212,7 @@ private struct JSONParser {
         var items: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        items.reserveCapacity(4)
         while true {
             skipWhitespace()
             items.append(try parseValue(depth: depth))
@@ -215,6 +240,23 @@ private struct JSONParser {
             index += 1
         }
         return value
+    }
+
+    /// The scalar of a `\\u` escape whose four digits begin at `index`, a surrogate pair's second escape read too.
+    mutating func parseEscapedScalar() throws(JSONParseError) -> Unicode.Scalar {
+        var scalar = try parseHex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw error("lone surrogate in string") }
+            index += 2
+            let low = try parseHex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate in string") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw error("lone surrogate in string")
+        }
+        guard let u = Unicode.Scalar(scalar) else { throw error("invalid code point") }
+        return u
     }
 
     mutating func parseString() throws(JSONParseError) -> String {
@@ -245,47 +287,65 @@ private struct JSONParser {
             index = end + 1
             return s
         }
-        // Escapes (a binding's payload is JSON in a JSON string): the runs between them are copied whole.
-        var out = [UInt8]()
-        out.reserveCapacity(end - index + 64)
+        // Escapes (a binding's payload is JSON in a JSON string, a quote every few bytes): the closing quote
+        // first, then one pass that writes through a pointer into a buffer of the escaped length (unescaping never
+        // lengthens a string). Copying the runs between escapes one `append` each cost about 15 instructions a byte.
+        var close = end
         while true {
-            let run = JSONValue.plainRun(bytes, from: index)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<run]))
-            index = run
-            guard index < bytes.count else { throw error("unterminated string") }
-            let c = bytes[index]
-            if c == UInt8(ascii: "\"") { index += 1; break }
-            if c < 0x20 { throw error("control character in string") }
-            index += 1
-            guard index < bytes.count else { throw error("unterminated escape") }
-            let e = bytes[index]
-            index += 1
-            switch e {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = try parseHex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                    else { throw error("lone surrogate in string") }
-                    index += 2
-                    let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate in string") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw error("lone surrogate in string")
-                }
-                guard let u = Unicode.Scalar(scalar) else { throw error("invalid code point") }
-                out.append(contentsOf: Array(String(Character(u)).utf8))
-            default: throw error("unknown escape")
-            }
+            close = JSONValue.quoteOrBackslash(bytes, from: close)
+            guard close < bytes.count else { index = bytes.count; throw error("unterminated string") }
+            if bytes[close] == UInt8(ascii: "\"") { break }
+            close += 2
         }
+        var failure: JSONParseError?
+        let out = [UInt8](unsafeUninitializedCapacity: close - index) { buffer, count in
+            let target = buffer.baseAddress!, source = bytes.baseAddress!
+            var o = 0, i = index
+            while i < close {
+                let c = source[i]
+                if c != UInt8(ascii: "\\") {
+                    if c < 0x20 { index = i; failure = error("control character in string"); break }
+                    target[o] = c
+                    o += 1
+                    i += 1
+                    continue
+                }
+                let e = source[i + 1]
+                i += 2
+                switch e {
+                case UInt8(ascii: "\""): target[o] = 0x22
+                case UInt8(ascii: "\\"): target[o] = 0x5C
+                case UInt8(ascii: "/"): target[o] = 0x2F
+                case UInt8(ascii: "b"): target[o] = 0x08
+                case UInt8(ascii: "f"): target[o] = 0x0C
+                case UInt8(ascii: "n"): target[o] = 0x0A
+                case UInt8(ascii: "r"): target[o] = 0x0D
+                case UInt8(ascii: "t"): target[o] = 0x09
+                case UInt8(ascii: "u"):
+                    index = i
+                    do throws(JSONParseError) {
+                        let u = try parseEscapedScalar()
+                        for unit in UTF8.encode(u)! {
+                            target[o] = unit
+                            o += 1
+                        }
+                    } catch {
+                        failure = error
+                    }
+                    i = index
+                    if failure != nil { break }
+                    continue
+                default:
+                    index = i
+                    failure = error("unknown escape")
+                }
+                if failure != nil { break }
+                o += 1
+            }
+            if failure == nil { index = close + 1 }
+            count = o
+        }
+        if let failure { throw failure }
         guard let s = String(validating: out, as: UTF8.self) else { throw error("string is not valid UTF-8") }
         return s
     }
@@ -396,37 +456,54 @@ extension JSONValue {
         out.append(0x22)
     }
 
-    /// Appends UTF-8 bytes as the inside of a JSON string (no quotes around them): `"`, `\` and control characters
+    /// Appends UTF-8 bytes as the inside of a JSON string (no quotes around them): `"`, `\\` and control characters
     /// escaped, the rest copied. For a caller that builds a string member from bytes it has, as `DevToolsChannel`
-    /// does its reply's expression (a JSON reply, a quote every few bytes: written through a pointer, about 5
-    /// instructions a byte, where runs copied between escapes cost 12).
+    /// does its reply's expression (a JSON reply, a quote every few bytes). Written through a pointer: eight bytes
+    /// that need no escape go as one word, the others a byte at a time (about 5 instructions a byte; runs copied
+    /// between escapes one `append` each cost 12).
     public static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         guard !bytes.isEmpty else { return }
         let escaped = [UInt8](unsafeUninitializedCapacity: bytes.count * 6) { buffer, count in
-            var o = 0
-            for byte in bytes {
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
-                    buffer[o] = byte
-                    o += 1
-                    continue
+            let target = UnsafeMutableRawPointer(buffer.baseAddress!)
+            var o = 0, i = 0
+            while i < bytes.count {
+                var stop = bytes.count
+                if i + 8 <= bytes.count {
+                    let word = UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                    if !mayNeedEscape(word) {
+                        target.storeBytes(of: word, toByteOffset: o, as: UInt64.self)
+                        o += 8
+                        i += 8
+                        continue
+                    }
+                    stop = i + 8
                 }
-                buffer[o] = 0x5C
-                switch byte {
-                case 0x22, 0x5C: buffer[o + 1] = byte
-                case 0x0A: buffer[o + 1] = 0x6E
-                case 0x0D: buffer[o + 1] = 0x72
-                case 0x09: buffer[o + 1] = 0x74
-                case 0x08: buffer[o + 1] = 0x62
-                case 0x0C: buffer[o + 1] = 0x66
-                default:
-                    buffer[o + 1] = 0x75
-                    buffer[o + 2] = 0x30
-                    buffer[o + 3] = 0x30
-                    buffer[o + 4] = hexDigit(byte >> 4)
-                    buffer[o + 5] = hexDigit(byte & 0xF)
-                    o += 4
+                while i < stop {
+                    let byte = bytes[i]
+                    i += 1
+                    guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
+                        buffer[o] = byte
+                        o += 1
+                        continue
+                    }
+                    buffer[o] = 0x5C
+                    switch byte {
+                    case 0x22, 0x5C: buffer[o + 1] = byte
+                    case 0x0A: buffer[o + 1] = 0x6E
+                    case 0x0D: buffer[o + 1] = 0x72
+                    case 0x09: buffer[o + 1] = 0x74
+                    case 0x08: buffer[o + 1] = 0x62
+                    case 0x0C: buffer[o + 1] = 0x66
+                    default:
+                        buffer[o + 1] = 0x75
+                        buffer[o + 2] = 0x30
+                        buffer[o + 3] = 0x30
+                        buffer[o + 4] = hexDigit(byte >> 4)
+                        buffer[o + 5] = hexDigit(byte & 0xF)
+                        o += 4
+                    }
+                    o += 2
                 }
-                o += 2
             }
             count = o
         }
@@ -440,6 +517,21 @@ extension JSONValue {
         var i = start
         while i + 8 <= bytes.count, !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) { i += 8 }
         while i < bytes.count, !(bytes[i] < 0x20 || bytes[i] == 0x22 || bytes[i] == 0x5C) { i += 1 }
+        return i
+    }
+
+    /// The index of the first `"` or `\\` from `start` on, or `bytes.count`: eight bytes at a time, then one by one.
+    @inline(__always)
+    static func quoteOrBackslash(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        var i = start
+        while i + 8 <= bytes.count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)
+            if hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) { break }
+            i += 8
+        }
+        while i < bytes.count, bytes[i] != 0x22, bytes[i] != 0x5C { i += 1 }
         return i
     }
 

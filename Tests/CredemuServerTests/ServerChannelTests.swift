@@ -295,6 +295,52 @@ final class ServerChannelTests: XCTestCase {
         XCTAssertTrue(DevToolsChannel.literalSafe([]))
     }
 
+    /// What the general parse reads of a binding call: its payload (nil when not a string), context and session.
+    static func parsedCall(_ text: [UInt8], binding: String) -> (payload: String?, context: Int, session: String?)? {
+        guard let message = try? JSONValue.parse(text), message["method"]?.stringValue == "Runtime.bindingCalled",
+              message["params"]?["name"]?.stringValue == binding,
+              let context = DevToolsChannel.contextID(message["params"]?["executionContextId"]) else { return nil }
+        if let named = message["sessionId"], named.stringValue == nil { return nil }
+        return (message["params"]?["payload"]?.stringValue, context, message["sessionId"]?.stringValue)
+    }
+
+    func testABindingCallAsChromiumWritesItIsReadWithoutAParseExactlyAsTheParseReadsItAndAnyOtherFormIsLeftToTheParse() throws {
+        let binding = "__credemuChannel_0123456789abcdef"
+        let prefix = DevToolsChannel.callPrefix(binding)
+        let payloads = [#"{"id":"a","method":"GET","path":"/capabilities","body":null}"#, "", "é😀\"\\\n\u{1}", String(repeating: "{\"k\":\"v\"}", count: 300)]
+        var read = 0
+        for payload in payloads {
+            for context in ["7", "0", "-0", "-3", "2147483647", "-2147483648", "2147483648", "07", "1.0", "1e2", "", "-", "12345678901"] {
+                for tail in ["}", #","sessionId":"F0"}"#, #","sessionId":"A1B2-c3"}"#, #","sessionId":""}"#, "} ", #","sessionId":"F\u0030"}"#,
+                             #","sessionId":7}"#, #","sessionId":"F0"} "#, #","extra":1}"#, "", #","sessionId":"F0""#] {
+                    let written = [Array(#"{"method":"Runtime.bindingCalled","params":{"name":"\#(binding)","payload":"#.utf8)
+                                   + JSONValue.string(payload).serializedBytes() + Array(#","executionContextId":\#(context)}\#(tail)"#.utf8),
+                                   // Other orders and spacing, which only the parse reads.
+                                   Array(#"{"params":{"name":"\#(binding)","payload":\#(JSONValue.string(payload).serialized()),"executionContextId":\#(context)},"method":"Runtime.bindingCalled"\#(tail)"#.utf8),
+                                   Array(#"{"method":"Runtime.bindingCalled","params":{"name":"\#(binding)", "payload":\#(JSONValue.string(payload).serialized()),"executionContextId":\#(context)}\#(tail)"#.utf8)]
+                    for (form, text) in written.enumerated() {
+                        let lean = DevToolsChannel.bindingCall(text, prefix: prefix)
+                        if form > 0 { XCTAssertNil(lean, "another form is the parse's: \(String(decoding: text, as: UTF8.self))") }
+                        guard let lean else { continue }
+                        read += 1
+                        let parsed = try XCTUnwrap(Self.parsedCall(text, binding: binding), String(decoding: text, as: UTF8.self))
+                        XCTAssertEqual(lean.payload, parsed.payload)
+                        XCTAssertEqual(lean.context, parsed.context)
+                        XCTAssertEqual(lean.session, parsed.session)
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(read, payloads.count * 6 * 4, "Chromium's own form, each valid context and plain session, read without a parse")
+        // Another binding's call, a payload that is not a string, and text that is not JSON: never read here.
+        for text in [#"{"method":"Runtime.bindingCalled","params":{"name":"other","payload":"{}","executionContextId":7}}"#,
+                     #"{"method":"Runtime.bindingCalled","params":{"name":"\#(binding)","payload":7,"executionContextId":7}}"#,
+                     #"{"method":"Runtime.bindingCalled","params":{"name":"\#(binding)","payload":"\x","executionContextId":7}}"#,
+                     #"{"method":"Runtime.bindingCalled","params":{"name":"\#(binding)","payload":"{}"#] {
+            XCTAssertNil(DevToolsChannel.bindingCall(Array(text.utf8), prefix: prefix), text)
+        }
+    }
+
     func testAMessageNamingAnyRouteButTheShimsOwnGetsTheFrontDoorsRefusalAndTheVaultIsUnchanged() throws {
         let (api, _d) = try makeAPI()
         _ = _d

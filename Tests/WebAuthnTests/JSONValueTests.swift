@@ -1,3 +1,4 @@
+import Foundation
 import WebAuthn
 import XCTest
 
@@ -6,10 +7,11 @@ final class JSONValueTests: XCTestCase {
         let text = Array(#"{ "a" : [1, {"b": 2}] , "body":{"x": "y\"z"},"body" :  {"k":1} , "n":null}"#.utf8)
         let (value, spans) = try text.withUnsafeBufferPointer { try JSONValue.parseWithMemberSpans($0) }
         XCTAssertEqual(value, try JSONValue.parse(text))
-        XCTAssertEqual(Set(spans.keys), ["a", "body", "n"], "top-level members only")
-        for (name, span) in spans {
-            XCTAssertEqual(try JSONValue.parse(Array(text[span])), value[name], name)
+        XCTAssertEqual(spans.names, ["a", "body", "n"], "top-level members only")
+        for name in spans.names {
+            XCTAssertEqual(try JSONValue.parse(Array(text[spans[name]!])), value[name], name)
         }
+        XCTAssertNil(spans["k"])
         XCTAssertEqual(String(decoding: text[spans["body"]!], as: UTF8.self), #"{"k":1}"#)
         let array = Array("[1,2]".utf8)
         XCTAssertTrue(try array.withUnsafeBufferPointer { try JSONValue.parseWithMemberSpans($0) }.1.isEmpty)
@@ -24,6 +26,29 @@ final class JSONValueTests: XCTestCase {
         for bad in [#""a\"#, #""a\q""#, "\"a\u{1}b\\n\"", #""\ud83d""#, #""ab\n"#] {
             XCTAssertThrowsError(try JSONValue.parse(bad), bad)
         }
+    }
+
+    func testAnEscapedStringReadsAsFoundationReadsItWhateverItsEscapesAndWhereTheyFall() throws {
+        // Pieces as a writer escapes them (Chromium writes a binding's payload so), at every offset and mixed.
+        let pieces = [#"\""#, #"\\"#, #"\/"#, #"\n"#, #"\r"#, #"\t"#, #"\b"#, #"\f"#, #"\u0000"#, #"\u00e9"#, #"\u20AC"#,
+                      #"\ud83d\ude00"#, "é", "😀", "a", "bc", "{", ":", "0123456789abcdef"]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<3000 {
+            let inside = (0..<(round % 40)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let text = "[\"" + inside + "\"]"
+            let reference = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String])
+            XCTAssertEqual(try JSONValue.parse(text), .array([.string(reference[0])]), text)
+            // One string read out of a longer text: the index after its closing quote.
+            let bytes = Array(("xx\"" + inside + "\",1").utf8)
+            let (read, end) = try bytes.withUnsafeBufferPointer { try JSONValue.string(in: $0, at: 2) }
+            XCTAssertEqual(read, reference[0], text)
+            XCTAssertEqual(end, bytes.count - 2, text)
+        }
+        for bad in [#""a\"#, #""\"#, #""\u12""#, #""\ud800\u""#, #""\ud800\"""#, #""\udc00""#, "\"a\\n\u{1}\"", #""\x""#, #""\u00e9"#] {
+            XCTAssertThrowsError(try JSONValue.parse(bad), bad)
+        }
+        XCTAssertThrowsError(try Array("x1".utf8).withUnsafeBufferPointer { try JSONValue.string(in: $0, at: 1) }, "not at a quote")
+        XCTAssertThrowsError(try Array("x".utf8).withUnsafeBufferPointer { try JSONValue.string(in: $0, at: 1) }, "past the end")
     }
 }
 
@@ -66,6 +91,18 @@ final class JSONStringSerializationTests: XCTestCase {
         for byte in UInt8(0)...UInt8(0x7F) {
             let s = String(repeating: "x", count: 9) + String(decoding: [byte], as: UTF8.self) + String(repeating: "y", count: 9)
             XCTAssertEqual(JSONValue.string(s).serialized(), Self.reference(s), "byte \(byte)")
+        }
+    }
+
+    func testBytesWrittenEscapedMatchTheOneByteReferenceWhereverTheEscapesFallInAWord() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = Array("abcXYZ019-_{}:,[]".utf8) + [0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C, 0x00, 0x01, 0x1F, 0x7F]
+        for round in 0..<5000 {
+            let bytes = (0..<(round % 70)).map { _ in round % 3 == 0 ? UInt8.random(in: 0...0x7F, using: &generator) : alphabet.randomElement(using: &generator)! }
+            var out: [UInt8] = Array("head".utf8)
+            bytes.withUnsafeBufferPointer { JSONValue.writeEscaped($0, to: &out) }
+            let expected = Self.reference(String(decoding: bytes, as: UTF8.self)).dropFirst().dropLast()
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), "head" + expected, "\(bytes)")
         }
     }
 }
