@@ -409,7 +409,11 @@ final class DevToolsChannel: @unchecked Sendable {
                 var now = request
                 now.mayWait = false
                 let response = api.handle(now)
-                send(replyText(ident: ident, response: response), context: context, arrived: arrived)
+                // The request's and the response's storage (the payload's tree among it) is freed once the reply
+                // has gone, not on its way.
+                withExtendedLifetime((now, response)) {
+                    send(replyText(ident: ident, response: response), context: context, arrived: arrived)
+                }
                 return
             }
             let admitted = lock.withLock { () -> Bool in

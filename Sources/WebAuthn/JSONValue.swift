@@ -123,7 +123,10 @@ extension JSONValue {
     private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, spans: Bool) -> Result<(JSONValue, JSONMemberSpans), JSONParseError> {
         Result { () throws(JSONParseError) in
             var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-            if spans { parser.spans = JSONMemberSpans() }
+            if spans {
+                parser.spans = JSONMemberSpans()
+                parser.spans!.spans.reserveCapacity(4)
+            }
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
