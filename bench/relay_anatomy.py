@@ -35,7 +35,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from side_by_side import CREATE, LOOP, DevTools, Page, chromium
+from side_by_side import CREATE, LOOP, DevTools, Page, chromium, post, replayed_tab
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python" / "src"))
 from credemu import Client  # noqa: E402 - the repository's client
@@ -54,11 +54,6 @@ ALONE = """(() => {
 })();"""
 
 
-def post(api, path, body):
-    request = urllib.request.Request(api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
-    return urllib.request.urlopen(request).read()
-
-
 def serve(binary, directory, index, origin):
     port_file = Path(directory) / f"port{index}"
     process = subprocess.Popen([binary, "--vault", f"{directory}/vault{index}.db", "serve", "--port", "0", "--port-file", str(port_file),
@@ -71,38 +66,6 @@ def serve(binary, directory, index, origin):
     api = f"http://127.0.0.1:{port_file.read_text().strip()}"
     post(api, "/profiles", {"name": "bench", "pack": "webauthn-spec"})
     return process, api
-
-
-def replayed_tab(devtools, endpoint, url, api, directory):
-    """A tab whose shim's binding `relay_floor` answers, with a registration's and an assertion's answers recorded
-    from `api` once (for the page's origin). Returns the session and the peer's process."""
-    origin = url.rstrip("/")
-    options = {"rp": {"name": "Bench", "id": "localhost"}, "user": {"id": "AAAAAAAAAAAAAAAAAAAAAA", "name": "bench", "displayName": "Bench"},
-               "challenge": "A" * 43, "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
-               "authenticatorSelection": {"residentKey": "discouraged", "userVerification": "preferred"}, "attestation": "none"}
-    created = post(api, "/profiles/bench/credentials/create", {"origin": origin, "options": options})
-    asserted = post(api, "/profiles/bench/credentials/get", {"origin": origin, "options": {
-        "challenge": "A" * 43, "rpId": "localhost", "allowCredentials": [{"type": "public-key", "id": json.loads(created)["id"]}]}})
-    Path(directory, "create.json").write_bytes(created)
-    Path(directory, "get.json").write_bytes(asserted)
-    peer = Path(directory, "relay_floor")
-    subprocess.check_call(["cc", "-O2", "-o", str(peer), str(Path(__file__).resolve().parent / "relay_floor.c")])
-    binding, receiver = "__floorChannel_" + os.urandom(8).hex(), "__floorReply_" + os.urandom(8).hex()
-    target = devtools.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-    session = devtools.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-    devtools.send("Page.enable", session=session)
-    devtools.send("Runtime.enable", session=session)
-    host = endpoint.split("/")[2]
-    process = subprocess.Popen([str(peer), f"ws://{host}/devtools/page/{target}", binding, receiver,
-                                f"/credentials/create={directory}/create.json", f"/credentials/get={directory}/get.json"],
-                               stdout=subprocess.PIPE, text=True)
-    if process.stdout.readline().strip() != "ready":
-        raise SystemExit("relay_floor did not start")
-    shim = urllib.request.urlopen(api + f"/shim.js?profile=bench&autofill=0&channel={binding}&channelReply={receiver}").read().decode()
-    devtools.send("Page.addScriptToEvaluateOnNewDocument", {"source": shim}, session)
-    devtools.send("Page.navigate", {"url": url}, session)
-    devtools.loaded(session, url)
-    return session, process
 
 
 def threads_cpu(pids):
