@@ -327,17 +327,15 @@ private struct JSONParser {
                 case UInt8(ascii: "u"):
                     index = i
                     do throws(JSONParseError) {
-                        let u = try parseEscapedScalar()
-                        for unit in UTF8.encode(u)! {
+                        for unit in UTF8.encode(try parseEscapedScalar())! {
                             target[o] = unit
                             o += 1
                         }
+                        i = index
+                        continue
                     } catch {
                         failure = error
                     }
-                    i = index
-                    if failure != nil { break }
-                    continue
                 default:
                     index = i
                     failure = error("unknown escape")
@@ -513,28 +511,27 @@ extension JSONValue {
         out.append(contentsOf: escaped)
     }
 
-    /// The index of the first byte from `start` on that a JSON string escapes (a control character, `"` or `\`),
-    /// or `bytes.count`: eight bytes at a time, then one by one.
+    /// The index of the first byte from `start` on that a JSON string escapes (a control character, `"` or `\\`),
+    /// or `bytes.count`.
     @inline(__always)
     static func plainRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        var i = start
-        while i + 8 <= bytes.count, !mayNeedEscape(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) { i += 8 }
-        while i < bytes.count, !(bytes[i] < 0x20 || bytes[i] == 0x22 || bytes[i] == 0x5C) { i += 1 }
-        return i
+        firstByte(bytes, from: start, wordMayHold: mayNeedEscape) { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
     }
 
-    /// The index of the first `"` or `\\` from `start` on, or `bytes.count`: eight bytes at a time, then one by one.
+    /// The index of the first `"` or `\\` from `start` on, or `bytes.count`.
     @inline(__always)
     static func quoteOrBackslash(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        firstByte(bytes, from: start, wordMayHold: holdsQuoteOrBackslash) { $0 == 0x22 || $0 == 0x5C }
+    }
+
+    /// The index of the first byte from `start` on that `isWanted`, or `bytes.count`: eight bytes at a time while
+    /// `wordMayHold` says a word has none, then one by one.
+    @inline(__always)
+    private static func firstByte(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, wordMayHold: (UInt64) -> Bool,
+                                  _ isWanted: (UInt8) -> Bool) -> Int {
         var i = start
-        while i + 8 <= bytes.count {
-            let word = UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)
-            if hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) { break }
-            i += 8
-        }
-        while i < bytes.count, bytes[i] != 0x22, bytes[i] != 0x5C { i += 1 }
+        while i + 8 <= bytes.count, !wordMayHold(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)) { i += 8 }
+        while i < bytes.count, !isWanted(bytes[i]) { i += 1 }
         return i
     }
 
@@ -545,11 +542,21 @@ extension JSONValue {
     /// byte and for a byte under 0x20 have no false answer for the word as a whole; bytes of 0x80 and over pass).
     @inline(__always)
     static func mayNeedEscape(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
         let control = (word &- ones &* 0x20) & ~word & highs != 0
-        return control || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C))
+        return control || holdsQuoteOrBackslash(word)
     }
+
+    /// Whether any of the eight bytes of `word` is `"` or `\\` (exact).
+    @inline(__always)
+    static func holdsQuoteOrBackslash(_ word: UInt64) -> Bool {
+        hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
+    @inline(__always)
+    private static func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+
+    private static var ones: UInt64 { 0x0101_0101_0101_0101 }
+    private static var highs: UInt64 { 0x8080_8080_8080_8080 }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral {
